@@ -1,0 +1,121 @@
+# Shared helpers for migr's build and test-bed scripts (sourced, not run).
+# shellcheck shell=bash
+
+MIGR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+MIGR_CACHE=${MIGR_CACHE:-$HOME/.cache/migr}
+MIGR_BUILD=${MIGR_BUILD:-$MIGR_TOP/build}
+
+die() { echo "${0##*/}: error: $*" >&2; exit 1; }
+log() { echo "${0##*/}: $*" >&2; }
+
+# Base URL of the Debian archive (and of its security archive), read from
+# this machine's apt sources so no mirror is ever written in the repo.
+apt_uris() {
+	{
+		cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+			awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }'
+		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { print $i; break } }'
+	} | sed 's:/*$::' | awk '!seen[$0]++'
+}
+
+debian_mirror() {
+	local u
+	u=$(apt_uris | grep -v -- '-security' | head -n1)
+	[ -n "$u" ] || die "no Debian archive URI found in /etc/apt/sources.list{,.d}"
+	echo "$u"
+}
+
+debian_security_mirror() {
+	local u
+	u=$(apt_uris | grep -- '-security' | head -n1)
+	[ -n "$u" ] || u="$(debian_mirror)-security"
+	echo "$u"
+}
+
+# fetch URL DEST SHA256: download once into the cache, refuse a bad checksum.
+fetch_verified() {
+	local url=$1 dest=$2 sha=$3 tmp
+	if [ -f "$dest" ] && echo "$sha  $dest" | sha256sum -c --quiet - 2>/dev/null; then
+		return 0
+	fi
+	mkdir -p "$(dirname "$dest")"
+	tmp=$dest.part
+	curl -fsSL --retry 3 -o "$tmp" "$url" || die "download failed: $url"
+	if ! echo "$sha  $tmp" | sha256sum -c --quiet - 2>/dev/null; then
+		rm -f "$tmp"
+		die "checksum mismatch for $url (expected sha256 $sha); refusing it"
+	fi
+	mv "$tmp" "$dest"
+}
+
+# apt_install PKG...: install what is missing, quietly and idempotently.
+apt_install() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	log "installing ${missing[*]}"
+	if [ ! -f "$MIGR_CACHE/.apt-updated" ] || [ -n "$(find "$MIGR_CACHE/.apt-updated" -mmin +360 2>/dev/null)" ]; then
+		apt-get update -q >/dev/null || die "apt-get update failed"
+		mkdir -p "$MIGR_CACHE" && touch "$MIGR_CACHE/.apt-updated"
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install ${missing[*]} failed"
+}
+
+# The product target: Debian 13 (trixie) with its updates and security suites.
+trixie_apt_lines() {
+	local m s
+	m=$(debian_mirror) s=$(debian_security_mirror)
+	printf 'deb %s trixie main\ndeb %s trixie-updates main\ndeb %s trixie-security main\n' "$m" "$m" "$s"
+}
+
+# trixie_index [--refresh]: print "BASE-URL PACKAGES-PATH" for trixie's amd64
+# indices, each checked against its suite's InRelease, whose signature gpgv
+# checks with the host's debian-archive-keyring. Cached a day in $MIGR_CACHE/dl.
+trixie_index() {
+	local url suite dir rel sha
+	while read -r _ url suite _; do
+		dir=$MIGR_CACHE/dl/dists/$suite
+		if [ "${1:-}" = --refresh ] || [ ! -s "$dir/Packages" ] ||
+			[ -n "$(find "$dir/Packages" -mmin +1440)" ]; then
+			mkdir -p "$dir"
+			curl -fsSL --retry 3 -o "$dir/InRelease" "$url/dists/$suite/InRelease" ||
+				die "download failed: $url/dists/$suite/InRelease"
+			rel=$(gpgv --keyring /usr/share/keyrings/debian-archive-keyring.gpg \
+				--output - "$dir/InRelease" 2>/dev/null) || die "bad signature on $suite's InRelease"
+			sha=$(awk '/^SHA256:/ { s = 1; next } /^[^ ]/ { s = 0 }
+				s && $3 == "main/binary-amd64/Packages.xz" { print $1 }' <<<"$rel")
+			[ -n "$sha" ] || die "$suite's InRelease lists no main/binary-amd64/Packages.xz"
+			rm -f "$dir/Packages.xz"
+			fetch_verified "$url/dists/$suite/main/binary-amd64/Packages.xz" "$dir/Packages.xz" "$sha"
+			xz -dc "$dir/Packages.xz" >"$dir/Packages.tmp" && mv "$dir/Packages.tmp" "$dir/Packages"
+		fi
+		echo "$url $dir/Packages"
+	done < <(trixie_apt_lines)
+}
+
+# fetch_trixie_deb PKG[=VERSION] DIR: download a trixie .deb into DIR (a cache),
+# checked against the signed index; print its path. Without VERSION the newest.
+fetch_trixie_deb() {
+	local name=${1%%=*} ver= dir=$2 idx best= url path hv hf hs
+	[ "$name" != "$1" ] && ver=${1#*=}
+	for idx in "" --refresh; do
+		while read -r url path; do
+			while read -r hv hf hs; do
+				if [ -z "$best" ] || dpkg --compare-versions "$hv" gt "${best%% *}"; then
+					best="$hv $url/$hf $hs"
+				fi
+			done < <(awk -v n="$name" -v v="$ver" '
+				/^Package: / { p = $2 } /^Version: / { ve = $2 } /^Filename: / { f = $2 }
+				/^SHA256: / { s = $2 } /^$/ { if (p == n && (v == "" || ve == v)) print ve, f, s; p = "" }' "$path")
+		done < <(trixie_index $idx)
+		[ -n "$best" ] && break
+	done
+	[ -n "$best" ] || die "$1 is not in trixie's index"
+	set -- $best
+	fetch_verified "$2" "$dir/${2##*/}" "$3"
+	echo "$dir/${2##*/}"
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* Completion queues: creation, the legacy poll/notify path, destruction */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "migr.h"
+
+static void fill_cq(struct migr_cq *mcq)
+{
+	/* The lower CQ carries our CQ as cq_context: events map back O(1) */
+	mcq->vcq.cq.cqe = mcq->lower->cqe;
+	mcq->vcq.cq.handle = mcq->lower->handle;
+}
+
+struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct migr_cq *mcq;
+
+	mcq = calloc(1, sizeof(*mcq));
+	if (!mcq)
+		return migr_fail(ENOMEM);
+	mcq->lower = ibv_create_cq(ctx_of(context)->lower, cqe, mcq,
+				   lower_channel(channel), comp_vector);
+	if (!mcq->lower) {
+		free(mcq);
+		return NULL;
+	}
+	fill_cq(mcq);
+	return &mcq->vcq.cq;
+}
+
+struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_cq_init_attr_ex lattr = *attr;
+	struct migr_cq *mcq;
+
+	mcq = calloc(1, sizeof(*mcq));
+	if (!mcq)
+		return migr_fail(ENOMEM);
+
+	lattr.cq_context = mcq;
+	lattr.channel = lower_channel(attr->channel);
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		lattr.parent_domain = lower_pd(attr->parent_domain);
+
+	mcq->lower_ex = ibv_create_cq_ex(ctx_of(context)->lower, &lattr);
+	if (!mcq->lower_ex) {
+		free(mcq);
+		return NULL;
+	}
+	mcq->lower = ibv_cq_ex_to_cq(mcq->lower_ex);
+	fill_cq(mcq);
+	mcq->vcq.cq_ex.comp_mask = mcq->lower_ex->comp_mask;
+	migr_cq_ex_set_ops(mcq);
+	return &mcq->vcq.cq_ex;
+}
+
+int migr_destroy_cq(struct ibv_cq *cq)
+{
+	struct migr_cq *mcq = to_mcq(cq);
+	int ret;
+
+	ret = ibv_destroy_cq(mcq->lower);
+	if (ret)
+		return ret;
+
+	/* As a real provider does: return once every event was acked */
+	pthread_mutex_lock(&cq->mutex);
+	while (cq->comp_events_completed != mcq->comp_events ||
+	       cq->async_events_completed != mcq->async_events)
+		pthread_cond_wait(&cq->cond, &cq->mutex);
+	pthread_mutex_unlock(&cq->mutex);
+
+	free(mcq);
+	return 0;
+}
+
+int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	struct migr_xlate *x = &ctx_of(cq->context)->xlate;
+	int n, i;
+
+	n = ibv_poll_cq(to_mcq(cq)->lower, num_entries, wc);
+	if (likely(!x->active) || n <= 0)
+		return n;
+
+	for (i = 0; i < n; i++)
+		wc[i].qp_num = migr_qpn_to_virt(x, wc[i].qp_num);
+	return n;
+}
+
+int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	return ibv_req_notify_cq(to_mcq(cq)->lower, solicited_only);
+}
+
+int migr_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	struct migr_cq *mcq = to_mcq(cq);
+	int ret;
+
+	ret = ibv_resize_cq(mcq->lower, cqe);
+	if (!ret)
+		cq->cqe = mcq->lower->cqe;
+	return ret;
+}
+
+int migr_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
+{
+	return ibv_modify_cq(to_mcq(cq)->lower, attr);
+}

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * migr: a stacking verbs provider. Every object the application holds is a
+ * migr object wrapping exactly one object of the lower (real) provider, so
+ * the real objects can later be rebuilt underneath without the application
+ * noticing. See migr(7) and docs/architecture.md.
+ */
+#ifndef MIGR_H
+#define MIGR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <infiniband/driver.h>
+#include <util/util.h>
+
+#include "xlate.h"
+
+struct migr_device {
+	struct verbs_device vdev;
+};
+
+struct migr_context {
+	struct verbs_context vctx;
+	struct ibv_context *lower;
+	struct migr_xlate xlate;
+	int lower_async_fd; /* the lower context's, watched by our epoll fd */
+};
+
+struct migr_pd {
+	struct ibv_pd pd;
+	struct ibv_pd *lower;
+};
+
+struct migr_td {
+	struct ibv_td td;
+	struct ibv_td *lower;
+};
+
+struct migr_xrcd {
+	struct verbs_xrcd vxrcd;
+	struct ibv_xrcd *lower;
+};
+
+struct migr_mr {
+	struct verbs_mr vmr;
+	struct ibv_mr *lower;
+};
+
+struct migr_mw {
+	struct ibv_mw mw;
+	struct ibv_mw *lower;
+};
+
+struct migr_dm {
+	struct verbs_dm vdm;
+	struct ibv_dm *lower;
+};
+
+struct migr_comp_channel {
+	struct ibv_comp_channel channel; /* fd: an epoll fd over lower->fd */
+	struct ibv_comp_channel *lower;
+};
+
+struct migr_cq {
+	struct verbs_cq vcq;
+	struct ibv_cq *lower;
+	struct ibv_cq_ex *lower_ex; /* set for CQs made by create_cq_ex */
+	/* events handed to the application; destroy waits for their acks */
+	uint32_t comp_events;
+	uint32_t async_events;
+};
+
+struct migr_srq {
+	struct verbs_srq vsrq;
+	struct ibv_srq *lower;
+	uint32_t async_events;
+};
+
+struct migr_qp {
+	struct verbs_qp vqp;
+	struct ibv_qp *lower;
+	struct ibv_qp_ex *lower_ex; /* set when created with send_ops_flags */
+	struct migr_context *ctx;
+	/* UD QPs carry AH pointers and must always rewrite send WRs */
+	bool rewrite_sends;
+	uint32_t async_events;
+};
+
+struct migr_ah {
+	struct ibv_ah ah;
+	struct ibv_ah *lower;
+};
+
+struct migr_wq {
+	struct ibv_wq wq;
+	struct ibv_wq *lower;
+	uint32_t async_events;
+};
+
+struct migr_rwq_ind_table {
+	struct ibv_rwq_ind_table tbl;
+	struct ibv_rwq_ind_table *lower;
+};
+
+struct migr_flow {
+	struct ibv_flow flow;
+	struct ibv_flow *lower;
+};
+
+struct migr_flow_action {
+	struct verbs_flow_action vaction;
+	struct ibv_flow_action *lower;
+};
+
+struct migr_counters {
+	struct verbs_counters vcounters;
+	struct ibv_counters *lower;
+};
+
+#define MIGR_CONVERTER(name, ibtype, member)                                   \
+	static inline struct migr_##name *to_m##name(ibtype *obj)              \
+	{                                                                      \
+		return container_of(obj, struct migr_##name, member);          \
+	}
+
+MIGR_CONVERTER(context, struct ibv_context, vctx.context)
+MIGR_CONVERTER(pd, struct ibv_pd, pd)
+MIGR_CONVERTER(td, struct ibv_td, td)
+MIGR_CONVERTER(xrcd, struct ibv_xrcd, vxrcd.xrcd)
+MIGR_CONVERTER(mr, struct ibv_mr, vmr.ibv_mr)
+MIGR_CONVERTER(mw, struct ibv_mw, mw)
+MIGR_CONVERTER(dm, struct ibv_dm, vdm.dm)
+MIGR_CONVERTER(comp_channel, struct ibv_comp_channel, channel)
+MIGR_CONVERTER(cq, struct ibv_cq, vcq.cq)
+MIGR_CONVERTER(srq, struct ibv_srq, vsrq.srq)
+MIGR_CONVERTER(qp, struct ibv_qp, vqp.qp)
+MIGR_CONVERTER(ah, struct ibv_ah, ah)
+MIGR_CONVERTER(wq, struct ibv_wq, wq)
+MIGR_CONVERTER(rwq_ind_table, struct ibv_rwq_ind_table, tbl)
+MIGR_CONVERTER(flow, struct ibv_flow, flow)
+MIGR_CONVERTER(flow_action, struct ibv_flow_action, vaction.action)
+MIGR_CONVERTER(counters, struct ibv_counters, vcounters.counters)
+
+static inline struct migr_cq *cq_ex_to_mcq(struct ibv_cq_ex *cq)
+{
+	return container_of(cq, struct migr_cq, vcq.cq_ex);
+}
+
+static inline struct migr_qp *qp_ex_to_mqp(struct ibv_qp_ex *qp)
+{
+	return container_of(qp, struct migr_qp, vqp.qp_ex);
+}
+
+static inline struct migr_context *ctx_of(struct ibv_context *ibctx)
+{
+	return to_mcontext(ibctx);
+}
+
+/* NULL-safe lookups of the lower object behind an application pointer */
+static inline struct ibv_pd *lower_pd(struct ibv_pd *pd)
+{
+	return pd ? to_mpd(pd)->lower : NULL;
+}
+
+static inline struct ibv_cq *lower_cq(struct ibv_cq *cq)
+{
+	return cq ? to_mcq(cq)->lower : NULL;
+}
+
+static inline struct ibv_srq *lower_srq(struct ibv_srq *srq)
+{
+	return srq ? to_msrq(srq)->lower : NULL;
+}
+
+static inline struct ibv_qp *lower_qp(struct ibv_qp *qp)
+{
+	return qp ? to_mqp(qp)->lower : NULL;
+}
+
+static inline struct ibv_mr *lower_mr(struct ibv_mr *mr)
+{
+	return mr ? to_mmr(mr)->lower : NULL;
+}
+
+static inline struct ibv_mw *lower_mw(struct ibv_mw *mw)
+{
+	return mw ? to_mmw(mw)->lower : NULL;
+}
+
+static inline struct ibv_ah *lower_ah(struct ibv_ah *ah)
+{
+	return ah ? to_mah(ah)->lower : NULL;
+}
+
+static inline struct ibv_xrcd *lower_xrcd(struct ibv_xrcd *xrcd)
+{
+	return xrcd ? to_mxrcd(xrcd)->lower : NULL;
+}
+
+static inline struct ibv_wq *lower_wq(struct ibv_wq *wq)
+{
+	return wq ? to_mwq(wq)->lower : NULL;
+}
+
+static inline struct ibv_dm *lower_dm(struct ibv_dm *dm)
+{
+	return dm ? to_mdm(dm)->lower : NULL;
+}
+
+static inline struct ibv_comp_channel *
+lower_channel(struct ibv_comp_channel *channel)
+{
+	return channel ? to_mcomp_channel(channel)->lower : NULL;
+}
+
+/* Return NULL with errno set, the way verbs report failed creation */
+static inline void *migr_fail(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/*
+ * Destroying an object waits until the application acked every event it
+ * was handed, as ibv_destroy_*() does for a real provider.
+ */
+void migr_wait_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
+		    const uint32_t *completed, uint32_t delivered);
+
+/* device.c */
+extern const struct verbs_context_ops migr_ctx_ops;
+
+/* events.c */
+struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context);
+int migr_destroy_comp_channel(struct ibv_comp_channel *channel);
+int migr_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+		      void **cq_context);
+int migr_get_async_event(struct ibv_context *context,
+			 struct ibv_async_event *event);
+int migr_event_fd_init(int lower_fd);
+int migr_event_read(int app_fd, int (*read_lower)(void *arg), void *arg);
+
+/* pd.c */
+struct ibv_pd *migr_alloc_pd(struct ibv_context *context);
+int migr_dealloc_pd(struct ibv_pd *pd);
+struct ibv_td *migr_alloc_td(struct ibv_context *context,
+			     struct ibv_td_init_attr *init_attr);
+int migr_dealloc_td(struct ibv_td *td);
+struct ibv_pd *migr_alloc_parent_domain(struct ibv_context *context,
+					struct ibv_parent_domain_init_attr *attr);
+struct ibv_xrcd *migr_open_xrcd(struct ibv_context *context,
+				struct ibv_xrcd_init_attr *attr);
+int migr_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_pd *migr_import_pd(struct ibv_context *context, uint32_t pd_handle);
+void migr_unimport_pd(struct ibv_pd *pd);
+
+/* mr.c */
+struct ibv_mr *migr_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access);
+struct ibv_mr *migr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				  size_t length, uint64_t iova, int fd,
+				  int access);
+struct ibv_mr *migr_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
+			      uint64_t dm_offset, size_t length,
+			      unsigned int access);
+struct ibv_mr *migr_alloc_null_mr(struct ibv_pd *pd);
+int migr_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access);
+int migr_dereg_mr(struct verbs_mr *vmr);
+int migr_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sges);
+struct ibv_mr *migr_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void migr_unimport_mr(struct ibv_mr *mr);
+struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int migr_dealloc_mw(struct ibv_mw *mw);
+int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
+			     struct ibv_alloc_dm_attr *attr);
+int migr_free_dm(struct ibv_dm *dm);
+struct ibv_dm *migr_import_dm(struct ibv_context *context, uint32_t dm_handle);
+void migr_unimport_dm(struct ibv_dm *dm);
+
+/* cq.c */
+struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
+			      struct ibv_comp_channel *channel,
+			      int comp_vector);
+struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
+				    struct ibv_cq_init_attr_ex *attr);
+int migr_destroy_cq(struct ibv_cq *cq);
+int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int migr_resize_cq(struct ibv_cq *cq, int cqe);
+int migr_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+void migr_cq_ex_set_ops(struct migr_cq *mcq);
+
+/* qp.c */
+struct ibv_qp *migr_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *migr_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *migr_open_qp(struct ibv_context *context,
+			    struct ibv_qp_open_attr *attr);
+int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int migr_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		  struct ibv_qp_init_attr *init_attr);
+int migr_destroy_qp(struct ibv_qp *qp);
+int migr_modify_qp_rate_limit(struct ibv_qp *qp,
+			      struct ibv_qp_rate_limit_attr *attr);
+int migr_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
+				uint32_t flags);
+int migr_set_ece(struct ibv_qp *qp, struct ibv_ece *ece);
+int migr_query_ece(struct ibv_qp *qp, struct ibv_ece *ece);
+int migr_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid);
+int migr_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid);
+void migr_qp_ex_set_ops(struct migr_qp *mqp);
+
+/* post.c */
+typedef int (*post_recv_fn)(void *lower, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad_wr);
+int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
+			     post_recv_fn post, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
+int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+/* srq.c */
+struct ibv_srq *migr_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+struct ibv_srq *migr_create_srq_ex(struct ibv_context *context,
+				   struct ibv_srq_init_attr_ex *attr);
+int migr_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int migr_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int migr_destroy_srq(struct ibv_srq *srq);
+int migr_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+int migr_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op,
+		      struct ibv_ops_wr **bad_op);
+
+/* ah.c */
+struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int migr_destroy_ah(struct ibv_ah *ah);
+
+/* flow.c */
+struct ibv_flow *migr_create_flow(struct ibv_qp *qp,
+				  struct ibv_flow_attr *flow_attr);
+int migr_destroy_flow(struct ibv_flow *flow);
+struct ibv_flow_action *
+migr_create_flow_action_esp(struct ibv_context *context,
+			    struct ibv_flow_action_esp_attr *attr);
+int migr_modify_flow_action_esp(struct ibv_flow_action *action,
+				struct ibv_flow_action_esp_attr *attr);
+int migr_destroy_flow_action(struct ibv_flow_action *action);
+struct ibv_counters *
+migr_create_counters(struct ibv_context *context,
+		     struct ibv_counters_init_attr *init_attr);
+int migr_destroy_counters(struct ibv_counters *counters);
+int migr_attach_counters_point_flow(struct ibv_counters *counters,
+				    struct ibv_counter_attach_attr *attr,
+				    struct ibv_flow *flow);
+int migr_read_counters(struct ibv_counters *counters, uint64_t *counters_value,
+		       uint32_t ncounters, uint32_t flags);
+
+/* wq.c */
+struct ibv_wq *migr_create_wq(struct ibv_context *context,
+			      struct ibv_wq_init_attr *attr);
+int migr_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int migr_destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *
+migr_create_rwq_ind_table(struct ibv_context *context,
+			  struct ibv_rwq_ind_table_init_attr *init_attr);
+int migr_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);
+
+#endif /* MIGR_H */

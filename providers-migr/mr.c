@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* Memory regions, memory windows and device memory */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "migr.h"
+
+static void set_mr_keys(struct migr_mr *mmr)
+{
+	struct migr_xlate *x = &ctx_of(mmr->vmr.ibv_mr.context)->xlate;
+
+	mmr->vmr.ibv_mr.lkey =
+		migr_xlate_new_virt(x, MIGR_XLATE_LKEY, mmr->lower->lkey);
+	mmr->vmr.ibv_mr.rkey =
+		migr_xlate_new_virt(x, MIGR_XLATE_RKEY, mmr->lower->rkey);
+}
+
+/* Wrap a lower MR; on failure the lower MR is released with undo() */
+static struct ibv_mr *wrap_mr(struct ibv_pd *pd, struct ibv_mr *lower,
+			      int (*undo)(struct ibv_mr *mr))
+{
+	struct verbs_mr *lvmr;
+	struct migr_mr *mmr;
+
+	if (!lower)
+		return NULL;
+	mmr = calloc(1, sizeof(*mmr));
+	if (!mmr) {
+		undo(lower);
+		return migr_fail(ENOMEM);
+	}
+	lvmr = verbs_get_mr(lower);
+	mmr->lower = lower;
+	mmr->vmr.mr_type = lvmr->mr_type;
+	mmr->vmr.access = lvmr->access;
+	mmr->vmr.ibv_mr.context = pd->context;
+	mmr->vmr.ibv_mr.pd = pd;
+	mmr->vmr.ibv_mr.addr = lower->addr;
+	mmr->vmr.ibv_mr.length = lower->length;
+	mmr->vmr.ibv_mr.handle = lower->handle;
+	set_mr_keys(mmr);
+	return &mmr->vmr.ibv_mr;
+}
+
+static int unimport_mr_undo(struct ibv_mr *mr)
+{
+	ibv_unimport_mr(mr);
+	return 0;
+}
+
+struct ibv_mr *migr_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			   uint64_t hca_va, int access)
+{
+	return wrap_mr(pd,
+		       ibv_reg_mr_iova2(lower_pd(pd), addr, length, hca_va,
+					access),
+		       ibv_dereg_mr);
+}
+
+struct ibv_mr *migr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				  size_t length, uint64_t iova, int fd,
+				  int access)
+{
+	return wrap_mr(pd,
+		       ibv_reg_dmabuf_mr(lower_pd(pd), offset, length, iova,
+					 fd, access),
+		       ibv_dereg_mr);
+}
+
+struct ibv_mr *migr_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
+			      uint64_t dm_offset, size_t length,
+			      unsigned int access)
+{
+	return wrap_mr(pd,
+		       ibv_reg_dm_mr(lower_pd(pd), lower_dm(dm), dm_offset,
+				     length, access),
+		       ibv_dereg_mr);
+}
+
+struct ibv_mr *migr_alloc_null_mr(struct ibv_pd *pd)
+{
+	return wrap_mr(pd, ibv_alloc_null_mr(lower_pd(pd)), ibv_dereg_mr);
+}
+
+struct ibv_mr *migr_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	return wrap_mr(pd, ibv_import_mr(lower_pd(pd), mr_handle),
+		       unimport_mr_undo);
+}
+
+void migr_unimport_mr(struct ibv_mr *mr)
+{
+	struct migr_mr *mmr = to_mmr(mr);
+
+	ibv_unimport_mr(mmr->lower);
+	free(mmr);
+}
+
+int migr_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		  void *addr, size_t length, int access)
+{
+	struct migr_mr *mmr = to_mmr(&vmr->ibv_mr);
+	int ret;
+
+	ret = ibv_rereg_mr(mmr->lower, flags,
+			   (flags & IBV_REREG_MR_CHANGE_PD) ? lower_pd(pd) :
+							      NULL,
+			   addr, length, access);
+	if (ret)
+		return ret;
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	set_mr_keys(mmr);
+	return 0;
+}
+
+int migr_dereg_mr(struct verbs_mr *vmr)
+{
+	struct migr_mr *mmr = to_mmr(&vmr->ibv_mr);
+	int ret;
+
+	ret = ibv_dereg_mr(mmr->lower);
+	if (ret)
+		return ret;
+	free(mmr);
+	return 0;
+}
+
+int migr_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sges)
+{
+	struct migr_xlate *x = &ctx_of(pd->context)->xlate;
+	struct ibv_sge *sgl;
+	uint32_t i;
+	int ret;
+
+	sgl = calloc(num_sges ? num_sges : 1, sizeof(*sgl));
+	if (!sgl)
+		return ENOMEM;
+	for (i = 0; i < num_sges; i++) {
+		sgl[i] = sg_list[i];
+		sgl[i].lkey = migr_lkey_to_phys(x, sg_list[i].lkey);
+	}
+	ret = ibv_advise_mr(lower_pd(pd), advice, flags, sgl, num_sges);
+	free(sgl);
+	return ret;
+}
+
+struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct migr_mw *mmw;
+
+	mmw = calloc(1, sizeof(*mmw));
+	if (!mmw)
+		return migr_fail(ENOMEM);
+	mmw->lower = ibv_alloc_mw(lower_pd(pd), type);
+	if (!mmw->lower) {
+		free(mmw);
+		return NULL;
+	}
+	mmw->mw.context = pd->context;
+	mmw->mw.pd = pd;
+	mmw->mw.type = mmw->lower->type;
+	mmw->mw.handle = mmw->lower->handle;
+	mmw->mw.rkey = migr_xlate_new_virt(&ctx_of(pd->context)->xlate,
+					   MIGR_XLATE_RKEY, mmw->lower->rkey);
+	return &mmw->mw;
+}
+
+int migr_dealloc_mw(struct ibv_mw *mw)
+{
+	struct migr_mw *mmw = to_mmw(mw);
+	int ret;
+
+	ret = ibv_dealloc_mw(mmw->lower);
+	if (ret)
+		return ret;
+	free(mmw);
+	return 0;
+}
+
+int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct migr_mw *mmw = to_mmw(mw);
+	struct ibv_mw_bind lbind = *mw_bind;
+	int ret;
+
+	lbind.bind_info.mr = lower_mr(mw_bind->bind_info.mr);
+	ret = ibv_bind_mw(lower_qp(qp), mmw->lower, &lbind);
+	if (ret)
+		return ret;
+	/* A type 1 bind gives the window a new rkey */
+	mw->rkey = migr_xlate_new_virt(&ctx_of(qp->context)->xlate,
+				       MIGR_XLATE_RKEY, mmw->lower->rkey);
+	return 0;
+}
+
+static int migr_memcpy_to_dm(struct ibv_dm *dm, uint64_t dm_offset,
+			     const void *host_addr, size_t length)
+{
+	struct ibv_dm *lower = to_mdm(dm)->lower;
+
+	return lower->memcpy_to_dm(lower, dm_offset, host_addr, length);
+}
+
+static int migr_memcpy_from_dm(void *host_addr, struct ibv_dm *dm,
+			       uint64_t dm_offset, size_t length)
+{
+	struct ibv_dm *lower = to_mdm(dm)->lower;
+
+	return lower->memcpy_from_dm(host_addr, lower, dm_offset, length);
+}
+
+static struct ibv_dm *wrap_dm(struct ibv_context *context, struct ibv_dm *lower,
+			      void (*undo)(struct ibv_dm *dm))
+{
+	struct migr_dm *mdm;
+
+	if (!lower)
+		return NULL;
+	mdm = calloc(1, sizeof(*mdm));
+	if (!mdm) {
+		undo(lower);
+		return migr_fail(ENOMEM);
+	}
+	mdm->lower = lower;
+	mdm->vdm.dm.context = context;
+	mdm->vdm.dm.comp_mask = lower->comp_mask;
+	mdm->vdm.dm.handle = lower->handle;
+	mdm->vdm.handle = lower->handle;
+	mdm->vdm.dm.memcpy_to_dm = migr_memcpy_to_dm;
+	mdm->vdm.dm.memcpy_from_dm = migr_memcpy_from_dm;
+	return &mdm->vdm.dm;
+}
+
+static void free_dm_undo(struct ibv_dm *dm)
+{
+	ibv_free_dm(dm);
+}
+
+struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
+			     struct ibv_alloc_dm_attr *attr)
+{
+	return wrap_dm(context, ibv_alloc_dm(ctx_of(context)->lower, attr),
+		       free_dm_undo);
+}
+
+struct ibv_dm *migr_import_dm(struct ibv_context *context, uint32_t dm_handle)
+{
+	return wrap_dm(context,
+		       ibv_import_dm(ctx_of(context)->lower, dm_handle),
+		       ibv_unimport_dm);
+}
+
+int migr_free_dm(struct ibv_dm *dm)
+{
+	struct migr_dm *mdm = to_mdm(dm);
+	int ret;
+
+	ret = ibv_free_dm(mdm->lower);
+	if (ret)
+		return ret;
+	free(mdm);
+	return 0;
+}
+
+void migr_unimport_dm(struct ibv_dm *dm)
+{
+	struct migr_dm *mdm = to_mdm(dm);
+
+	ibv_unimport_dm(mdm->lower);
+	free(mdm);
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* Queue pairs: the control path (create, modify, query, destroy) */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "migr.h"
+
+static struct migr_qp *alloc_qp(struct ibv_context *context)
+{
+	struct migr_qp *mqp = calloc(1, sizeof(*mqp));
+
+	if (!mqp)
+		return migr_fail(ENOMEM);
+	mqp->ctx = ctx_of(context);
+	return mqp;
+}
+
+/* The lower attributes: same request, lower objects, our QP as context */
+static void lower_init_attr(struct ibv_qp_init_attr_ex *lattr,
+			    const struct ibv_qp_init_attr_ex *attr,
+			    struct migr_qp *mqp)
+{
+	*lattr = *attr;
+	lattr->qp_context = mqp;
+	lattr->send_cq = lower_cq(attr->send_cq);
+	lattr->recv_cq = lower_cq(attr->recv_cq);
+	lattr->srq = lower_srq(attr->srq);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_PD)
+		lattr->pd = lower_pd(attr->pd);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD)
+		lattr->xrcd = lower_xrcd(attr->xrcd);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE)
+		lattr->rwq_ind_tbl = attr->rwq_ind_tbl ?
+			to_mrwq_ind_table(attr->rwq_ind_tbl)->lower : NULL;
+}
+
+/* Fill what a provider fills in a new QP, from the lower one */
+static struct ibv_qp *finish_qp(struct migr_qp *mqp,
+				const struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp *qp = &mqp->vqp.qp, *lower = mqp->lower;
+
+	qp->context = &mqp->ctx->vctx.context;
+	qp->qp_context = attr->qp_context;
+	qp->pd = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ? attr->pd : NULL;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
+	qp->srq = attr->srq;
+	qp->qp_type = lower->qp_type;
+	qp->state = lower->state;
+	qp->handle = lower->handle;
+	qp->qp_num = migr_xlate_new_virt(&mqp->ctx->xlate, MIGR_XLATE_QPN,
+					 lower->qp_num);
+	qp->events_completed = 0;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD && attr->xrcd) {
+		mqp->vqp.comp_mask |= VERBS_QP_XRCD;
+		mqp->vqp.xrcd = &to_mxrcd(attr->xrcd)->vxrcd;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		mqp->lower_ex = ibv_qp_to_qp_ex(lower);
+		if (mqp->lower_ex)
+			migr_qp_ex_set_ops(mqp);
+	}
+	mqp->rewrite_sends = qp->qp_type == IBV_QPT_UD;
+	return qp;
+}
+
+struct ibv_qp *migr_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp_init_attr lattr;
+	struct ibv_qp_init_attr_ex lex;
+	struct migr_qp *mqp;
+
+	mqp = alloc_qp(pd->context);
+	if (!mqp)
+		return NULL;
+	lower_init_attr(&lex, &attr_ex, mqp);
+	lattr = (struct ibv_qp_init_attr){
+		.qp_context = lex.qp_context,
+		.send_cq = lex.send_cq,
+		.recv_cq = lex.recv_cq,
+		.srq = lex.srq,
+		.cap = lex.cap,
+		.qp_type = lex.qp_type,
+		.sq_sig_all = lex.sq_sig_all,
+	};
+	mqp->lower = ibv_create_qp(lex.pd, &lattr);
+	if (!mqp->lower) {
+		free(mqp);
+		return NULL;
+	}
+	/* Providers report the capabilities they really allocated */
+	attr->cap = lattr.cap;
+	return finish_qp(mqp, &attr_ex);
+}
+
+struct ibv_qp *migr_create_qp_ex(struct ibv_context *context,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr_ex lattr;
+	struct migr_qp *mqp;
+
+	mqp = alloc_qp(context);
+	if (!mqp)
+		return NULL;
+	lower_init_attr(&lattr, attr, mqp);
+	mqp->lower = ibv_create_qp_ex(mqp->ctx->lower, &lattr);
+	if (!mqp->lower) {
+		free(mqp);
+		return NULL;
+	}
+	attr->cap = lattr.cap;
+	return finish_qp(mqp, attr);
+}
+
+struct ibv_qp *migr_open_qp(struct ibv_context *context,
+			    struct ibv_qp_open_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {
+		.qp_context = attr->qp_context,
+		.qp_type = attr->qp_type,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		.xrcd = attr->xrcd,
+	};
+	struct ibv_qp_open_attr lattr = *attr;
+	struct migr_qp *mqp;
+
+	mqp = alloc_qp(context);
+	if (!mqp)
+		return NULL;
+	lattr.xrcd = lower_xrcd(attr->xrcd);
+	lattr.qp_context = mqp;
+	lattr.qp_num = migr_remote_qpn_to_phys(&mqp->ctx->xlate, attr->qp_num);
+	mqp->lower = ibv_open_qp(mqp->ctx->lower, &lattr);
+	if (!mqp->lower) {
+		free(mqp);
+		return NULL;
+	}
+	return finish_qp(mqp, &attr_ex);
+}
+
+int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct migr_qp *mqp = to_mqp(qp);
+	struct ibv_qp_attr lattr = *attr;
+
+	/* The application names its partner by the partner's virtual QPN */
+	if (attr_mask & IBV_QP_DEST_QPN)
+		lattr.dest_qp_num = migr_remote_qpn_to_phys(&mqp->ctx->xlate,
+							    attr->dest_qp_num);
+	return ibv_modify_qp(mqp->lower, &lattr, attr_mask);
+}
+
+int migr_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		  struct ibv_qp_init_attr *init_attr)
+{
+	struct migr_qp *mqp = to_mqp(qp);
+	int ret;
+
+	ret = ibv_query_qp(mqp->lower, attr, attr_mask, init_attr);
+	if (ret)
+		return ret;
+
+	attr->dest_qp_num = migr_remote_qpn_to_virt(&mqp->ctx->xlate,
+						    attr->dest_qp_num);
+	init_attr->qp_context = qp->qp_context;
+	init_attr->send_cq = qp->send_cq;
+	init_attr->recv_cq = qp->recv_cq;
+	init_attr->srq = qp->srq;
+	return 0;
+}
+
+int migr_destroy_qp(struct ibv_qp *qp)
+{
+	struct migr_qp *mqp = to_mqp(qp);
+	int ret;
+
+	ret = ibv_destroy_qp(mqp->lower);
+	if (ret)
+		return ret;
+	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,
+		       mqp->async_events);
+	free(mqp);
+	return 0;
+}
+
+int migr_modify_qp_rate_limit(struct ibv_qp *qp,
+			      struct ibv_qp_rate_limit_attr *attr)
+{
+	return ibv_modify_qp_rate_limit(lower_qp(qp), attr);
+}
+
+int migr_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op,
+				uint32_t flags)
+{
+	return ibv_query_qp_data_in_order(lower_qp(qp), op, flags);
+}
+
+int migr_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	return ibv_set_ece(lower_qp(qp), ece);
+}
+
+int migr_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	return ibv_query_ece(lower_qp(qp), ece);
+}
+
+int migr_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_attach_mcast(lower_qp(qp), gid, lid);
+}
+
+int migr_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_detach_mcast(lower_qp(qp), gid, lid);
+}
