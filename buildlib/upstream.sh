@@ -24,12 +24,6 @@ done
 dest=${dest:-$MIGR_BUILD/src/rdma-core-$UPSTREAM_VERSION}
 patches=$MIGR_TOP/rdma-core/patches
 
-command -v curl >/dev/null || apt_install curl ca-certificates
-command -v patch >/dev/null || apt_install patch
-
-tarball=$MIGR_CACHE/dl/$UPSTREAM_ORIG
-fetch_verified "$(debian_mirror)/$UPSTREAM_POOL/$UPSTREAM_ORIG" "$tarball" "$UPSTREAM_ORIG_SHA256"
-
 # The stamp names everything the tree is made of; a change re-creates it.
 stamp=$( (echo "$UPSTREAM_ORIG_SHA256 copy=$copy"; cat "$patches/series";
 	  grep -v '^#' "$patches/series" | while read -r p; do [ -n "$p" ] && cat "$patches/$p"; done) |
@@ -38,6 +32,11 @@ if [ $force -eq 0 ] && [ -f "$dest/.migr-stamp" ] && [ "$(cat "$dest/.migr-stamp
 	echo "$dest"
 	exit 0
 fi
+
+command -v curl >/dev/null || apt_install curl ca-certificates
+command -v patch >/dev/null || apt_install patch
+tarball=$MIGR_CACHE/dl/$UPSTREAM_ORIG
+fetch_verified "$(debian_mirror)/$UPSTREAM_POOL/$UPSTREAM_ORIG" "$tarball" "$UPSTREAM_ORIG_SHA256"
 
 rm -rf "$dest" "$dest.tmp"
 mkdir -p "$dest.tmp"

@@ -104,6 +104,7 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 		goto err_ctx;
 
 	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);
+	verbs_info(&ctx->vctx, "opened over %s\n", lower->device->name);
 	return &ctx->vctx;
 
 err_ctx:
