@@ -247,8 +247,9 @@ int migr_dealloc_pd(struct ibv_pd *pd);
 struct ibv_td *migr_alloc_td(struct ibv_context *context,
 			     struct ibv_td_init_attr *init_attr);
 int migr_dealloc_td(struct ibv_td *td);
-struct ibv_pd *migr_alloc_parent_domain(struct ibv_context *context,
-					struct ibv_parent_domain_init_attr *attr);
+struct ibv_pd *
+migr_alloc_parent_domain(struct ibv_context *context,
+			 struct ibv_parent_domain_init_attr *attr);
 struct ibv_xrcd *migr_open_xrcd(struct ibv_context *context,
 				struct ibv_xrcd_init_attr *attr);
 int migr_close_xrcd(struct ibv_xrcd *xrcd);

@@ -63,8 +63,8 @@ struct ibv_mr *migr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				  int access)
 {
 	return wrap_mr(pd,
-		       ibv_reg_dmabuf_mr(lower_pd(pd), offset, length, iova,
-					 fd, access),
+		       ibv_reg_dmabuf_mr(lower_pd(pd), offset, length, iova, fd,
+					 access),
 		       ibv_dereg_mr);
 }
 

@@ -5,8 +5,7 @@
 
 #include "migr.h"
 
-static struct ibv_pd *wrap_pd(struct ibv_context *context,
-			      struct ibv_pd *lower)
+static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower)
 {
 	struct migr_pd *mpd;
 
@@ -40,8 +39,9 @@ int migr_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-struct ibv_pd *migr_alloc_parent_domain(struct ibv_context *context,
-					struct ibv_parent_domain_init_attr *attr)
+struct ibv_pd *
+migr_alloc_parent_domain(struct ibv_context *context,
+			 struct ibv_parent_domain_init_attr *attr)
 {
 	struct ibv_parent_domain_init_attr lattr = *attr;
 
@@ -108,10 +108,10 @@ struct ibv_xrcd *migr_open_xrcd(struct ibv_context *context,
 		return NULL;
 	}
 	mxrcd->vxrcd.xrcd.context = context;
-	mxrcd->vxrcd.comp_mask = container_of(mxrcd->lower, struct verbs_xrcd,
-					      xrcd)->comp_mask;
-	mxrcd->vxrcd.handle = container_of(mxrcd->lower, struct verbs_xrcd,
-					   xrcd)->handle;
+	mxrcd->vxrcd.comp_mask =
+		container_of(mxrcd->lower, struct verbs_xrcd, xrcd)->comp_mask;
+	mxrcd->vxrcd.handle =
+		container_of(mxrcd->lower, struct verbs_xrcd, xrcd)->handle;
 	return &mxrcd->vxrcd.xrcd;
 }
 

@@ -48,7 +48,8 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
-		lwr->wr.rdma.rkey = migr_remote_rkey_to_phys(x, wr->wr.rdma.rkey);
+		lwr->wr.rdma.rkey =
+			migr_remote_rkey_to_phys(x, wr->wr.rdma.rkey);
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -61,7 +62,8 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 		lwr->bind_mw.bind_info.mr = lower_mr(wr->bind_mw.bind_info.mr);
 		break;
 	case IBV_WR_LOCAL_INV:
-		lwr->invalidate_rkey = migr_rkey_to_phys(x, wr->invalidate_rkey);
+		lwr->invalidate_rkey =
+			migr_rkey_to_phys(x, wr->invalidate_rkey);
 		break;
 	case IBV_WR_SEND_WITH_INV:
 		lwr->invalidate_rkey =
@@ -78,8 +80,8 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 			migr_remote_qpn_to_phys(x, wr->wr.ud.remote_qpn);
 		break;
 	case IBV_QPT_XRC_SEND:
-		lwr->qp_type.xrc.remote_srqn =
-			migr_remote_srqn_to_phys(x, wr->qp_type.xrc.remote_srqn);
+		lwr->qp_type.xrc.remote_srqn = migr_remote_srqn_to_phys(
+			x, wr->qp_type.xrc.remote_srqn);
 		break;
 	default:
 		break;
@@ -95,9 +97,9 @@ static void sync_bound_mws(struct migr_qp *mqp, struct ibv_send_wr *wr,
 
 		if (wr->opcode != IBV_WR_BIND_MW)
 			continue;
-		mw->rkey = migr_xlate_new_virt(&mqp->ctx->xlate,
-					       MIGR_XLATE_RKEY,
-					       to_mmw(mw)->lower->rkey);
+		mw->rkey =
+			migr_xlate_new_virt(&mqp->ctx->xlate, MIGR_XLATE_RKEY,
+					    to_mmw(mw)->lower->rkey);
 	}
 }
 

@@ -30,8 +30,10 @@ static void lower_init_attr(struct ibv_qp_init_attr_ex *lattr,
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD)
 		lattr->xrcd = lower_xrcd(attr->xrcd);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE)
-		lattr->rwq_ind_tbl = attr->rwq_ind_tbl ?
-			to_mrwq_ind_table(attr->rwq_ind_tbl)->lower : NULL;
+		lattr->rwq_ind_tbl =
+			attr->rwq_ind_tbl ?
+				to_mrwq_ind_table(attr->rwq_ind_tbl)->lower :
+				NULL;
 }
 
 /* Fill what a provider fills in a new QP, from the lower one */
@@ -175,8 +177,8 @@ int migr_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	if (ret)
 		return ret;
 
-	attr->dest_qp_num = migr_remote_qpn_to_virt(&mqp->ctx->xlate,
-						    attr->dest_qp_num);
+	attr->dest_qp_num =
+		migr_remote_qpn_to_virt(&mqp->ctx->xlate, attr->dest_qp_num);
 	init_attr->qp_context = qp->qp_context;
 	init_attr->send_cq = qp->send_cq;
 	init_attr->recv_cq = qp->recv_cq;
@@ -220,14 +222,12 @@ int migr_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 	return ibv_query_ece(lower_qp(qp), ece);
 }
 
-int migr_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
-		      uint16_t lid)
+int migr_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	return ibv_attach_mcast(lower_qp(qp), gid, lid);
 }
 
-int migr_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
-		      uint16_t lid)
+int migr_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	return ibv_detach_mcast(lower_qp(qp), gid, lid);
 }

@@ -10,8 +10,8 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 				  const struct ibv_srq_init_attr_ex *attr)
 {
 	struct ibv_srq *srq = &msrq->vsrq.srq;
-	struct verbs_srq *lvsrq = container_of(msrq->lower, struct verbs_srq,
-					       srq);
+	struct verbs_srq *lvsrq =
+		container_of(msrq->lower, struct verbs_srq, srq);
 
 	srq->context = context;
 	srq->srq_context = attr->srq_context;
@@ -22,17 +22,18 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 	pthread_cond_init(&srq->cond, NULL);
 
 	msrq->vsrq.srq_type = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ?
-				      attr->srq_type : IBV_SRQT_BASIC;
-	msrq->vsrq.cq = (attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? attr->cq :
-								    NULL;
-	msrq->vsrq.xrcd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) &&
-					  attr->xrcd ?
-				  &to_mxrcd(attr->xrcd)->vxrcd :
-				  NULL;
+				      attr->srq_type :
+				      IBV_SRQT_BASIC;
+	msrq->vsrq.cq =
+		(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? attr->cq : NULL;
+	msrq->vsrq.xrcd =
+		(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) && attr->xrcd ?
+			&to_mxrcd(attr->xrcd)->vxrcd :
+			NULL;
 	if (msrq->vsrq.srq_type == IBV_SRQT_XRC)
-		msrq->vsrq.srq_num = migr_xlate_new_virt(
-			&ctx_of(context)->xlate, MIGR_XLATE_SRQN,
-			lvsrq->srq_num);
+		msrq->vsrq.srq_num =
+			migr_xlate_new_virt(&ctx_of(context)->xlate,
+					    MIGR_XLATE_SRQN, lvsrq->srq_num);
 	return srq;
 }
 

@@ -31,14 +31,14 @@ bool migr_u32map_del(struct migr_u32map *m, uint32_t key);
 void migr_u32map_free(struct migr_u32map *m);
 
 enum migr_xlate_kind {
-	MIGR_XLATE_LKEY,	/* local lkey: virtual -> physical */
-	MIGR_XLATE_RKEY,	/* local rkey/MW rkey: virtual -> physical */
-	MIGR_XLATE_QPN,		/* local QPN: physical -> virtual */
-	MIGR_XLATE_SRQN,	/* local SRQ number: virtual -> physical */
-	MIGR_XLATE_REMOTE_RKEY,	/* a partner's rkey: virtual -> physical */
-	MIGR_XLATE_REMOTE_QPN,	/* a partner's QPN: virtual -> physical */
+	MIGR_XLATE_LKEY, /* local lkey: virtual -> physical */
+	MIGR_XLATE_RKEY, /* local rkey/MW rkey: virtual -> physical */
+	MIGR_XLATE_QPN, /* local QPN: physical -> virtual */
+	MIGR_XLATE_SRQN, /* local SRQ number: virtual -> physical */
+	MIGR_XLATE_REMOTE_RKEY, /* a partner's rkey: virtual -> physical */
+	MIGR_XLATE_REMOTE_QPN, /* a partner's QPN: virtual -> physical */
 	MIGR_XLATE_REMOTE_QPN_VIRT, /* a partner's QPN: physical -> virtual */
-	MIGR_XLATE_REMOTE_SRQN,	/* a partner's XRC SRQ number: v -> p */
+	MIGR_XLATE_REMOTE_SRQN, /* a partner's XRC SRQ number: v -> p */
 	MIGR_XLATE_NKINDS,
 };
 

@@ -1,0 +1,22 @@
+#!/bin/bash
+# Set everything up on a fresh Debian 12 machine and run migr's main job in
+# the VM test bed, printing a report. Today the job shows stacking: the
+# same unmodified programs on soft-RoCE rxe0 and on its migr twin.
+# usage: buildlib/demo.sh
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+cd "$MIGR_TOP"
+
+t0=$(date +%s)
+log "building the fork for Debian 13 (cached after the first run)"
+buildlib/build-guest.sh >"$MIGR_BUILD/demo-build.log" 2>&1 ||
+	{ tail -30 "$MIGR_BUILD/demo-build.log" >&2; die "build failed (log: $MIGR_BUILD/demo-build.log)"; }
+log "preparing the VM test bed"
+buildlib/testbed/prepare.sh >"$MIGR_BUILD/demo-testbed.log" 2>&1 ||
+	{ tail -30 "$MIGR_BUILD/demo-testbed.log" >&2; die "test bed preparation failed (log: $MIGR_BUILD/demo-testbed.log)"; }
+t1=$(date +%s)
+log "running the demonstration in the guest"
+buildlib/testbed/run.sh --timeout 900 -- tests/guest/demo.sh
+t2=$(date +%s)
+echo
+echo "setup $((t1 - t0)) s, demonstration $((t2 - t1)) s"

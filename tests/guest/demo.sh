@@ -1,0 +1,55 @@
+#!/bin/bash
+# In the guest: the stacking demonstration. The same unmodified programs on
+# the real device and on its migr twin, side by side.
+. "$(dirname "$0")/lib.sh"
+LOWER=${MIGR_LOWER_DEV:-rxe0}
+DEV=migr_$LOWER
+GIDX=${MIGR_GID_INDEX:-1}
+
+echo "== ibv_devices"
+ibv_devices
+echo
+echo "== ibv_devinfo -d $DEV"
+ibv_devinfo -d "$DEV"
+
+# bw DEV TOOL ARGS: average bandwidth (MiB/s) of a loopback run
+bw() {
+	local dev=$1 tool=$2; shift 2
+	timeout 60 "$tool" -d "$dev" -x "$GIDX" "$@" >/dev/null 2>&1 &
+	sleep 1.5
+	timeout 60 "$tool" -d "$dev" -x "$GIDX" "$@" 127.0.0.1 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && NF >= 4 { v = $4 } END { print v ? v : "failed" }'
+	wait
+}
+lat() {
+	local dev=$1; shift
+	timeout 60 ib_send_lat -d "$dev" -x "$GIDX" "$@" >/dev/null 2>&1 &
+	sleep 1.5
+	timeout 60 ib_send_lat -d "$dev" -x "$GIDX" "$@" 127.0.0.1 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $6 } END { print v ? v : "failed" }'
+	wait
+}
+
+echo
+echo "== perftest, loopback on one soft-RoCE device (TCG guest: slow, compare columns)"
+printf '%-34s %14s %14s\n' "test" "$LOWER" "$DEV"
+for t in "ib_write_bw -s 65536 -n 500" "ib_read_bw -s 65536 -n 500" "ib_send_bw -s 65536 -n 500" \
+	 "ib_write_bw -s 65536 -n 500 --use_old_post_send"; do
+	printf '%-34s %14s %14s\n' "$t (MiB/s)" "$(bw $LOWER $t)" "$(bw $DEV $t)"
+done
+printf '%-34s %14s %14s\n' "ib_send_lat -n 500 (avg usec)" "$(lat $LOWER -n 500)" "$(lat $DEV -n 500)"
+
+echo
+echo "== pyverbs over $DEV"
+python3 - "$DEV" <<'PY'
+import sys
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.mr import MR
+import pyverbs.enums as e
+with Context(name=sys.argv[1]) as ctx:
+    attr = ctx.query_device()
+    with PD(ctx) as pd, MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE) as mr:
+        print(f"opened {sys.argv[1]}: fw {attr.fw_ver}, max_qp {attr.max_qp}, "
+              f"registered 4 KiB: lkey {mr.lkey:#x} rkey {mr.rkey:#x}")
+PY

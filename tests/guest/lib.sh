@@ -1,0 +1,57 @@
+# Shared helpers for the guest-side test scripts (sourced, not run).
+# shellcheck shell=bash
+
+MIGR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+MIGR_BUILD_DIR=${MIGR_BUILD_DIR:-$MIGR_TOP/build/trixie}
+RDMA_BUILD=$MIGR_BUILD_DIR/rdma-core
+LOGDIR=${LOGDIR:-$MIGR_TOP/build/test-logs}
+mkdir -p "$LOGDIR"
+
+# Our fork: its tools first, its libibverbs (and so its providers) for
+# Debian's perftest, its pyverbs for Python.
+export PATH=$RDMA_BUILD/bin:$PATH
+export LD_LIBRARY_PATH=$RDMA_BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONPATH=$RDMA_BUILD/python${PYTHONPATH:+:$PYTHONPATH}
+
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+
+pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
+fail() {
+	FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1"); echo "FAIL $1"
+	[ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/    | /' "$2" | tail -n 25
+	return 0
+}
+
+# check NAME CMD...: run CMD (bounded), pass if it exits 0.
+check() {
+	local name=$1 log; shift
+	log=$LOGDIR/$name.log
+	if timeout 120 "$@" >"$log" 2>&1; then pass "$name"; else fail "$name" "$log"; fi
+}
+
+# pair NAME 'SERVER CMD' 'CLIENT CMD': a server and a client on this host;
+# pass if both exit 0. Each runs under its own timeout.
+pair() {
+	local name=$1 srv=$2 cli=$3 spid rs rc
+	bash -c "exec timeout 120 $srv" >"$LOGDIR/$name.server.log" 2>&1 &
+	spid=$!
+	sleep "${PAIR_DELAY:-1.5}"
+	timeout 110 bash -c "$cli" >"$LOGDIR/$name.client.log" 2>&1
+	rc=$?
+	wait $spid
+	rs=$?
+	if [ $rc -eq 0 ] && [ $rs -eq 0 ]; then
+		pass "$name"
+	else
+		echo "    server rc=$rs client rc=$rc"
+		fail "$name" "$LOGDIR/$name.server.log"
+		sed 's/^/    | /' "$LOGDIR/$name.client.log" | tail -n 10
+	fi
+}
+
+summary() {
+	echo "${1:-tests}: $PASSED passed, $FAILED failed"
+	[ $FAILED -eq 0 ] || { printf '  failed: %s\n' "${FAILED_NAMES[@]}"; return 1; }
+}

@@ -1,0 +1,43 @@
+#!/bin/bash
+# Run every migr test on a fresh Debian 12 machine: builds what it needs,
+# prepares the VM test bed (both cached under ~/.cache/migr, never
+# required), then runs the host unit tests and the guest suites.
+# usage: tests/run.sh            (the README's test command; CI runs it)
+set -uo pipefail
+. "$(dirname "$0")/../buildlib/lib/common.sh"
+cd "$MIGR_TOP" || exit 1
+
+declare -a STEP_NAMES STEP_RESULTS STEP_TIMES
+failed=0
+
+step() { # NAME CMD...: run one step, record result and time
+	local name=$1 t0 rc; shift
+	echo
+	echo "=== $name"
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	STEP_NAMES+=("$name")
+	STEP_TIMES+=($(($(date +%s) - t0)))
+	if [ $rc -eq 0 ]; then STEP_RESULTS+=(ok); else STEP_RESULTS+=("FAILED rc=$rc"); failed=$((failed + 1)); fi
+	return $rc
+}
+
+# Builds and the test bed are prerequisites: stop at the first failure.
+step "host build" buildlib/build-host.sh || exit 1
+step "host unit tests" ctest --test-dir "$MIGR_BUILD/host" --output-on-failure
+step "guest build (Debian 13 build root)" buildlib/build-guest.sh || exit 1
+step "test bed" buildlib/testbed/prepare.sh || exit 1
+
+vm() { buildlib/testbed/run.sh "$@"; }
+step "guest: stacking, perftest, rdmacm" vm --timeout 1200 -- tests/guest/stacking.sh
+step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
+step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
+
+echo
+echo "=== summary"
+for i in "${!STEP_NAMES[@]}"; do
+	printf '%-52s %-14s %5ss\n' "${STEP_NAMES[$i]}" "${STEP_RESULTS[$i]}" "${STEP_TIMES[$i]}"
+done
+echo "steps: $((${#STEP_NAMES[@]} - failed)) passed, $failed failed"
+[ $failed -eq 0 ]
