@@ -18,25 +18,28 @@ struct sge_pool {
 	unsigned int used;
 };
 
-/* Copy a scatter list with translated lkeys; NULL if the pool is full */
-static struct ibv_sge *xlate_sges(const struct migr_xlate *x,
-				  struct sge_pool *pool,
-				  const struct ibv_sge *sg, int num_sge)
+/*
+ * Point *out at the scatter list to hand down: the caller's own while
+ * nothing was remapped, else a copy with translated lkeys. False when the
+ * batch's pool has no room left for it.
+ */
+static bool xlate_sges(const struct migr_xlate *x, struct sge_pool *pool,
+		       struct ibv_sge *sg, int num_sge, struct ibv_sge **out)
 {
-	struct ibv_sge *out;
 	int i;
 
+	*out = sg;
 	if (!x->active || num_sge <= 0)
-		return (struct ibv_sge *)sg;
+		return true;
 	if (pool->used + num_sge > SGE_BATCH)
-		return NULL;
-	out = &pool->sge[pool->used];
+		return false;
+	*out = &pool->sge[pool->used];
 	pool->used += num_sge;
 	for (i = 0; i < num_sge; i++) {
-		out[i] = sg[i];
-		out[i].lkey = migr_lkey_to_phys(x, sg[i].lkey);
+		(*out)[i] = sg[i];
+		(*out)[i].lkey = migr_lkey_to_phys(x, sg[i].lkey);
 	}
-	return out;
+	return true;
 }
 
 static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
@@ -118,8 +121,8 @@ static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 		for (n = 0; wr && n < WR_BATCH; n++, wr = wr->next) {
 			struct ibv_sge *sg;
 
-			sg = xlate_sges(x, &pool, wr->sg_list, wr->num_sge);
-			if (!sg) {
+			if (!xlate_sges(x, &pool, wr->sg_list, wr->num_sge,
+					&sg)) {
 				if (n)
 					break;
 				*bad_wr = wr;
@@ -176,8 +179,8 @@ int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
 		for (n = 0; wr && n < WR_BATCH; n++, wr = wr->next) {
 			struct ibv_sge *sg;
 
-			sg = xlate_sges(x, &pool, wr->sg_list, wr->num_sge);
-			if (!sg) {
+			if (!xlate_sges(x, &pool, wr->sg_list, wr->num_sge,
+					&sg)) {
 				if (n)
 					break;
 				*bad_wr = wr;

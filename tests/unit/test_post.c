@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Unit tests for migr's data path (providers-migr/post.c, cq.c poll): a
+ * fake lower provider records what migr hands it.
+ */
+#include <string.h>
+
+#include "migr.h"
+#include "unit.h"
+
+#define MAX_SEEN 64
+
+static struct ibv_send_wr seen_send[MAX_SEEN];
+static struct ibv_sge seen_sge[MAX_SEEN];
+static struct ibv_recv_wr seen_recv[MAX_SEEN];
+static int n_send, n_recv, n_calls, fail_at = -1;
+static struct ibv_send_wr *last_send_list;
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	n_calls++;
+	last_send_list = wr;
+	for (; wr; wr = wr->next) {
+		if (n_send == fail_at) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
+		seen_send[n_send] = *wr;
+		if (wr->num_sge)
+			seen_sge[n_send] = wr->sg_list[0];
+		n_send++;
+	}
+	return 0;
+}
+
+static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	n_calls++;
+	for (; wr; wr = wr->next) {
+		seen_recv[n_recv] = *wr;
+		if (wr->num_sge)
+			seen_sge[n_recv] = wr->sg_list[0];
+		n_recv++;
+	}
+	return 0;
+}
+
+static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	int i;
+
+	for (i = 0; i < n && i < 3; i++) {
+		memset(&wc[i], 0, sizeof(wc[i]));
+		wc[i].wr_id = i;
+		wc[i].qp_num = 0x100 + i;
+	}
+	return i;
+}
+
+static struct ibv_context fake_ctx;
+static struct ibv_qp fake_qp = { .context = &fake_ctx };
+static struct ibv_cq fake_cq = { .context = &fake_ctx };
+static struct ibv_ah fake_ah;
+static struct migr_context mctx;
+static struct migr_qp mqp;
+static struct migr_ah mah = { .lower = &fake_ah };
+static struct migr_cq mcq = { .lower = &fake_cq };
+
+static void reset(void)
+{
+	n_send = n_recv = n_calls = 0;
+	fail_at = -1;
+	last_send_list = NULL;
+}
+
+static void setup(enum ibv_qp_type type)
+{
+	fake_ctx.ops.post_send = fake_post_send;
+	fake_ctx.ops.post_recv = fake_post_recv;
+	fake_ctx.ops.poll_cq = fake_poll_cq;
+	memset(&mqp, 0, sizeof(mqp));
+	mqp.lower = &fake_qp;
+	mqp.ctx = &mctx;
+	mqp.vqp.qp.context = &mctx.vctx.context;
+	mqp.vqp.qp.qp_type = type;
+	mqp.rewrite_sends = type == IBV_QPT_UD;
+	mcq.vcq.cq.context = &mctx.vctx.context;
+	reset();
+}
+
+/* Identity path: the application's own list reaches the lower provider */
+static void test_identity_passthrough(void)
+{
+	struct ibv_sge sge = { .addr = 1, .length = 8, .lkey = 0x11 };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE };
+	struct ibv_send_wr *bad = NULL;
+
+	setup(IBV_QPT_RC);
+	wr.wr.rdma.rkey = 0x22;
+	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
+	CHECK(last_send_list == &wr);
+	CHECK(n_send == 1 && seen_sge[0].lkey == 0x11);
+}
+
+/* After a remap, keys are translated in copies, the caller's WRs intact */
+static void test_translated_keys(void)
+{
+	struct ibv_sge sge = { .addr = 1, .length = 8, .lkey = 0x11 };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE };
+	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr *bad = NULL;
+	struct ibv_recv_wr *rbad = NULL;
+
+	setup(IBV_QPT_RC);
+	wr.wr.rdma.rkey = 0x22;
+	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_LKEY, 0x11, 0xa11) == 0);
+	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_REMOTE_RKEY, 0x22,
+			     0xb22) == 0);
+	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
+	CHECK(last_send_list != &wr);
+	CHECK(n_send == 1 && seen_sge[0].lkey == 0xa11);
+	CHECK(seen_send[0].wr.rdma.rkey == 0xb22 && seen_send[0].wr_id == 7);
+	CHECK(sge.lkey == 0x11 && wr.wr.rdma.rkey == 0x22);
+
+	CHECK(migr_post_recv(&mqp.vqp.qp, &rwr, &rbad) == 0);
+	CHECK(n_recv == 1 && seen_sge[0].lkey == 0xa11 &&
+	      seen_recv[0].wr_id == 9);
+	migr_xlate_destroy(&mctx.xlate);
+}
+
+/* UD WRs always carry the lower AH; long lists go in several batches */
+static void test_ud_batches_and_bad_wr(void)
+{
+	struct ibv_send_wr wr[40], *bad = NULL;
+	int i;
+
+	setup(IBV_QPT_UD);
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 40; i++) {
+		wr[i].wr_id = i;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].wr.ud.ah = &mah.ah;
+		wr[i].wr.ud.remote_qpn = 0x55;
+		wr[i].next = i < 39 ? &wr[i + 1] : NULL;
+	}
+	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
+	CHECK(n_send == 40);
+	CHECK(n_calls == 3);
+	for (i = 0; i < 40; i++)
+		if (seen_send[i].wr.ud.ah != &fake_ah ||
+		    seen_send[i].wr_id != (uint64_t)i)
+			break;
+	CHECK(i == 40);
+
+	/* A failure in the second batch names the caller's own WR */
+	reset();
+	fail_at = 20;
+	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == EINVAL);
+	CHECK(bad == &wr[20]);
+}
+
+static void test_poll_translates_qpn(void)
+{
+	struct ibv_wc wc[4];
+
+	setup(IBV_QPT_RC);
+	CHECK(migr_poll_cq(&mcq.vcq.cq, 4, wc) == 3);
+	CHECK(wc[1].qp_num == 0x101);
+	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_QPN, 0x101, 0x7) == 0);
+	CHECK(migr_poll_cq(&mcq.vcq.cq, 4, wc) == 3);
+	CHECK(wc[0].qp_num == 0x100 && wc[1].qp_num == 0x7);
+	migr_xlate_destroy(&mctx.xlate);
+}
+
+int main(void)
+{
+	test_identity_passthrough();
+	test_translated_keys();
+	test_ud_batches_and_bad_wr();
+	test_poll_translates_qpn();
+	return unit_done("test_post");
+}
