@@ -85,6 +85,8 @@ struct migr_qp {
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
 	bool rewrite_sends;
 	uint32_t async_events;
+	/* an ibv_wr_*() builder failed before reaching the lower QP */
+	int wr_err;
 };
 
 struct migr_ah {
