@@ -60,7 +60,13 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 			migr_remote_rkey_to_phys(x, wr->wr.atomic.rkey);
 		break;
 	case IBV_WR_BIND_MW:
+		/*
+		 * Providers name a window by its current rkey, which the
+		 * application keeps up to date on its own migr window.
+		 */
 		lwr->bind_mw.mw = lower_mw(wr->bind_mw.mw);
+		lwr->bind_mw.mw->rkey =
+			migr_rkey_to_phys(x, wr->bind_mw.mw->rkey);
 		lwr->bind_mw.rkey = migr_rkey_to_phys(x, wr->bind_mw.rkey);
 		lwr->bind_mw.bind_info.mr = lower_mr(wr->bind_mw.bind_info.mr);
 		break;
@@ -91,21 +97,6 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 	}
 }
 
-/* A window bound by a WR shows the rkey its lower window now has */
-static void sync_bound_mws(struct migr_qp *mqp, struct ibv_send_wr *wr,
-			   struct ibv_send_wr *end)
-{
-	for (; wr != end; wr = wr->next) {
-		struct ibv_mw *mw = wr->bind_mw.mw;
-
-		if (wr->opcode != IBV_WR_BIND_MW)
-			continue;
-		mw->rkey =
-			migr_xlate_new_virt(&mqp->ctx->xlate, MIGR_XLATE_RKEY,
-					    to_mmw(mw)->lower->rkey);
-	}
-}
-
 static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			       struct ibv_send_wr **bad_wr)
 {
@@ -115,8 +106,6 @@ static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	int n, ret;
 
 	while (wr) {
-		struct ibv_send_wr *first = wr;
-
 		pool.used = 0;
 		for (n = 0; wr && n < WR_BATCH; n++, wr = wr->next) {
 			struct ibv_sge *sg;
@@ -139,10 +128,8 @@ static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 		ret = ibv_post_send(mqp->lower, lwr, &lbad);
 		if (ret) {
 			*bad_wr = orig[lbad - lwr];
-			sync_bound_mws(mqp, first, *bad_wr);
 			return ret;
 		}
-		sync_bound_mws(mqp, first, wr);
 	}
 	return 0;
 }
