@@ -91,8 +91,9 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 	if (fd < 0)
 		goto err_lower;
 
+	/* The kernel checks the driver id of every ioctl on that fd */
 	ctx = verbs_init_and_alloc_context(device, fd, ctx, vctx,
-					   RDMA_DRIVER_UNKNOWN);
+					   vdev->sysfs->driver_id);
 	if (!ctx)
 		goto err_lower;
 

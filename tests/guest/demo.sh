@@ -12,11 +12,19 @@ echo
 echo "== ibv_devinfo -d $DEV"
 ibv_devinfo -d "$DEV"
 
+# perftest servers listen on TCP 18515 for the connection exchange
+wait_listen() {
+	local i=0
+	until ss -ltn '( sport = :18515 )' | grep -q LISTEN; do
+		i=$((i + 1)); [ $i -gt 300 ] && return; sleep 0.1
+	done
+}
+
 # bw DEV TOOL ARGS: average bandwidth (MiB/s) of a loopback run
 bw() {
 	local dev=$1 tool=$2; shift 2
 	timeout 60 "$tool" -d "$dev" -x "$GIDX" "$@" >/dev/null 2>&1 &
-	sleep 1.5
+	wait_listen
 	timeout 60 "$tool" -d "$dev" -x "$GIDX" "$@" 127.0.0.1 2>/dev/null |
 		awk '$1 ~ /^[0-9]+$/ && NF >= 4 { v = $4 } END { print v ? v : "failed" }'
 	wait
@@ -24,7 +32,7 @@ bw() {
 lat() {
 	local dev=$1; shift
 	timeout 60 ib_send_lat -d "$dev" -x "$GIDX" "$@" >/dev/null 2>&1 &
-	sleep 1.5
+	wait_listen
 	timeout 60 ib_send_lat -d "$dev" -x "$GIDX" "$@" 127.0.0.1 2>/dev/null |
 		awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $6 } END { print v ? v : "failed" }'
 	wait

@@ -32,12 +32,22 @@ check() {
 }
 
 # pair NAME 'SERVER CMD' 'CLIENT CMD': a server and a client on this host;
-# pass if both exit 0. Each runs under its own timeout.
+# pass if both exit 0. Each runs under its own timeout. PAIR_PORT: the
+# server's TCP port to wait for.
 pair() {
 	local name=$1 srv=$2 cli=$3 spid rs rc
 	bash -c "exec timeout 120 $srv" >"$LOGDIR/$name.server.log" 2>&1 &
 	spid=$!
-	sleep "${PAIR_DELAY:-1.5}"
+	# Start the client once the server listens (on a loaded host a fixed
+	# delay is not enough); servers without a TCP port get a fixed delay.
+	if [ -n "${PAIR_PORT:-}" ]; then
+		local i=0
+		until ss -ltn "( sport = :$PAIR_PORT )" | grep -q LISTEN; do
+			i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1
+		done
+	else
+		sleep "${PAIR_DELAY:-1.5}"
+	fi
 	timeout 110 bash -c "$cli" >"$LOGDIR/$name.client.log" 2>&1
 	rc=$?
 	wait $spid

@@ -14,13 +14,13 @@ export VERBS_LOG_LEVEL=3
 
 check devices_lists_twin sh -c "ibv_devices | grep -qw $DEV && ibv_devices | grep -qw $LOWER"
 check devinfo_twin ibv_devinfo -d "$DEV"
-check devinfo_equal sh -c "diff <(ibv_devinfo -v -d $LOWER | sed 1d) <(ibv_devinfo -v -d $DEV | sed 1d)"
+check devinfo_equal bash -c "diff <(ibv_devinfo -v -d $LOWER | sed 1d) <(ibv_devinfo -v -d $DEV | sed 1d)"
 
 run_perf() { # name tool extra-args
 	local name=$1 tool=$2; shift 2
 	export VERBS_LOG_FILE=$LOGDIR/$name.verbs.log
 	rm -f "$VERBS_LOG_FILE"
-	pair "$name" "$tool -d $DEV -x $GIDX $*" "$tool -d $DEV -x $GIDX $* 127.0.0.1"
+	PAIR_PORT=18515 pair "$name" "$tool -d $DEV -x $GIDX $*" "$tool -d $DEV -x $GIDX $* 127.0.0.1"
 	opened_migr "$VERBS_LOG_FILE" || fail "$name-used-migr" "$VERBS_LOG_FILE"
 }
 
