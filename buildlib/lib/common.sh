@@ -100,7 +100,7 @@ trixie_index() {
 # fetch_trixie_deb PKG[=VERSION] DIR: download a trixie .deb into DIR (a cache),
 # checked against the signed index; print its path. Without VERSION the newest.
 fetch_trixie_deb() {
-	local name=${1%%=*} ver= dir=$2 idx best= url path hv hf hs
+	local name=${1%%=*} ver='' dir=$2 idx best='' url path hv hf hs
 	[ "$name" != "$1" ] && ver=${1#*=}
 	for idx in "" --refresh; do
 		while read -r url path; do

@@ -1,0 +1,88 @@
+#!/bin/sh
+# PID 1 of a test-bed guest (started by the initramfs from the 9p share /migr,
+# into which run.sh copies it with env-ROLE and job-ROLE.sh). Sets up the
+# system, the repo share and rxe0, runs the job with a timeout, records its
+# exit code and dmesg in /migr, and powers off. Must never exit: PID 1.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+exec </dev/null >/dev/console 2>&1
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t tmpfs -o mode=755 tmpfs /run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+ln -sf /proc/self/fd /dev/fd 2>/dev/null
+
+ROLE=$(sed -n 's/.*migr\.role=\([^ ]*\).*/\1/p' /proc/cmdline)
+# shellcheck disable=SC1090
+. "/migr/env-$ROLE" # MIGR_SHARES, MIGR_IP, MIGR_TIMEOUT, MIGR_CWD
+
+finish() { # finish RC: record the result and power off
+	dmesg >"/migr/dmesg-$ROLE.txt" 2>/dev/null
+	echo "$1" >"/migr/rc-$ROLE"
+	sync
+	busybox poweroff -f
+	sleep 30
+}
+setup_failed() {
+	echo "MIGR-GUEST-SETUP-FAILED: $*" | tee "/migr/setup-failed-$ROLE"
+	finish 125
+}
+
+ip link set lo up
+hostname "migr-$ROLE"
+echo "127.0.1.1 migr-$ROLE" >>/etc/hosts
+
+# The host's repo (and build dir) at the same absolute paths, read-write, so an
+# IN_PLACE build's RPATHs resolve. Tags share0, share1... in MIGR_SHARES order.
+i=0
+for d in $MIGR_SHARES; do
+	mkdir -p "$d"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 "share$i" "$d" || setup_failed "9p mount of $d"
+	i=$((i + 1))
+done
+
+# Soft-RoCE: rxe0 on veth0 (one VM) or on eth0 (two VMs on a QEMU socket link).
+modprobe rdma_rxe || setup_failed "modprobe rdma_rxe"
+if [ -z "$MIGR_IP" ]; then
+	modprobe veth || setup_failed "modprobe veth"
+	{ ip link add veth0 type veth peer name veth1 &&
+		ip addr add 10.0.0.1/24 dev veth0 && ip link set veth0 up && ip link set veth1 up; } ||
+		setup_failed "veth0/veth1"
+	rdma link add rxe0 type rxe netdev veth0 || setup_failed "rdma link add rxe0"
+else
+	modprobe virtio_net || setup_failed "modprobe virtio_net"
+	n=0
+	while [ ! -e /sys/class/net/eth0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+	{ ip addr add "$MIGR_IP/24" dev eth0 && ip link set eth0 up; } || setup_failed "eth0 $MIGR_IP"
+	rdma link add rxe0 type rxe netdev eth0 || setup_failed "rdma link add rxe0"
+fi
+
+# Commands may use rxe0 at once: wait (up to 10 s) for its port to be ACTIVE.
+n=0
+until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null || [ $n -ge 100 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || setup_failed "rxe0 port not ACTIVE"
+cut -d' ' -f1 /proc/uptime >"/migr/up-$ROLE"
+echo "MIGR-GUEST-UP uptime=$(cat "/migr/up-$ROLE")"
+
+# The job's output goes to the virtio serial port "migr.out" (fast, and not a
+# tty, so bytes pass unchanged), which run.sh streams; kernel messages stay on
+# the console (serial port).
+out=/dev/console
+for p in /sys/class/virtio-ports/*; do
+	[ "$(cat "$p/name" 2>/dev/null)" = migr.out ] && out=/dev/${p##*/}
+done
+t0=$(cut -d' ' -f1 /proc/uptime)
+setsid -w timeout -k 10 "$MIGR_TIMEOUT" /bin/bash "/migr/job-$ROLE.sh" </dev/null >"$out" 2>&1
+rc=$?
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	awk -v t0="$t0" -v lim="$MIGR_TIMEOUT" '{ exit !($1 - t0 >= lim) }' /proc/uptime && touch "/migr/timeout-$ROLE"
+fi
+echo "MIGR-GUEST-DONE rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
+finish $rc

@@ -1,0 +1,248 @@
+#!/bin/bash
+# Run commands in QEMU (TCG) guests of the test bed (buildlib/testbed/prepare.sh)
+# and return their output and exit code.
+#
+# usage: buildlib/testbed/run.sh [OPTIONS] -- CMD [ARG...]
+#        buildlib/testbed/run.sh --two [OPTIONS] --a 'CMD_A' --b 'CMD_B'
+#   --mem SIZE     guest memory (default 2G)
+#   --smp N        guest CPUs (default 2 for one VM, 1 each for --two)
+#   --timeout S    limit for the command(s), in seconds (default 600)
+#   -e VAR=VALUE   set VAR for the command(s) (repeatable)
+#   --debug        also stream the guest console (kernel messages) to stderr
+#
+# One VM: rdma_rxe, veth0 (10.0.0.1/24) + veth1, rxe0 on veth0. Two VMs: A and
+# B joined by a QEMU UDP socket link, 10.9.0.1 and 10.9.0.2 on eth0, rxe0 on
+# eth0 in each. The repo (and $MIGR_BUILD) is shared read-write at the same
+# absolute path; commands run with the host's cwd, MIGR_GUEST=1, by bash. A
+# single CMD word is a shell string (bash -c); several words are an argv.
+# Exit code: the command's; 124 if it timed out; 125 if a VM failed (no boot,
+# QEMU error). Logs: $MIGR_BUILD/testbed-logs/<run>/ (console-*.log = kernel).
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+
+TB=$MIGR_CACHE/testbed
+K=$(sed -n 's/^linux-image-\(.*\)=.*/\1/p' "$TB/stamps/kernel" 2>/dev/null || true)
+BOOT_TIMEOUT=${MIGR_BOOT_TIMEOUT:-240} # boot to rxe0 takes ~5 s; generous for a loaded host
+KEEP_LOGS=40
+
+usage() { sed -n '5,11s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+
+two=0 mem=2G smp="" timeout=600 debug=0 cmd_a="" cmd_b="" extra_env=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--two) two=1; shift ;;
+	--mem) mem=${2:?}; shift 2 ;;
+	--smp) smp=${2:?}; shift 2 ;;
+	--timeout) timeout=${2:?}; shift 2 ;;
+	-e) [[ ${2:-} == [A-Za-z_]*=* ]] || die "-e wants VAR=VALUE"; extra_env+=("$2"); shift 2 ;;
+	--a) cmd_a=${2:?}; shift 2 ;;
+	--b) cmd_b=${2:?}; shift 2 ;;
+	--debug) debug=1; shift ;;
+	--) shift; break ;;
+	-h | --help) usage ;;
+	*) die "unknown option '$1' (the command goes after --)" ;;
+	esac
+done
+[[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -gt 0 ] || die "--timeout wants a number of seconds"
+if [ $two = 1 ]; then
+	[ -n "$cmd_a" ] && [ -n "$cmd_b" ] && [ $# -eq 0 ] || die "--two wants --a 'CMD_A' and --b 'CMD_B' (and nothing after --)"
+	smp=${smp:-1}
+else
+	[ $# -gt 0 ] || die "no command (usage: run.sh [OPTIONS] -- CMD...)"
+	[ -z "$cmd_a$cmd_b" ] || die "--a/--b need --two"
+	smp=${smp:-2}
+fi
+[ "$(id -u)" = 0 ] || die "must run as root"
+
+# Prepare (or update) the test bed if needed; then hold it shared so that a
+# concurrent prepare.sh does not change it under our VMs.
+"$MIGR_TOP/buildlib/testbed/prepare.sh" --check || "$MIGR_TOP/buildlib/testbed/prepare.sh"
+K=$(sed -n 's/^linux-image-\(.*\)=.*/\1/p' "$TB/stamps/kernel")
+exec 8>"$MIGR_CACHE/testbed.lock"
+flock -s 8
+
+# At most two VMs on this host at once (2 cores): one lock file per VM slot.
+slots=()
+take_slots() { # take_slots N
+	local fd i said=0
+	while [ ${#slots[@]} -lt "$1" ]; do
+		for i in 0 1; do
+			[ ${#slots[@]} -lt "$1" ] || break
+			[[ " ${slots[*]} " == *" $i "* ]] && continue
+			exec {fd}>"$MIGR_CACHE/testbed-slot$i.lock"
+			if flock -n "$fd"; then slots+=("$i"); else exec {fd}>&-; fi
+		done
+		if [ ${#slots[@]} -lt "$1" ]; then
+			[ $said = 1 ] || log "waiting for a free VM slot (at most 2 VMs run at once)"
+			said=1
+			sleep 1
+		fi
+	done
+}
+
+# The per-run directory: shared with the guests as /migr, kept as the log.
+logs=$MIGR_BUILD/testbed-logs
+run=$logs/$(date +%Y%m%d-%H%M%S)-$$
+mkdir -p "$run"
+ln -sfn "${run##*/}" "$logs/last"
+ls -1d "$logs"/20*-* 2>/dev/null | head -n -$KEEP_LOGS | xargs -r rm -rf
+cp "$MIGR_TOP/buildlib/testbed/guest-init.sh" "$run/"
+
+# Shares at the same path in the guest: the repo, and the build dir if outside it.
+shares=("$MIGR_TOP")
+case $MIGR_BUILD/ in "$MIGR_TOP"/*) ;; *) shares+=("$MIGR_BUILD") ;; esac
+cwd=$PWD
+case $cwd/ in
+"$MIGR_TOP"/* | "$MIGR_BUILD"/*) ;;
+*) log "warning: cwd $cwd is not shared with the guest; the command runs in $MIGR_TOP"; cwd=$MIGR_TOP ;;
+esac
+
+write_job() { # write_job ROLE IP CMD...
+	local role=$1 ip=$2
+	shift 2
+	printf 'MIGR_SHARES=%q\nMIGR_IP=%q\nMIGR_TIMEOUT=%q\n' "${shares[*]}" "$ip" "$timeout" >"$run/env-$role"
+	{
+		echo "# job $role of run.sh"
+		printf 'cd -- %q || exit 125\n' "$cwd"
+		printf 'exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb MIGR_GUEST=1 MIGR_ROLE=%q' "$role"
+		[ ${#extra_env[@]} -eq 0 ] || printf ' %q' "${extra_env[@]}"
+		if [ $# -eq 1 ]; then printf ' bash -c %q\n' "$1"; else printf ' %q' "$@"; echo; fi
+	} >"$run/job-$role.sh"
+	: >"$run/console-$role.log"
+	: >"$run/output-$role.log"
+}
+
+declare -A qpid=()
+tails=()
+start_vm() { # start_vm ROLE [QEMU NET ARGS...]
+	local role=$1 i=0 d
+	shift
+	local args=(
+		-accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp" -nodefaults -display none -no-reboot
+		-kernel "$TB/kernel/boot/vmlinuz-$K" -initrd "$TB/initrd.gz"
+		-append "console=ttyS0 quiet panic=-1 migr.role=$role ${MIGR_KERNEL_ARGS:-}"
+		-fsdev "local,id=rootfs,path=$TB/rootfs,security_model=passthrough,readonly=on"
+		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs
+		-fsdev "local,id=migr,path=$run,security_model=none"
+		-device virtio-9p-pci,fsdev=migr,mount_tag=migr
+		-serial "file:$run/console-$role.log"
+		-device virtio-serial-pci -chardev "file,id=out,path=$run/output-$role.log"
+		-device virtserialport,chardev=out,name=migr.out
+	)
+	for d in "${shares[@]}"; do
+		args+=(-fsdev "local,id=share$i,path=$d,security_model=none,multidevs=remap"
+			-device "virtio-9p-pci,fsdev=share$i,mount_tag=share$i")
+		i=$((i + 1))
+	done
+	echo "qemu-system-x86_64 ${args[*]} $*" >"$run/qemu-$role.cmd"
+	# --pdeathsig: QEMU dies with this script even if it is SIGKILLed.
+	setpriv --pdeathsig KILL qemu-system-x86_64 "${args[@]}" "$@" </dev/null >"$run/qemu-$role.err" 2>&1 &
+	qpid[$role]=$!
+}
+stream() { # stream ROLE PREFIX FILE [>&2]: follow FILE until ROLE's QEMU is gone
+	tail -n +1 -s 0.2 -F --pid="${qpid[$1]}" "$3" 2>/dev/null | if [ -n "$2" ]; then sed -u "s/^/$2/"; else cat; fi &
+	tails+=($!)
+}
+
+alive() { local p; for p in "${qpid[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+kill_vms() {
+	local p
+	for p in "${qpid[@]}"; do kill "$p" 2>/dev/null || true; done
+	for _ in 1 2 3 4 5 6 7 8 9 10; do alive || return 0; sleep 0.2; done
+	for p in "${qpid[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+}
+cleanup() {
+	kill_vms
+	local p
+	for p in "${tails[@]}"; do kill "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'log "interrupted; stopping the VMs (logs: $run)"; exit 130' INT TERM HUP
+
+if [ $two = 1 ]; then
+	roles=(A B)
+	write_job A 10.9.0.1 "$cmd_a"
+	write_job B 10.9.0.2 "$cmd_b"
+	take_slots 2
+	# Two free UDP ports for the link, checked against the host's open sockets.
+	while :; do
+		port=$((20000 + RANDOM % 20000 * 2))
+		ss -Huan "( sport = :$port or sport = :$((port + 1)) )" 2>/dev/null | grep -q . || break
+	done
+	echo "udp link 127.0.0.1:$port <-> 127.0.0.1:$((port + 1))" >"$run/net"
+	start_vm A -netdev "socket,id=n0,udp=127.0.0.1:$((port + 1)),localaddr=127.0.0.1:$port" \
+		-device virtio-net-pci,netdev=n0,mac=52:54:00:4d:00:01
+	start_vm B -netdev "socket,id=n0,udp=127.0.0.1:$port,localaddr=127.0.0.1:$((port + 1))" \
+		-device virtio-net-pci,netdev=n0,mac=52:54:00:4d:00:02
+	stream A "A| " "$run/output-A.log"
+	stream B "B| " "$run/output-B.log"
+else
+	roles=(vm)
+	write_job vm "" "$@"
+	take_slots 1
+	start_vm vm
+	stream vm "" "$run/output-vm.log"
+fi
+if [ $debug = 1 ]; then
+	for r in "${roles[@]}"; do stream "$r" "[console $r] " "$run/console-$r.log" >&2; done
+fi
+
+# Watch: boot deadline until each guest reports up, then the command's limit
+# (the guest enforces it; this is the backstop for a hung guest).
+failure="" t0=$SECONDS
+declare -A up_at=()
+while alive; do
+	sleep 0.5
+	el=$((SECONDS - t0))
+	for r in "${roles[@]}"; do
+		if [ -z "${up_at[$r]:-}" ]; then
+			if [ -f "$run/up-$r" ]; then up_at[$r]=$el
+			elif [ $el -gt "$BOOT_TIMEOUT" ]; then failure="boot:$r"
+			fi
+		elif [ $el -gt $((up_at[$r] + timeout + 30)) ] && [ ! -f "$run/rc-$r" ]; then
+			failure="hang:$r"
+		fi
+	done
+	[ -z "$failure" ] || break
+done
+[ -z "$failure" ] || kill_vms
+for p in "${tails[@]}"; do wait "$p" 2>/dev/null || true; done
+tails=()
+
+# Verdict per guest, then overall: the first failure's code.
+final=0
+for r in "${roles[@]}"; do
+	rc=125 why=""
+	if [ -f "$run/rc-$r" ]; then
+		rc=$(cat "$run/rc-$r")
+		if [ -f "$run/setup-failed-$r" ]; then why="guest setup failed: $(sed 's/^MIGR-GUEST-SETUP-FAILED: //' "$run/setup-failed-$r")"
+		elif [ -f "$run/timeout-$r" ]; then rc=124 why="the command timed out after ${timeout}s"
+		fi
+	elif [ "$failure" = "boot:$r" ]; then why="the VM did not boot within ${BOOT_TIMEOUT}s"
+	elif [ "$failure" = "hang:$r" ]; then rc=124 why="the guest stopped responding (command limit ${timeout}s)"
+	elif [ ! -f "$run/up-$r" ]; then why="the VM failed to boot (QEMU: $(tail -n 1 "$run/qemu-$r.err" 2>/dev/null))"
+	else why="the guest died before reporting a result"
+	fi
+	label=$([ $two = 1 ] && echo "VM $r" || echo "VM")
+	if [ "$rc" != 0 ]; then
+		[ -z "$why" ] || log "$label: $why"
+		log "$label: exit code $rc (logs: $run)"
+		if [ -s "$run/dmesg-$r.txt" ] && [ -f "$run/up-$r" ] && [ ! -f "$run/setup-failed-$r" ]; then
+			# Only what the kernel said while the command ran: boot chatter is noise.
+			echo "---- $label: kernel messages while the command ran (dmesg tail) ----" >&2
+			awk -F'[][]' -v t="$(cat "$run/up-$r")" '$2 + 0 >= t + 0' "$run/dmesg-$r.txt" | tail -n 40 |
+				grep . >&2 || echo "(none)" >&2
+		elif [ -s "$run/dmesg-$r.txt" ]; then
+			echo "---- $label: dmesg (tail) ----" >&2
+			tail -n 40 "$run/dmesg-$r.txt" >&2
+		else
+			echo "---- $label: console (tail) ----" >&2
+			tail -n 40 "$run/console-$r.log" | tr -d '\r' >&2
+			tail -n 5 "$run/qemu-$r.err" >&2
+		fi
+		[ "$final" != 0 ] || final=$rc
+	elif [ $two = 1 ]; then
+		log "$label: exit code 0"
+	fi
+done
+exit "$final"
