@@ -105,9 +105,11 @@ up_to_date() {
 ensure() {
 	local upgrade=0
 	[ "${1:-}" = --upgrade ] && upgrade=1
+	[ $upgrade = 0 ] && up_to_date && return 0
 	mkdir -p "$MIGR_CACHE"
 	exec 9>"$LOCK"
-	flock -x 9
+	# `run` holds this lock shared while its command runs.
+	flock -n -x 9 || { log "waiting for commands running in the build root to finish"; flock -x 9; }
 	if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
 		rm -rf "$ROOT"
 		create

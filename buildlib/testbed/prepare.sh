@@ -65,15 +65,18 @@ current() { # current PART: does PART's stamp match what we want now?
 }
 stamp() { mkdir -p "$TB/stamps" && want_"$1" >"$TB/stamps/$1"; }
 
-if [ "$mode" = --check ]; then
-	for p in kernel initramfs rootfs modules; do current $p || exit 1; done
-	exit 0
-fi
+all_current() { local p; for p in kernel initramfs rootfs modules; do current $p || return 1; done; }
+[ "$mode" != --check ] || { all_current; exit; }
 
 apt_install qemu-system-x86 mmdebstrap kmod cpio xz-utils gzip curl ca-certificates gpgv debian-archive-keyring
+if [ "$mode" != --refresh ] && all_current; then
+	log "test bed ready in $TB"
+	exit 0
+fi
 mkdir -p "$TB"
 exec 9>"$LOCK"
-flock -x 9 # run.sh holds it shared while its VMs run
+# run.sh holds this lock shared while its VMs run.
+flock -n -x 9 || { log "waiting for running test-bed VMs to finish"; flock -x 9; }
 if [ "$mode" = --refresh ]; then
 	rm -f "$TB/stamps/rootfs" "$TB/stamps/initramfs"
 	trixie_index --refresh >/dev/null
