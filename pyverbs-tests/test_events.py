@@ -10,8 +10,9 @@ import pyverbs.enums as e
 from pyverbs.srq import SrqAttr
 
 from migrtest import raw
-from migrtest.verbs import (POLL_TIMEOUT, QUIET_TIME, check_wc, poll,
-                            poll_one, post_recv, post_send, rc_pair)
+from migrtest.verbs import (POLL_TIMEOUT, QUIET_TIME, check_wc, close_all,
+                            modify, poll, poll_one, post_recv, post_send,
+                            rc_pair)
 
 LEN = 64
 
@@ -22,8 +23,7 @@ def chan_pair(dev_name):
     channel (one channel per endpoint)."""
     a, b = rc_pair(dev_name, channel=True)
     yield a, b
-    b.close()
-    a.close()
+    close_all(a, b)
 
 
 def channel_readable(ep, timeout):
@@ -119,8 +119,7 @@ def solicited_outcome(name):
             b.recv_cq.ack_events(1)
         return first, second
     finally:
-        b.close()
-        a.close()
+        close_all(a, b)
 
 
 def test_solicited_only_arming_behaves_like_lower(lower_name, twin_name):
@@ -133,8 +132,7 @@ def test_solicited_only_arming_behaves_like_lower(lower_name, twin_name):
 def srq_pair(dev_name):
     a, b = rc_pair(dev_name, srq=True)
     yield a, b
-    b.close()
-    a.close()
+    close_all(a, b)
 
 
 def exchange(a, b, count, first_wr_id=100):
@@ -161,18 +159,50 @@ def drop_srq_below_limit(a, b, posted=6, limit=3):
     return limit - 1
 
 
+def check_event_names(event, ep, obj, struct_type):
+    """The event's element is `obj` as the application holds it (same C
+    pointer), created on ep's context (the migr one on the twin)."""
+    assert raw.holds_pointer(obj, event.element), \
+        'the event names another {} than the application created'.format(
+            struct_type.__name__)
+    element = raw.peek(struct_type, event.element)
+    assert element.context == raw.context_ptr(ep.ctx)
+    assert raw.device_name_of_context(element.context) == ep.name
+
+
 def test_srq_limit_event_names_the_srq(srq_pair):
     a, b = srq_pair
     drop_srq_below_limit(a, b)
     with raw.async_event(b.ctx, POLL_TIMEOUT) as event:
         assert event.event_type == e.IBV_EVENT_SRQ_LIMIT_REACHED
-        assert raw.holds_pointer(b.srq, event.element), \
-            'event.element.srq is not the SRQ the application created'
-        srq = raw.peek(raw.IbvSrq, event.element)
-        assert srq.context == raw.context_ptr(b.ctx)
-        assert raw.device_name_of_context(srq.context) == b.name
+        check_event_names(event, b, b.srq, raw.IbvSrq)
         event.ack()
     b.srq.close()          # blocks forever if the ack were lost
+
+
+def test_last_wqe_reached_names_the_qp(srq_pair):
+    a, b = srq_pair
+    post_recv(b, LEN, wr_id=1)
+    modify(b.qp, 0, qp_state=e.IBV_QPS_ERR)
+    with raw.async_event(b.ctx, POLL_TIMEOUT) as event:
+        assert event.event_type == e.IBV_EVENT_QP_LAST_WQE_REACHED
+        check_event_names(event, b, b.qp, raw.IbvQp)
+        assert raw.peek(raw.IbvQp, event.element).qp_num == b.qp.qp_num
+        event.ack()
+    b.qp.close()           # blocks forever if the ack were lost
+
+
+def test_sq_drained_names_the_qp(dev_name):
+    a, b = rc_pair(dev_name)
+    try:
+        modify(a.qp, e.IBV_QP_EN_SQD_ASYNC_NOTIFY, qp_state=e.IBV_QPS_SQD,
+               en_sqd_async_notify=1)
+        with raw.async_event(a.ctx, POLL_TIMEOUT) as event:
+            assert event.event_type == e.IBV_EVENT_SQ_DRAINED
+            check_event_names(event, a, a.qp, raw.IbvQp)
+        a.qp.close()
+    finally:
+        close_all(a, b)
 
 
 def test_srq_limit_event_via_pyverbs_and_rearm(srq_pair):

@@ -14,7 +14,7 @@ from pyverbs.base import inc_rkey
 from pyverbs.mr import MW, MWBindInfo
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
-from migrtest.verbs import (CQEX_FLAGS, QUIET_TIME, RC_EXT_OPS,
+from migrtest.verbs import (CQEX_FLAGS, QUIET_TIME, RC_EXT_OPS, REMOTE_ACCESS,
                             CompletionTimeout, close_all, from_u64, pattern,
                             poll_ex, post_recv, rc_pair, u64)
 
@@ -34,12 +34,14 @@ def lower_rejects(lower_name, send_ops):
     return None
 
 
-def ext_pair(request, dev_name, lower_name, send_ops):
+def ext_pair(request, dev_name, lower_name, send_ops,
+             mr_access=REMOTE_ACCESS):
     why = lower_rejects(lower_name, send_ops)
     if why:
         pytest.skip('{} rejects this QP_EX/CQ_EX setup: {}'.format(
             lower_name, why))
-    a, b = rc_pair(dev_name, send_ops=send_ops, cq_ex_flags=CQEX_FLAGS)
+    a, b = rc_pair(dev_name, send_ops=send_ops, cq_ex_flags=CQEX_FLAGS,
+                   mr_access=mr_access)
     request.addfinalizer(lambda: close_all(a, b))
     return a, b
 
@@ -56,7 +58,8 @@ def atomic_write_pair(request, dev_name, lower_name):
 
 @pytest.fixture
 def bind_mw_pair(request, dev_name, lower_name):
-    return ext_pair(request, dev_name, lower_name, BIND_MW_OPS)
+    return ext_pair(request, dev_name, lower_name, BIND_MW_OPS,
+                    REMOTE_ACCESS | e.IBV_ACCESS_MW_BIND)
 
 
 def post(ep, wr_id, build, length=LEN, offset=0, signaled=True):

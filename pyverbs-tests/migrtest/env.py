@@ -16,13 +16,25 @@ REPO_DIR = os.path.dirname(TESTS_DIR)
 
 BUILD_DIR = os.path.abspath(os.environ.get(
     'MIGR_BUILD_DIR', os.path.join(REPO_DIR, 'build', 'trixie')))
-PYTHON_DIR = os.path.join(BUILD_DIR, 'python')
+
+
+def _in_build(*parts):
+    """BUILD_DIR/<parts>, or BUILD_DIR/rdma-core/<parts> when rdma-core is
+    built as a subdirectory of our top-level CMake project."""
+    for top in (BUILD_DIR, os.path.join(BUILD_DIR, 'rdma-core')):
+        path = os.path.join(top, *parts)
+        if os.path.exists(path):
+            return path
+    return os.path.join(BUILD_DIR, *parts)
+
+
+PYTHON_DIR = _in_build('python')
 HAVE_BUILD = os.path.isdir(PYTHON_DIR)
 
 # The in-place build reads its config dir inside the build tree; an
 # installed libibverbs (no build dir) reads /etc/libibverbs.d.
 CONFIG_DIR = os.environ.get('MIGR_IBV_CONFIG_DIR') or (
-    os.path.join(BUILD_DIR, 'etc', 'libibverbs.d') if HAVE_BUILD
+    _in_build('etc', 'libibverbs.d') if HAVE_BUILD
     else '/etc/libibverbs.d')
 
 STACK_ENV = 'RDMAV_STACKED_DEVICES'
@@ -56,7 +68,7 @@ def migr_build_present():
     forced = os.environ.get('MIGR_REQUIRE_TWIN')
     if forced is not None:
         return forced not in ('', '0', 'no', 'false')
-    libs = glob.glob(os.path.join(BUILD_DIR, 'lib', 'libmigr-rdmav*.so'))
+    libs = glob.glob(os.path.join(_in_build('lib'), 'libmigr-rdmav*.so'))
     drivers = glob.glob(os.path.join(CONFIG_DIR, 'migr*'))
     return bool(libs or drivers)
 
