@@ -133,6 +133,55 @@ def test_atomic_fetch_and_add(pair):
     assert from_u64(b.read(8, 8)) == 2 ** 40 + 15
 
 
+def test_inline_data_is_taken_at_post_time(dev_name):
+    a, b = rc_pair(dev_name, max_inline=64)
+    try:
+        a.write(pattern(64, 12))
+        post_recv(b, 64, wr_id=14)
+        post_send(a, 15, 64, flags=e.IBV_SEND_SIGNALED | e.IBV_SEND_INLINE)
+        a.write(bytes(64))
+        check_wc(poll_one(a.send_cq), e.IBV_WC_SEND, 15, a.qp)
+        check_wc(poll_one(b.recv_cq), e.IBV_WC_RECV, 14, b.qp, byte_len=64)
+        assert b.read(64) == pattern(64, 12)
+    finally:
+        close_all(a, b)
+
+
+@pytest.mark.parametrize('twin_sends', [True, False],
+                         ids=['twin-to-lower', 'lower-to-twin'])
+def test_twin_and_lower_endpoints_interoperate(lower_name, twin_name,
+                                               twin_sends):
+    """A migr endpoint talks to a plain one on the real device: SEND,
+    RDMA WRITE/READ and an atomic, each way round."""
+    name, peer = (twin_name, lower_name) if twin_sends else \
+        (lower_name, twin_name)
+    a, b = rc_pair(name, peer=peer)
+    try:
+        a.write(pattern(LEN, 13))
+        post_recv(b, LEN, wr_id=16)
+        post_send(a, 17, LEN)
+        check_wc(poll_one(a.send_cq), e.IBV_WC_SEND, 17, a.qp)
+        check_wc(poll_one(b.recv_cq), e.IBV_WC_RECV, 16, b.qp, byte_len=LEN)
+        assert b.read(LEN) == pattern(LEN, 13)
+        post_send(a, 18, LEN, opcode=e.IBV_WR_RDMA_WRITE,
+                  remote=b.remote(LEN))
+        check_wc(poll_one(a.send_cq), e.IBV_WC_RDMA_WRITE, 18, a.qp)
+        assert b.read(LEN, LEN) == pattern(LEN, 13)
+        b.write(pattern(LEN, 14), 2 * LEN)
+        post_send(a, 19, LEN, offset=LEN, opcode=e.IBV_WR_RDMA_READ,
+                  remote=b.remote(2 * LEN))
+        check_wc(poll_one(a.send_cq), e.IBV_WC_RDMA_READ, 19, a.qp)
+        assert a.read(LEN, LEN) == pattern(LEN, 14)
+        b.write(u64(7), 3 * LEN)
+        post_atomic(a, 20, e.IBV_WR_ATOMIC_FETCH_AND_ADD, b.remote(3 * LEN),
+                    3, offset=3 * LEN)
+        check_wc(poll_one(a.send_cq), e.IBV_WC_FETCH_ADD, 20, a.qp)
+        assert (from_u64(a.read(8, 3 * LEN)), from_u64(b.read(8, 3 * LEN))) \
+            == (7, 10)
+    finally:
+        close_all(a, b)
+
+
 # ------------------------------------------------------------------- SRQ
 
 def test_srq_receive(dev_name):

@@ -217,3 +217,32 @@ def test_srq_limit_event_via_pyverbs_and_rearm(srq_pair):
         assert b.srq.query().srq_limit == 0, 'limit still armed'
         exchange(a, b, left)      # the SRQ is empty again
     assert raw.no_async_event(b.ctx, QUIET_TIME), 'event while disarmed'
+
+
+def cq_overflow_event(name):
+    """Overflow b's receive CQ (a tiny CQ under a deeper receive queue):
+    (event type, does it name that CQ?), or None if no event comes."""
+    a, b = rc_pair(name, depth=32, cqe=2)
+    try:
+        count = b.recv_cq.cqe + 2
+        for i in range(count):
+            post_recv(b, 8, wr_id=i)
+        for i in range(count):
+            post_send(a, i, 8, flags=0)
+        if not raw.wait_readable(raw.async_fd(b.ctx), POLL_TIMEOUT):
+            return None
+        with raw.async_event(b.ctx, 0) as event:
+            names_cq = raw.holds_pointer(b.recv_cq, event.element) and \
+                raw.peek(raw.IbvCq, event.element).context == \
+                raw.context_ptr(b.ctx)
+            return event.event_type, names_cq
+    finally:
+        close_all(a, b)
+
+
+def test_cq_overflow_event_like_lower(lower_name, twin_name):
+    lower = cq_overflow_event(lower_name)
+    if lower is None:
+        pytest.skip(lower_name + ' reports no async event on CQ overrun')
+    assert lower == (e.IBV_EVENT_CQ_ERR, True)
+    assert cq_overflow_event(twin_name) == lower

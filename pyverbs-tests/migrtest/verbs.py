@@ -115,11 +115,14 @@ class Endpoint:
     were its own process) on device `name`."""
 
     def __init__(self, name, mr_size=MR_SIZE, mr_access=REMOTE_ACCESS,
-                 channel=False, cq_ex_flags=None, depth=DEPTH):
+                 channel=False, cq_ex_flags=None, depth=DEPTH, cqe=None,
+                 max_inline=0):
         self.ctx = Context(name=name)
         try:
             self.name = name
             self.depth = depth
+            self.cqe = cqe or 2 * depth
+            self.max_inline = max_inline
             self.pd = PD(self.ctx)
             self.mr = MR(self.pd, mr_size, mr_access) if mr_size else None
             self.channel = CompChannel(self.ctx) if channel else None
@@ -134,8 +137,8 @@ class Endpoint:
 
     def _make_cq(self, cq_ex_flags):
         if cq_ex_flags is None:
-            return CQ(self.ctx, 2 * self.depth, None, self.channel, 0)
-        attr = CqInitAttrEx(cqe=2 * self.depth, channel=self.channel,
+            return CQ(self.ctx, self.cqe, None, self.channel, 0)
+        attr = CqInitAttrEx(cqe=self.cqe, channel=self.channel,
                             wc_flags=cq_ex_flags)
         return CQEX(self.ctx, attr)
 
@@ -151,7 +154,8 @@ class Endpoint:
     # -- queue pairs
     def qp_cap(self):
         return QPCap(max_send_wr=self.depth, max_recv_wr=self.depth,
-                     max_send_sge=1, max_recv_sge=1)
+                     max_send_sge=1, max_recv_sge=1,
+                     max_inline_data=self.max_inline)
 
     def make_srq(self, max_wr=None):
         self.srq = SRQ(self.pd, SrqInitAttr(SrqAttr(
@@ -393,12 +397,13 @@ def poll_ex(cq, count=1, wc_flags=CQEX_FLAGS, timeout=None):
 
 # ---------------------------------------------------------------- pairs
 
-def rc_pair(name, srq=False, send_ops=None, **endpoint_args):
-    """Two connected RC endpoints on device `name` (a sends to b); with
-    send_ops, their QPs are extended QPs (ibv_wr_*) for those opcodes."""
+def rc_pair(name, srq=False, send_ops=None, peer=None, **endpoint_args):
+    """Two connected RC endpoints on device `name` (a sends to b; b on
+    device `peer` if given); with send_ops, their QPs are extended QPs
+    (ibv_wr_*) for those opcodes."""
     a = Endpoint(name, **endpoint_args)
     try:
-        b = Endpoint(name, **endpoint_args)
+        b = Endpoint(peer or name, **endpoint_args)
     except BaseException:
         a.close()
         raise
