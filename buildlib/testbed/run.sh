@@ -9,6 +9,7 @@
 #   --timeout S    limit for the command(s), in seconds (default 600)
 #   -e VAR=VALUE   set VAR for the command(s) (repeatable)
 #   --debug        also stream the guest console (kernel messages) to stderr
+#   --rootfs DIR   boot DIR as the guests' root (default: the test bed's rootfs)
 #
 # One VM: rdma_rxe, veth0 (10.0.0.1/24) + veth1, rxe0 on veth0. Two VMs: A and
 # B joined by a QEMU UDP socket link, 10.9.0.1 and 10.9.0.2 on eth0, rxe0 on
@@ -25,9 +26,9 @@ K=$(sed -n 's/^linux-image-\(.*\)=.*/\1/p' "$TB/stamps/kernel" 2>/dev/null || tr
 BOOT_TIMEOUT=${MIGR_BOOT_TIMEOUT:-240} # boot to rxe0 takes ~5 s; generous for a loaded host
 KEEP_LOGS=40
 
-usage() { sed -n '5,11s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '5,12s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
-two=0 mem=2G smp="" timeout=600 debug=0 cmd_a="" cmd_b="" extra_env=()
+two=0 mem=2G smp="" timeout=600 debug=0 cmd_a="" cmd_b="" extra_env=() rootfs=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--two) two=1; shift ;;
@@ -38,9 +39,11 @@ while [ $# -gt 0 ]; do
 	--a) cmd_a=${2:?}; shift 2 ;;
 	--b) cmd_b=${2:?}; shift 2 ;;
 	--debug) debug=1; shift ;;
+	--rootfs) rootfs=${2:?}; shift 2 ;;
 	--) shift; break ;;
 	-h | --help) usage ;;
-	*) die "unknown option '$1' (the command goes after --)" ;;
+	-*) die "unknown option '$1' (the command goes after --)" ;;
+	*) break ;;
 	esac
 done
 [[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -gt 0 ] || die "--timeout wants a number of seconds"
@@ -58,10 +61,16 @@ fi
 # concurrent prepare.sh does not change it under our VMs.
 "$MIGR_TOP/buildlib/testbed/prepare.sh" --check || "$MIGR_TOP/buildlib/testbed/prepare.sh"
 K=$(sed -n 's/^linux-image-\(.*\)=.*/\1/p' "$TB/stamps/kernel")
+rootfs=${rootfs:-$TB/rootfs}
+[ -x "$rootfs/usr/bin/bash" ] && [ -d "$rootfs/usr/lib/modules/$K" ] ||
+	die "--rootfs $rootfs: not a guest root with kernel $K's modules"
 exec 8>"$MIGR_CACHE/testbed.lock"
 flock -s 8
 
-# At most two VMs on this host at once (2 cores): one lock file per VM slot.
+# At most two VMs on this host at once (2 cores): one lock file per VM slot,
+# host-wide (not in $MIGR_CACHE, which another checkout may set differently).
+slotdir=/run/lock
+[ -d "$slotdir" ] && [ -w "$slotdir" ] || slotdir=/tmp
 slots=()
 take_slots() { # take_slots N
 	local fd i said=0
@@ -69,7 +78,7 @@ take_slots() { # take_slots N
 		for i in 0 1; do
 			[ ${#slots[@]} -lt "$1" ] || break
 			[[ " ${slots[*]} " == *" $i "* ]] && continue
-			exec {fd}>"$MIGR_CACHE/testbed-slot$i.lock"
+			exec {fd}>"$slotdir/migr-vm-slot$i.lock"
 			if flock -n "$fd"; then slots+=("$i"); else exec {fd}>&-; fi
 		done
 		if [ ${#slots[@]} -lt "$1" ]; then
@@ -121,7 +130,7 @@ start_vm() { # start_vm ROLE [QEMU NET ARGS...]
 		-accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp" -nodefaults -display none -no-reboot
 		-kernel "$TB/kernel/boot/vmlinuz-$K" -initrd "$TB/initrd.gz"
 		-append "console=ttyS0 quiet panic=-1 migr.role=$role ${MIGR_KERNEL_ARGS:-}"
-		-fsdev "local,id=rootfs,path=$TB/rootfs,security_model=passthrough,readonly=on"
+		-fsdev "local,id=rootfs,path=$rootfs,security_model=passthrough,readonly=on"
 		-device virtio-9p-pci,fsdev=rootfs,mount_tag=rootfs
 		-fsdev "local,id=migr,path=$run,security_model=none"
 		-device virtio-9p-pci,fsdev=migr,mount_tag=migr
