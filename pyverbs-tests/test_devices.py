@@ -60,8 +60,9 @@ def private_mounts():
 
 
 @pytest.fixture(autouse=True)
-def stacking_available(twin_name):
-    """Listing tests only make sense with the migr build (twins present)."""
+def needs_twin(twin_name):
+    """Everything here is about the twin: skip (or fail, with the migr
+    build) when it is not listed."""
 
 
 def config(mode):

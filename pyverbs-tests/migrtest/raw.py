@@ -146,12 +146,6 @@ def cq_ptr(cq, ctx):
     return _find(cq, IbvCq, lambda c: c.context == cptr and c.cqe == cq.cqe)
 
 
-def qp_ptr(qp, ctx):
-    cptr = context_ptr(ctx)
-    return _find(qp, IbvQp,
-                 lambda q: q.context == cptr and q.qp_num == qp.qp_num)
-
-
 def srq_ptr(srq, pd, ctx):
     cptr, pptr = context_ptr(ctx), pd_ptr(pd, ctx)
     return _find(srq, IbvSrq, lambda s: s.context == cptr and s.pd == pptr)
