@@ -35,6 +35,7 @@ step "two guests: perftest, rping across hosts over migr" vm --two --timeout 900
 	--a "tests/guest/two-host.sh server" --b "tests/guest/two-host.sh client"
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
 step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
+step "packages: Debian build, lintian, install test" tests/install-test.sh
 
 echo
 echo "=== summary"
