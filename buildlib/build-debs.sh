@@ -43,6 +43,7 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || die "must run as root (build root: chroot and namespaces)"
 case $WORK/ in "$MIGR_TOP"/*) ;; *) die "MIGR_BUILD ($MIGR_BUILD) must be inside the repo ($MIGR_TOP)" ;; esac
+git -C "$MIGR_TOP" rev-parse --git-dir >/dev/null 2>&1 || die "$MIGR_TOP is not a git checkout (the provider's files are taken from git ls-files)"
 
 # inroot CMD...: CMD in the packaging root, the repo bind-mounted at its own
 # path, private mount+pid namespaces, a clean environment.
@@ -56,6 +57,7 @@ inroot() {
 		mount -t sysfs sysfs "$R/sys"
 		mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
 		cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
+		mkdir -p "$R$top" # after the /tmp mount: the repo may live under /tmp
 		mount --rbind "$top" "$R$top"
 		exec chroot "$R" /usr/bin/env -i \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

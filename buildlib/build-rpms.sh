@@ -31,6 +31,7 @@ while [ $# -gt 0 ]; do
 done
 
 SPEC=$MIGR_TOP/redhat/rdma-core.spec
+git -C "$MIGR_TOP" rev-parse --git-dir >/dev/null 2>&1 || die "$MIGR_TOP is not a git checkout (the provider's files are taken from git ls-files)"
 OUT=$MIGR_BUILD/rpms
 TOPDIR=$MIGR_BUILD/rpm-build
 
