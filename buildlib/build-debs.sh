@@ -161,7 +161,7 @@ fi
 # 4. Build. nocheck: nothing here may need RDMA hardware (Debian's rules run no tests anyway).
 version=$(inroot dpkg-parsechangelog -l "$TREE/debian/changelog" -S Version)
 if [ $skip_build = 0 ]; then
-log "building rdma-core $version (dpkg-buildpackage; about 3-5 minutes on 2 cores)"
+log "building rdma-core $version (dpkg-buildpackage; 5-11 minutes on 2 cores)"
 t0=$SECONDS
 if [ $source = 1 ]; then bp_opts=(-F); else bp_opts=(-b); fi
 inroot sh -c "cd '$TREE' && DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' dpkg-buildpackage ${bp_opts[*]} -us -uc" \

@@ -57,7 +57,7 @@ for p in $series; do cp "$MIGR_TOP/rdma-core/patches/$p" "$TOPDIR/SOURCES/"; don
 	gzip -n >"$TOPDIR/SOURCES/providers-migr.tar.gz"
 cp "$SPEC" "$TOPDIR/SPECS/"
 
-log "rpmbuild -ba --nodeps (about 3-5 minutes on 2 cores; log: $TOPDIR/rpmbuild.log)"
+log "rpmbuild -ba --nodeps (about 3 minutes on 2 cores; log: $TOPDIR/rpmbuild.log)"
 t0=$SECONDS
 rpmbuild --define "_topdir $TOPDIR" --define "_buildshell /bin/bash" \
 	--define "__brp_compress /bin/bash /usr/lib/rpm/brp-compress %{?_prefix}" --nodeps -ba "$TOPDIR/SPECS/rdma-core.spec" >"$TOPDIR/rpmbuild.log" 2>&1 ||
