@@ -4,6 +4,8 @@
 MIGR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 MIGR_CACHE=${MIGR_CACHE:-$HOME/.cache/migr}
 MIGR_BUILD=${MIGR_BUILD:-$MIGR_TOP/build}
+# Both may be absent on a fresh clone / fresh machine; scripts log into them.
+mkdir -p "$MIGR_BUILD" "$MIGR_CACHE"
 
 die() { echo "${0##*/}: error: $*" >&2; exit 1; }
 log() { echo "${0##*/}: $*" >&2; }
