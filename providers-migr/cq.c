@@ -79,15 +79,20 @@ int migr_destroy_cq(struct ibv_cq *cq)
 
 int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	struct migr_xlate *x = &ctx_of(cq->context)->xlate;
+	struct migr_context *ctx = ctx_of(cq->context);
 	int n, i;
 
 	n = ibv_poll_cq(to_mcq(cq)->lower, num_entries, wc);
-	if (likely(!x->active) || n <= 0)
+	if (likely(!ctx->xlate.active && !ctx->remote.active) || n <= 0)
 		return n;
 
-	for (i = 0; i < n; i++)
-		wc[i].qp_num = migr_qpn_to_virt(x, wc[i].qp_num);
+	for (i = 0; i < n; i++) {
+		wc[i].qp_num = migr_qpn_to_virt(&ctx->xlate, wc[i].qp_num);
+		/* Only UD receives name a sender; elsewhere it is zero */
+		if (wc[i].src_qp)
+			wc[i].src_qp = migr_remote_qpn_to_virt(&ctx->remote,
+							       wc[i].src_qp);
+	}
 	return n;
 }
 

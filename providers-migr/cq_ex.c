@@ -59,7 +59,7 @@ static uint32_t cqx_read_src_qp(struct ibv_cq_ex *cq)
 {
 	struct ibv_cq_ex *lower = lower_cqx(cq);
 
-	return migr_remote_qpn_to_virt(&to_mcontext(cq->context)->xlate,
+	return migr_remote_qpn_to_virt(&to_mcontext(cq->context)->remote,
 				       lower->read_src_qp(lower));
 }
 

@@ -62,6 +62,7 @@ static void migr_free_context(struct ibv_context *context)
 
 	ibv_close_device(ctx->lower);
 	migr_xlate_destroy(&ctx->xlate);
+	migr_xlate_destroy(&ctx->remote);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -98,6 +99,8 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 		goto err_lower;
 
 	ctx->lower = lower;
+	migr_xlate_init(&ctx->xlate);
+	migr_xlate_init(&ctx->remote);
 	ctx->lower_async_fd = lower->async_fd;
 	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
 	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);

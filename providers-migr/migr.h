@@ -23,7 +23,9 @@ struct migr_device {
 struct migr_context {
 	struct verbs_context vctx;
 	struct ibv_context *lower;
-	struct migr_xlate xlate;
+	struct migr_xlate xlate; /* this process's own identifiers */
+	/* partners' identifiers, for QPs not tied to a known moved partner */
+	struct migr_xlate remote;
 	int lower_async_fd; /* the lower context's, watched by our epoll fd */
 };
 
@@ -82,6 +84,8 @@ struct migr_qp {
 	struct ibv_qp *lower;
 	struct ibv_qp_ex *lower_ex; /* set when created with send_ops_flags */
 	struct migr_context *ctx;
+	/* the partner's identifiers: the context's until it is known */
+	struct migr_xlate *remote;
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
 	bool rewrite_sends;
 	uint32_t async_events;

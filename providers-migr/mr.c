@@ -6,14 +6,28 @@
 
 #include "migr.h"
 
-static void set_mr_keys(struct migr_mr *mmr)
+/* Give the application virtual keys for the lower MR's keys */
+static int set_mr_keys(struct migr_mr *mmr)
+{
+	struct migr_xlate *x = &ctx_of(mmr->vmr.ibv_mr.context)->xlate;
+	struct ibv_mr *mr = &mmr->vmr.ibv_mr;
+	int ret;
+
+	ret = migr_xlate_born(x, MIGR_XLATE_LKEY, mmr->lower->lkey, &mr->lkey);
+	if (ret)
+		return ret;
+	ret = migr_xlate_born(x, MIGR_XLATE_RKEY, mmr->lower->rkey, &mr->rkey);
+	if (ret)
+		migr_xlate_gone(x, MIGR_XLATE_LKEY, mr->lkey);
+	return ret;
+}
+
+static void forget_mr_keys(struct migr_mr *mmr)
 {
 	struct migr_xlate *x = &ctx_of(mmr->vmr.ibv_mr.context)->xlate;
 
-	mmr->vmr.ibv_mr.lkey =
-		migr_xlate_new_virt(x, MIGR_XLATE_LKEY, mmr->lower->lkey);
-	mmr->vmr.ibv_mr.rkey =
-		migr_xlate_new_virt(x, MIGR_XLATE_RKEY, mmr->lower->rkey);
+	migr_xlate_gone(x, MIGR_XLATE_LKEY, mmr->vmr.ibv_mr.lkey);
+	migr_xlate_gone(x, MIGR_XLATE_RKEY, mmr->vmr.ibv_mr.rkey);
 }
 
 /* Wrap a lower MR; on failure the lower MR is released with undo() */
@@ -39,7 +53,11 @@ static struct ibv_mr *wrap_mr(struct ibv_pd *pd, struct ibv_mr *lower,
 	mmr->vmr.ibv_mr.addr = lower->addr;
 	mmr->vmr.ibv_mr.length = lower->length;
 	mmr->vmr.ibv_mr.handle = lower->handle;
-	set_mr_keys(mmr);
+	if (set_mr_keys(mmr)) {
+		undo(lower);
+		free(mmr);
+		return migr_fail(ENOMEM);
+	}
 	return &mmr->vmr.ibv_mr;
 }
 
@@ -94,6 +112,7 @@ void migr_unimport_mr(struct ibv_mr *mr)
 	struct migr_mr *mmr = to_mmr(mr);
 
 	ibv_unimport_mr(mmr->lower);
+	forget_mr_keys(mmr);
 	free(mmr);
 }
 
@@ -111,8 +130,9 @@ int migr_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		return ret;
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
 		vmr->access = access;
-	set_mr_keys(mmr);
-	return 0;
+	/* The lower may have issued new keys */
+	forget_mr_keys(mmr);
+	return set_mr_keys(mmr);
 }
 
 int migr_dereg_mr(struct verbs_mr *vmr)
@@ -123,6 +143,7 @@ int migr_dereg_mr(struct verbs_mr *vmr)
 	ret = ibv_dereg_mr(mmr->lower);
 	if (ret)
 		return ret;
+	forget_mr_keys(mmr);
 	free(mmr);
 	return 0;
 }
@@ -163,8 +184,12 @@ struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	mmw->mw.pd = pd;
 	mmw->mw.type = mmw->lower->type;
 	mmw->mw.handle = mmw->lower->handle;
-	mmw->mw.rkey = migr_xlate_new_virt(&ctx_of(pd->context)->xlate,
-					   MIGR_XLATE_RKEY, mmw->lower->rkey);
+	if (migr_xlate_born(&ctx_of(pd->context)->xlate, MIGR_XLATE_RKEY,
+			    mmw->lower->rkey, &mmw->mw.rkey)) {
+		ibv_dealloc_mw(mmw->lower);
+		free(mmw);
+		return migr_fail(ENOMEM);
+	}
 	return &mmw->mw;
 }
 
@@ -176,6 +201,7 @@ int migr_dealloc_mw(struct ibv_mw *mw)
 	ret = ibv_dealloc_mw(mmw->lower);
 	if (ret)
 		return ret;
+	migr_xlate_gone(&ctx_of(mw->context)->xlate, MIGR_XLATE_RKEY, mw->rkey);
 	free(mmw);
 	return 0;
 }
@@ -192,9 +218,9 @@ int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	if (ret)
 		return ret;
 	/* A type 1 bind gives the window a new rkey */
-	mw->rkey = migr_xlate_new_virt(&ctx_of(qp->context)->xlate,
-				       MIGR_XLATE_RKEY, mmw->lower->rkey);
-	return 0;
+	migr_xlate_gone(&ctx_of(qp->context)->xlate, MIGR_XLATE_RKEY, mw->rkey);
+	return migr_xlate_born(&ctx_of(qp->context)->xlate, MIGR_XLATE_RKEY,
+			       mmw->lower->rkey, &mw->rkey);
 }
 
 static int migr_memcpy_to_dm(struct ibv_dm *dm, uint64_t dm_offset,

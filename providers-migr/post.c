@@ -45,19 +45,19 @@ static bool xlate_sges(const struct migr_xlate *x, struct sge_pool *pool,
 static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 			  const struct ibv_send_wr *wr)
 {
-	const struct migr_xlate *x = &mqp->ctx->xlate;
+	const struct migr_xlate *x = &mqp->ctx->xlate, *r = mqp->remote;
 
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
 		lwr->wr.rdma.rkey =
-			migr_remote_rkey_to_phys(x, wr->wr.rdma.rkey);
+			migr_remote_rkey_to_phys(r, wr->wr.rdma.rkey);
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		lwr->wr.atomic.rkey =
-			migr_remote_rkey_to_phys(x, wr->wr.atomic.rkey);
+			migr_remote_rkey_to_phys(r, wr->wr.atomic.rkey);
 		break;
 	case IBV_WR_BIND_MW:
 		/*
@@ -76,7 +76,7 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 		break;
 	case IBV_WR_SEND_WITH_INV:
 		lwr->invalidate_rkey =
-			migr_remote_rkey_to_phys(x, wr->invalidate_rkey);
+			migr_remote_rkey_to_phys(r, wr->invalidate_rkey);
 		break;
 	default:
 		break;
@@ -86,11 +86,11 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 	case IBV_QPT_UD:
 		lwr->wr.ud.ah = lower_ah(wr->wr.ud.ah);
 		lwr->wr.ud.remote_qpn =
-			migr_remote_qpn_to_phys(x, wr->wr.ud.remote_qpn);
+			migr_remote_qpn_to_phys(r, wr->wr.ud.remote_qpn);
 		break;
 	case IBV_QPT_XRC_SEND:
 		lwr->qp_type.xrc.remote_srqn = migr_remote_srqn_to_phys(
-			x, wr->qp_type.xrc.remote_srqn);
+			r, wr->qp_type.xrc.remote_srqn);
 		break;
 	default:
 		break;
@@ -147,7 +147,8 @@ int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 {
 	struct migr_qp *mqp = to_mqp(qp);
 
-	if (likely(!mqp->rewrite_sends && !mqp->ctx->xlate.active) &&
+	if (likely(!mqp->rewrite_sends && !mqp->ctx->xlate.active &&
+		   !mqp->remote->active) &&
 	    !has_bind_mw(wr))
 		return ibv_post_send(mqp->lower, wr, bad_wr);
 	return post_send_rewritten(mqp, wr, bad_wr);

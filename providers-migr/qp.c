@@ -51,8 +51,14 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 	qp->qp_type = lower->qp_type;
 	qp->state = lower->state;
 	qp->handle = lower->handle;
-	qp->qp_num = migr_xlate_new_virt(&mqp->ctx->xlate, MIGR_XLATE_QPN,
-					 lower->qp_num);
+	if (migr_xlate_born(&mqp->ctx->xlate, MIGR_XLATE_QPN, lower->qp_num,
+			    &qp->qp_num)) {
+		ibv_destroy_qp(lower);
+		free(mqp);
+		return migr_fail(ENOMEM);
+	}
+	/* Until a partner is known to have moved, its values are its own */
+	mqp->remote = &mqp->ctx->remote;
 	qp->events_completed = 0;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
@@ -146,7 +152,7 @@ struct ibv_qp *migr_open_qp(struct ibv_context *context,
 		return NULL;
 	lattr.xrcd = lower_xrcd(attr->xrcd);
 	lattr.qp_context = mqp;
-	lattr.qp_num = migr_remote_qpn_to_phys(&mqp->ctx->xlate, attr->qp_num);
+	lattr.qp_num = migr_remote_qpn_to_phys(&mqp->ctx->remote, attr->qp_num);
 	mqp->lower = ibv_open_qp(mqp->ctx->lower, &lattr);
 	if (!mqp->lower) {
 		free(mqp);
@@ -162,8 +168,8 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 
 	/* The application names its partner by the partner's virtual QPN */
 	if (attr_mask & IBV_QP_DEST_QPN)
-		lattr.dest_qp_num = migr_remote_qpn_to_phys(&mqp->ctx->xlate,
-							    attr->dest_qp_num);
+		lattr.dest_qp_num =
+			migr_remote_qpn_to_phys(mqp->remote, attr->dest_qp_num);
 	return ibv_modify_qp(mqp->lower, &lattr, attr_mask);
 }
 
@@ -178,7 +184,7 @@ int migr_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		return ret;
 
 	attr->dest_qp_num =
-		migr_remote_qpn_to_virt(&mqp->ctx->xlate, attr->dest_qp_num);
+		migr_remote_qpn_to_virt(mqp->remote, attr->dest_qp_num);
 	init_attr->qp_context = qp->qp_context;
 	init_attr->send_cq = qp->send_cq;
 	init_attr->recv_cq = qp->recv_cq;
@@ -194,6 +200,7 @@ int migr_destroy_qp(struct ibv_qp *qp)
 	ret = ibv_destroy_qp(mqp->lower);
 	if (ret)
 		return ret;
+	migr_xlate_gone(&mqp->ctx->xlate, MIGR_XLATE_QPN, qp->qp_num);
 	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,
 		       mqp->async_events);
 	free(mqp);

@@ -26,6 +26,12 @@ static inline const struct migr_xlate *qpx_xlate(struct ibv_qp_ex *qpx)
 	return &qp_ex_to_mqp(qpx)->ctx->xlate;
 }
 
+/* The partner's values, as it last told us */
+static inline const struct migr_xlate *qpx_remote(struct ibv_qp_ex *qpx)
+{
+	return qp_ex_to_mqp(qpx)->remote;
+}
+
 /* The application set wr_id/wr_flags on our qp_ex for the WR it starts */
 static inline struct ibv_qp_ex *start_wr(struct ibv_qp_ex *qpx)
 {
@@ -85,7 +91,7 @@ static void qpx_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
-	lower->wr_send_inv(lower, migr_remote_rkey_to_phys(qpx_xlate(qpx),
+	lower->wr_send_inv(lower, migr_remote_rkey_to_phys(qpx_remote(qpx),
 							   invalidate_rkey));
 }
 
@@ -103,7 +109,7 @@ static void qpx_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
 	lower->wr_rdma_write(lower,
-			     migr_remote_rkey_to_phys(qpx_xlate(qpx), rkey),
+			     migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			     remote_addr);
 }
 
@@ -112,9 +118,9 @@ static void qpx_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
-	lower->wr_rdma_write_imm(lower,
-				 migr_remote_rkey_to_phys(qpx_xlate(qpx), rkey),
-				 remote_addr, imm_data);
+	lower->wr_rdma_write_imm(
+		lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
+		remote_addr, imm_data);
 }
 
 static void qpx_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -123,7 +129,7 @@ static void qpx_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
 	lower->wr_rdma_read(lower,
-			    migr_remote_rkey_to_phys(qpx_xlate(qpx), rkey),
+			    migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			    remote_addr);
 }
 
@@ -133,9 +139,9 @@ static void qpx_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
-	lower->wr_atomic_cmp_swp(lower,
-				 migr_remote_rkey_to_phys(qpx_xlate(qpx), rkey),
-				 remote_addr, compare, swap);
+	lower->wr_atomic_cmp_swp(
+		lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
+		remote_addr, compare, swap);
 }
 
 static void qpx_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
@@ -144,7 +150,7 @@ static void qpx_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
 	lower->wr_atomic_fetch_add(
-		lower, migr_remote_rkey_to_phys(qpx_xlate(qpx), rkey),
+		lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 		remote_addr, add);
 }
 
@@ -154,7 +160,7 @@ static void qpx_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
 	lower->wr_atomic_write(lower,
-			       migr_remote_rkey_to_phys(qpx_xlate(qpx), rkey),
+			       migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			       remote_addr, atomic_wr);
 }
 
@@ -164,7 +170,7 @@ static void qpx_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	struct ibv_qp_ex *lower = start_wr(qpx);
 
-	lower->wr_flush(lower, migr_remote_rkey_to_phys(qpx_xlate(qpx), rkey),
+	lower->wr_flush(lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			remote_addr, len, type, level);
 }
 
@@ -202,7 +208,7 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
 	lower->wr_set_ud_addr(lower, lower_ah(ah),
-			      migr_remote_qpn_to_phys(qpx_xlate(qpx),
+			      migr_remote_qpn_to_phys(qpx_remote(qpx),
 						      remote_qpn),
 			      remote_qkey);
 }
@@ -211,7 +217,7 @@ static void qpx_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
-	lower->wr_set_xrc_srqn(lower, migr_remote_srqn_to_phys(qpx_xlate(qpx),
+	lower->wr_set_xrc_srqn(lower, migr_remote_srqn_to_phys(qpx_remote(qpx),
 							       remote_srqn));
 }
 

@@ -30,10 +30,13 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 		(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) && attr->xrcd ?
 			&to_mxrcd(attr->xrcd)->vxrcd :
 			NULL;
-	if (msrq->vsrq.srq_type == IBV_SRQT_XRC)
-		msrq->vsrq.srq_num =
-			migr_xlate_new_virt(&ctx_of(context)->xlate,
-					    MIGR_XLATE_SRQN, lvsrq->srq_num);
+	if (msrq->vsrq.srq_type == IBV_SRQT_XRC &&
+	    migr_xlate_born(&ctx_of(context)->xlate, MIGR_XLATE_SRQN,
+			    lvsrq->srq_num, &msrq->vsrq.srq_num)) {
+		ibv_destroy_srq(msrq->lower);
+		free(msrq);
+		return migr_fail(ENOMEM);
+	}
 	return srq;
 }
 
@@ -106,6 +109,9 @@ int migr_destroy_srq(struct ibv_srq *srq)
 	ret = ibv_destroy_srq(msrq->lower);
 	if (ret)
 		return ret;
+	if (msrq->vsrq.srq_type == IBV_SRQT_XRC)
+		migr_xlate_gone(&ctx_of(srq->context)->xlate, MIGR_XLATE_SRQN,
+				msrq->vsrq.srq_num);
 	migr_wait_acks(&srq->mutex, &srq->cond, &srq->events_completed,
 		       msrq->async_events);
 	free(msrq);

@@ -56,8 +56,12 @@ struct ibv_wq *migr_create_wq(struct ibv_context *context,
 	wq->pd = attr->pd;
 	wq->cq = attr->cq;
 	/* Receives on a WQ complete with its number as the QPN */
-	wq->wq_num = migr_xlate_new_virt(&ctx_of(context)->xlate,
-					 MIGR_XLATE_QPN, mwq->lower->wq_num);
+	if (migr_xlate_born(&ctx_of(context)->xlate, MIGR_XLATE_QPN,
+			    mwq->lower->wq_num, &wq->wq_num)) {
+		ibv_destroy_wq(mwq->lower);
+		free(mwq);
+		return migr_fail(ENOMEM);
+	}
 	wq->handle = mwq->lower->handle;
 	wq->state = mwq->lower->state;
 	wq->wq_type = mwq->lower->wq_type;
@@ -85,6 +89,8 @@ int migr_destroy_wq(struct ibv_wq *wq)
 	ret = ibv_destroy_wq(mwq->lower);
 	if (ret)
 		return ret;
+	migr_xlate_gone(&ctx_of(wq->context)->xlate, MIGR_XLATE_QPN,
+			wq->wq_num);
 	/* As a provider does: return once every event handed out was acked */
 	migr_wait_acks(&wq->mutex, &wq->cond, &wq->events_completed,
 		       mwq->async_events);

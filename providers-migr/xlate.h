@@ -1,39 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * Translation of the identifiers the application sees (virtual) to those of
- * the lower device (physical): local lkeys/rkeys, QPNs, SRQ numbers, and the
- * remote rkeys/QPNs of partners. Until anything was ever remapped every
- * function is the identity behind one predictable branch; the tables are
- * filled by a live switch (see docs/architecture.md).
+ * the lower device (physical) and back. A context has one table set for its
+ * own lkeys, rkeys, QPNs and SRQ numbers; remote rkeys and QPNs of a
+ * partner are looked up in the table set the QP points at. Until anything
+ * was remapped every lookup is the identity behind one predictable branch.
+ *
+ * Local kinds follow an object's life: migr_xlate_born() when the lower
+ * object appears (it picks the virtual value, avoiding every live one),
+ * migr_xlate_remap() when a switch rebuilt it, migr_xlate_gone() when it is
+ * destroyed. Remote kinds are set by the switch protocol with
+ * migr_xlate_set()/migr_xlate_forget(). Writers take x->lock; readers take
+ * nothing (see u32map.h).
  */
 #ifndef MIGR_XLATE_H
 #define MIGR_XLATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
-/* An open-addressing u32 -> u32 map: O(1), no lists, grows by rehash */
-struct migr_u32map {
-	uint32_t *keys;
-	uint32_t *vals;
-	uint32_t cap; /* power of two, 0 when empty */
-	uint32_t used; /* live + deleted slots */
-	uint32_t live;
-	/* the two keys that double as slot markers, stored aside */
-	uint32_t reserved_set;
-	uint32_t reserved_val[2];
-};
-
-int migr_u32map_put(struct migr_u32map *m, uint32_t key, uint32_t val);
-bool migr_u32map_get(const struct migr_u32map *m, uint32_t key, uint32_t *val);
-bool migr_u32map_del(struct migr_u32map *m, uint32_t key);
-void migr_u32map_free(struct migr_u32map *m);
+#include "u32map.h"
 
 enum migr_xlate_kind {
 	MIGR_XLATE_LKEY, /* local lkey: virtual -> physical */
 	MIGR_XLATE_RKEY, /* local rkey/MW rkey: virtual -> physical */
-	MIGR_XLATE_QPN, /* local QPN: physical -> virtual */
+	MIGR_XLATE_QPN, /* local QPN (and WQ number): physical -> virtual */
 	MIGR_XLATE_SRQN, /* local SRQ number: virtual -> physical */
 	MIGR_XLATE_REMOTE_RKEY, /* a partner's rkey: virtual -> physical */
 	MIGR_XLATE_REMOTE_QPN, /* a partner's QPN: virtual -> physical */
@@ -42,15 +35,17 @@ enum migr_xlate_kind {
 	MIGR_XLATE_NKINDS,
 };
 
+#define MIGR_XLATE_NLOCAL (MIGR_XLATE_SRQN + 1)
+
 struct migr_xlate {
-	/* false while nothing was ever remapped: identity fast path */
+	/* false while no map has ever held an entry: identity fast path */
 	bool active;
 	struct migr_u32map map[MIGR_XLATE_NKINDS];
+	/* writer side: serializes updates, knows every live virtual value */
+	pthread_mutex_t lock;
+	struct migr_u32map live[MIGR_XLATE_NLOCAL]; /* virtual -> physical */
+	uint32_t next_fresh[MIGR_XLATE_NLOCAL];
 };
-
-#ifndef likely
-#define likely(x) __builtin_expect(!!(x), 1)
-#endif
 
 static inline uint32_t migr_xlate_lookup(const struct migr_xlate *x,
 					 enum migr_xlate_kind kind,
@@ -58,7 +53,7 @@ static inline uint32_t migr_xlate_lookup(const struct migr_xlate *x,
 {
 	uint32_t out;
 
-	if (likely(!x->active))
+	if (likely(!__atomic_load_n(&x->active, __ATOMIC_RELAXED)))
 		return value;
 	return migr_u32map_get(&x->map[kind], value, &out) ? out : value;
 }
@@ -111,16 +106,23 @@ static inline uint32_t migr_remote_srqn_to_phys(const struct migr_xlate *x,
 	return migr_xlate_lookup(x, MIGR_XLATE_REMOTE_SRQN, srqn);
 }
 
-/*
- * Virtual value for an identifier born on the lower device: the physical
- * one, unless that collides with a live virtual value after a remap.
- */
-uint32_t migr_xlate_new_virt(struct migr_xlate *x, enum migr_xlate_kind kind,
-			     uint32_t phys);
+void migr_xlate_init(struct migr_xlate *x);
+void migr_xlate_destroy(struct migr_xlate *x);
+
+/* Local kinds: the life of an object's identifier */
+int migr_xlate_born(struct migr_xlate *x, enum migr_xlate_kind kind,
+		    uint32_t phys, uint32_t *virt);
+int migr_xlate_remap(struct migr_xlate *x, enum migr_xlate_kind kind,
+		     uint32_t virt, uint32_t phys);
+void migr_xlate_gone(struct migr_xlate *x, enum migr_xlate_kind kind,
+		     uint32_t virt);
+bool migr_xlate_phys_of(struct migr_xlate *x, enum migr_xlate_kind kind,
+			uint32_t virt, uint32_t *phys);
+
+/* Remote kinds: mappings pushed by a partner's switch */
 int migr_xlate_set(struct migr_xlate *x, enum migr_xlate_kind kind,
 		   uint32_t from, uint32_t to);
 void migr_xlate_forget(struct migr_xlate *x, enum migr_xlate_kind kind,
 		       uint32_t from);
-void migr_xlate_destroy(struct migr_xlate *x);
 
 #endif /* MIGR_XLATE_H */

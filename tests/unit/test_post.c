@@ -55,6 +55,7 @@ static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		memset(&wc[i], 0, sizeof(wc[i]));
 		wc[i].wr_id = i;
 		wc[i].qp_num = 0x100 + i;
+		wc[i].src_qp = i == 2 ? 0x55 : 0;
 	}
 	return i;
 }
@@ -81,8 +82,11 @@ static void setup(enum ibv_qp_type type)
 	fake_ctx.ops.post_recv = fake_post_recv;
 	fake_ctx.ops.poll_cq = fake_poll_cq;
 	memset(&mqp, 0, sizeof(mqp));
+	migr_xlate_init(&mctx.xlate);
+	migr_xlate_init(&mctx.remote);
 	mqp.lower = &fake_qp;
 	mqp.ctx = &mctx;
+	mqp.remote = &mctx.remote;
 	mqp.vqp.qp.context = &mctx.vctx.context;
 	mqp.vqp.qp.qp_type = type;
 	mqp.rewrite_sends = type == IBV_QPT_UD;
@@ -94,7 +98,9 @@ static void setup(enum ibv_qp_type type)
 static void test_identity_passthrough(void)
 {
 	struct ibv_sge sge = { .addr = 1, .length = 8, .lkey = 0x11 };
-	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+	struct ibv_send_wr wr = { .wr_id = 7,
+				  .sg_list = &sge,
+				  .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_WRITE };
 	struct ibv_send_wr *bad = NULL;
 
@@ -109,7 +115,9 @@ static void test_identity_passthrough(void)
 static void test_translated_keys(void)
 {
 	struct ibv_sge sge = { .addr = 1, .length = 8, .lkey = 0x11 };
-	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+	struct ibv_send_wr wr = { .wr_id = 7,
+				  .sg_list = &sge,
+				  .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_WRITE };
 	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_send_wr *bad = NULL;
@@ -118,7 +126,7 @@ static void test_translated_keys(void)
 	setup(IBV_QPT_RC);
 	wr.wr.rdma.rkey = 0x22;
 	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_LKEY, 0x11, 0xa11) == 0);
-	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_REMOTE_RKEY, 0x22,
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_REMOTE_RKEY, 0x22,
 			     0xb22) == 0);
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
 	CHECK(last_send_list != &wr);
@@ -130,6 +138,30 @@ static void test_translated_keys(void)
 	CHECK(n_recv == 1 && seen_sge[0].lkey == 0xa11 &&
 	      seen_recv[0].wr_id == 9);
 	migr_xlate_destroy(&mctx.xlate);
+	migr_xlate_destroy(&mctx.remote);
+}
+
+/* Only a partner's move makes its rkeys translate: local maps untouched */
+static void test_remote_only(void)
+{
+	struct ibv_sge sge = { .addr = 1, .length = 8, .lkey = 0x11 };
+	struct ibv_send_wr wr = { .wr_id = 7,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD };
+	struct ibv_send_wr *bad = NULL;
+
+	setup(IBV_QPT_RC);
+	wr.wr.atomic.rkey = 0x22;
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_REMOTE_RKEY, 0x22,
+			     0xc22) == 0);
+	CHECK(!mctx.xlate.active);
+	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
+	CHECK(last_send_list != &wr);
+	CHECK(n_send == 1 && seen_send[0].wr.atomic.rkey == 0xc22);
+	CHECK(seen_sge[0].lkey == 0x11);
+	migr_xlate_destroy(&mctx.xlate);
+	migr_xlate_destroy(&mctx.remote);
 }
 
 /* UD WRs always carry the lower AH; long lists go in several batches */
@@ -166,20 +198,30 @@ static void test_ud_batches_and_bad_wr(void)
 static void test_poll_translates_qpn(void)
 {
 	struct ibv_wc wc[4];
+	uint32_t v;
 
 	setup(IBV_QPT_RC);
 	CHECK(migr_poll_cq(&mcq.vcq.cq, 4, wc) == 3);
 	CHECK(wc[1].qp_num == 0x101);
-	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_QPN, 0x101, 0x7) == 0);
+	CHECK(migr_xlate_born(&mctx.xlate, MIGR_XLATE_QPN, 0x7, &v) == 0);
+	CHECK(migr_xlate_remap(&mctx.xlate, MIGR_XLATE_QPN, 0x7, 0x101) == 0);
 	CHECK(migr_poll_cq(&mcq.vcq.cq, 4, wc) == 3);
 	CHECK(wc[0].qp_num == 0x100 && wc[1].qp_num == 0x7);
+	CHECK(wc[2].src_qp == 0x55);
+	/* A UD sender that moved is shown by the number it had */
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_REMOTE_QPN_VIRT, 0x55,
+			     0x44) == 0);
+	CHECK(migr_poll_cq(&mcq.vcq.cq, 4, wc) == 3);
+	CHECK(wc[2].src_qp == 0x44 && wc[0].src_qp == 0);
 	migr_xlate_destroy(&mctx.xlate);
+	migr_xlate_destroy(&mctx.remote);
 }
 
 int main(void)
 {
 	test_identity_passthrough();
 	test_translated_keys();
+	test_remote_only();
 	test_ud_batches_and_bad_wr();
 	test_poll_translates_qpn();
 	return unit_done("test_post");

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /* Unit tests for migr's translation tables (providers-migr/xlate.c) */
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "xlate.h"
@@ -35,7 +37,7 @@ static void test_map_growth(void)
 	CHECK(bad == 0);
 	CHECK(m.live == 100000);
 	/* load stays under one half */
-	CHECK(m.used * 2 <= m.cap);
+	CHECK(m.used * 2 <= migr_u32map_capacity(&m));
 	for (i = 0; i < 100000; i++)
 		if (!migr_u32map_get(&m, i * 2654435761u, &v) || v != i)
 			bad++;
@@ -62,7 +64,7 @@ static void test_map_churn(void)
 
 	for (i = 0; i < 64; i++)
 		migr_u32map_put(&m, i, i);
-	cap = m.cap;
+	cap = migr_u32map_capacity(&m);
 	for (i = 64; i < 200000; i++) {
 		migr_u32map_del(&m, i - 64);
 		if (migr_u32map_put(&m, i, i))
@@ -70,7 +72,7 @@ static void test_map_churn(void)
 	}
 	CHECK(bad == 0);
 	CHECK(m.live == 64);
-	CHECK(m.cap <= cap * 2);
+	CHECK(migr_u32map_capacity(&m) <= cap * 2);
 	for (i = 200000 - 64; i < 200000; i++)
 		if (!migr_u32map_get(&m, i, &v) || v != i)
 			bad++;
@@ -96,28 +98,223 @@ static void test_map_reserved_keys(void)
 	migr_u32map_free(&m);
 }
 
-static void test_xlate_identity_then_remap(void)
+static void test_identity_until_collision(void)
 {
-	struct migr_xlate x = {};
+	struct migr_xlate x;
+	uint32_t v = 0;
 
-	/* Nothing remapped: every kind is the identity */
+	migr_xlate_init(&x);
+	/* Nothing remapped: every kind is the identity, maps stay empty */
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_LKEY, 0x1234, &v) == 0);
+	CHECK(v == 0x1234);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_QPN, 17, &v) == 0 && v == 17);
 	CHECK(!x.active);
 	CHECK(migr_lkey_to_phys(&x, 0x1234) == 0x1234);
 	CHECK(migr_qpn_to_virt(&x, 17) == 17);
 	CHECK(migr_remote_rkey_to_phys(&x, 99) == 99);
-	CHECK(migr_xlate_new_virt(&x, MIGR_XLATE_LKEY, 0x55) == 0x55);
 
-	CHECK(migr_xlate_set(&x, MIGR_XLATE_LKEY, 0x1234, 0x9999) == 0);
+	/* A switch moves the MR: its virtual key now names another one */
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_LKEY, 0x1234, 0x9999) == 0);
 	CHECK(x.active);
 	CHECK(migr_lkey_to_phys(&x, 0x1234) == 0x9999);
-	/* Unmapped values and other kinds are untouched */
 	CHECK(migr_lkey_to_phys(&x, 0x1235) == 0x1235);
 	CHECK(migr_rkey_to_phys(&x, 0x1234) == 0x1234);
 
-	migr_xlate_forget(&x, MIGR_XLATE_LKEY, 0x1234);
+	/* A new MR whose physical key is that live virtual one: fresh value */
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_LKEY, 0x1234, &v) == 0);
+	CHECK(v != 0x1234 && v != 0x9999);
+	CHECK(migr_lkey_to_phys(&x, v) == 0x1234);
+	CHECK(migr_lkey_to_phys(&x, 0x1234) == 0x9999);
+
+	/* Gone: the value is free again and maps to nothing */
+	migr_xlate_gone(&x, MIGR_XLATE_LKEY, 0x1234);
 	CHECK(migr_lkey_to_phys(&x, 0x1234) == 0x1234);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_LKEY, 0x1234, &v) == 0);
+	CHECK(v == 0x1234);
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_LKEY, 0xabcdef, 1) == ENOENT);
 	migr_xlate_destroy(&x);
-	CHECK(!x.active);
+}
+
+/* Two QPs swap physical numbers on the new device: completions follow */
+static void test_qpn_swap(void)
+{
+	struct migr_xlate x;
+	uint32_t a, b, p;
+
+	migr_xlate_init(&x);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_QPN, 5, &a) == 0 && a == 5);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_QPN, 7, &b) == 0 && b == 7);
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, a, 7) == 0);
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, b, 5) == 0);
+	CHECK(migr_qpn_to_virt(&x, 7) == 5);
+	CHECK(migr_qpn_to_virt(&x, 5) == 7);
+	CHECK(migr_xlate_phys_of(&x, MIGR_XLATE_QPN, 5, &p) && p == 7);
+	/* Switch back: identity again, and no stale entry lies */
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, b, 7) == 0);
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, a, 5) == 0);
+	CHECK(migr_qpn_to_virt(&x, 7) == 7);
+	CHECK(migr_qpn_to_virt(&x, 5) == 5);
+	CHECK(x.map[MIGR_XLATE_QPN].live == 0);
+	migr_xlate_destroy(&x);
+}
+
+/* A fresh QPN stays a 24-bit number other than 0 and 1 */
+static void test_fresh_qpn_range(void)
+{
+	struct migr_xlate x;
+	uint32_t v, i, bad = 0;
+
+	migr_xlate_init(&x);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_QPN, 0x10, &v) == 0);
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, 0x10, 0x20) == 0);
+	for (i = 0; i < 1000; i++) {
+		/* the new device keeps handing out 0x10 (a live virtual) */
+		if (migr_xlate_born(&x, MIGR_XLATE_QPN, 0x10, &v) ||
+		    v > 0xffffff || v < 2 || v == 0x10)
+			bad++;
+		migr_xlate_gone(&x, MIGR_XLATE_QPN, v);
+	}
+	CHECK(bad == 0);
+	migr_xlate_destroy(&x);
+}
+
+#define NOBJ 300
+#define NSWITCH 25
+
+/*
+ * Objects live through many switches, each onto a device that numbers them
+ * differently, while others are born and die: every live object always
+ * translates to its current physical value and virtual values stay unique.
+ */
+static void test_many_switches(void)
+{
+	enum migr_xlate_kind kinds[] = { MIGR_XLATE_LKEY, MIGR_XLATE_QPN };
+	uint32_t virt[NOBJ], phys[NOBJ], bad = 0, dup = 0;
+	unsigned int seed = 1, k, s, i, j;
+	bool alive[NOBJ];
+
+	for (k = 0; k < 2; k++) {
+		enum migr_xlate_kind kind = kinds[k];
+		struct migr_xlate x;
+		uint32_t base = 0x100;
+
+		migr_xlate_init(&x);
+		for (i = 0; i < NOBJ; i++) {
+			phys[i] = base + i;
+			alive[i] =
+				!migr_xlate_born(&x, kind, phys[i], &virt[i]);
+		}
+		for (s = 0; s < NSWITCH; s++) {
+			/* the new device numbers from a small, shifting base */
+			base = 0x100 + (rand_r(&seed) % 64);
+			for (i = 0; i < NOBJ; i++) {
+				if (!alive[i])
+					continue;
+				phys[i] = base + (i * 7 + s) % (NOBJ * 2);
+				/* physical values are unique on one device */
+				for (j = 0; j < i; j++)
+					if (alive[j] && phys[j] == phys[i])
+						phys[i] += NOBJ * 4 + i;
+				if (migr_xlate_remap(&x, kind, virt[i],
+						     phys[i]))
+					bad++;
+			}
+			/* churn: some die, their slots are born again */
+			for (i = s % 7; i < NOBJ; i += 7) {
+				uint32_t p = 0x100000 + s * NOBJ + i;
+
+				migr_xlate_gone(&x, kind, virt[i]);
+				phys[i] = p & 0xffffff;
+				if (migr_xlate_born(&x, kind, phys[i],
+						    &virt[i]))
+					bad++;
+			}
+			for (i = 0; i < NOBJ; i++) {
+				uint32_t got =
+					kind == MIGR_XLATE_QPN ?
+						migr_qpn_to_virt(&x, phys[i]) :
+						migr_lkey_to_phys(&x, virt[i]);
+
+				if (got != (kind == MIGR_XLATE_QPN ? virt[i] :
+								     phys[i]))
+					bad++;
+				for (j = 0; j < i; j++)
+					if (virt[j] == virt[i])
+						dup++;
+			}
+		}
+		migr_xlate_destroy(&x);
+	}
+	CHECK(bad == 0);
+	CHECK(dup == 0);
+}
+
+/*
+ * Readers look up stable keys while a writer churns the same map through
+ * many rehashes: a reader must never miss a stable key or see another
+ * key's value.
+ */
+#define STABLE 512
+#define READERS 2
+
+static struct migr_u32map shared;
+static volatile bool stop;
+static unsigned long reader_errors, reader_lookups;
+
+static void *reader(void *arg)
+{
+	unsigned long err = 0, n = 0;
+	uint32_t i, v;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < STABLE; i++, n++)
+			if (!migr_u32map_get(&shared, i * 3 + 1, &v) ||
+			    v != i * 3 + 1 + 0x40000000u)
+				err++;
+	}
+	__atomic_add_fetch(&reader_errors, err, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&reader_lookups, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void test_concurrent_readers(void)
+{
+	pthread_t th[READERS];
+	struct migr_u32tab *tab = NULL;
+	uint32_t i, round, rehashes = 0;
+	int r;
+
+	for (i = 0; i < STABLE; i++)
+		migr_u32map_put(&shared, i * 3 + 1, i * 3 + 1 + 0x40000000u);
+	for (r = 0; r < READERS; r++)
+		pthread_create(&th[r], NULL, reader, NULL);
+	for (round = 0; round < 400; round++) {
+		/* churn keys that interleave with the stable ones */
+		for (i = 0; i < 2000; i++)
+			migr_u32map_put(&shared,
+					0x10000000u + round * 6000 + i * 3,
+					round);
+		for (i = 0; i < 2000; i++)
+			migr_u32map_del(&shared,
+					0x10000000u + round * 6000 + i * 3);
+		/* rewrite stable values in place with the same value */
+		for (i = 0; i < STABLE; i += 17)
+			migr_u32map_put(&shared, i * 3 + 1,
+					i * 3 + 1 + 0x40000000u);
+		if (shared.tab != tab) {
+			tab = shared.tab;
+			rehashes++;
+		}
+	}
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+	for (r = 0; r < READERS; r++)
+		pthread_join(th[r], NULL);
+	printf("concurrent: %lu lookups across %u tables\n", reader_lookups,
+	       rehashes);
+	CHECK(reader_lookups > 0);
+	CHECK(rehashes > 50);
+	CHECK(reader_errors == 0);
+	migr_u32map_free(&shared);
 }
 
 int main(void)
@@ -126,6 +323,10 @@ int main(void)
 	test_map_growth();
 	test_map_churn();
 	test_map_reserved_keys();
-	test_xlate_identity_then_remap();
+	test_identity_until_collision();
+	test_qpn_swap();
+	test_fresh_qpn_range();
+	test_many_switches();
+	test_concurrent_readers();
 	return unit_done("test_xlate");
 }
