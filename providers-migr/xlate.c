@@ -20,7 +20,7 @@ static uint32_t kind_max(enum migr_xlate_kind kind)
 /* Physical -> virtual maps are keyed by the physical value */
 static bool keyed_by_phys(enum migr_xlate_kind kind)
 {
-	return kind == MIGR_XLATE_QPN || kind == MIGR_XLATE_REMOTE_QPN_VIRT;
+	return kind == MIGR_XLATE_QPN;
 }
 
 static void mark_active(struct migr_xlate *x)
@@ -41,7 +41,7 @@ void migr_xlate_destroy(struct migr_xlate *x)
 
 	for (i = 0; i < MIGR_XLATE_NKINDS; i++)
 		migr_u32map_free(&x->map[i]);
-	for (i = 0; i < MIGR_XLATE_NLOCAL; i++)
+	for (i = 0; i < MIGR_XLATE_NKINDS; i++)
 		migr_u32map_free(&x->live[i]);
 	pthread_mutex_destroy(&x->lock);
 	x->active = false;
@@ -66,9 +66,25 @@ static uint32_t fresh_virt(struct migr_xlate *x, enum migr_xlate_kind kind)
 	}
 }
 
-/* Make the data map say virt <-> phys for a local kind */
+static int map_one(struct migr_xlate *x, enum migr_xlate_kind kind,
+		   uint32_t virt, uint32_t phys);
+
+/* Make the data maps say virt <-> phys; a QPN is mapped both ways */
 static int map_local(struct migr_xlate *x, enum migr_xlate_kind kind,
 		     uint32_t virt, uint32_t phys)
+{
+	int ret = map_one(x, kind, virt, phys);
+
+	if (!ret && kind == MIGR_XLATE_QPN) {
+		ret = map_one(x, MIGR_XLATE_QPN_PHYS, virt, phys);
+		if (ret && virt != phys)
+			migr_u32map_del(&x->map[kind], phys);
+	}
+	return ret;
+}
+
+static int map_one(struct migr_xlate *x, enum migr_xlate_kind kind,
+		   uint32_t virt, uint32_t phys)
 {
 	struct migr_u32map *m = &x->map[kind];
 	uint32_t key = keyed_by_phys(kind) ? phys : virt;
@@ -96,6 +112,7 @@ static void unmap_local(struct migr_xlate *x, enum migr_xlate_kind kind,
 		migr_u32map_del(m, virt);
 		return;
 	}
+	migr_u32map_del(&x->map[MIGR_XLATE_QPN_PHYS], virt);
 	/* During a rebuild the key may already be another object's new value */
 	if (migr_u32map_get(m, phys, &cur) && cur == virt)
 		migr_u32map_del(m, phys);
@@ -107,7 +124,7 @@ int migr_xlate_born(struct migr_xlate *x, enum migr_xlate_kind kind,
 	uint32_t v = phys, unused;
 	int ret;
 
-	if (kind >= MIGR_XLATE_NLOCAL)
+	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return EINVAL;
 	pthread_mutex_lock(&x->lock);
 	if (migr_u32map_get(&x->live[kind], phys, &unused) ||
@@ -131,7 +148,7 @@ int migr_xlate_remap(struct migr_xlate *x, enum migr_xlate_kind kind,
 	uint32_t old;
 	int ret;
 
-	if (kind >= MIGR_XLATE_NLOCAL)
+	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return EINVAL;
 	pthread_mutex_lock(&x->lock);
 	if (!migr_u32map_get(&x->live[kind], virt, &old)) {
@@ -153,7 +170,7 @@ void migr_xlate_gone(struct migr_xlate *x, enum migr_xlate_kind kind,
 {
 	uint32_t phys;
 
-	if (kind >= MIGR_XLATE_NLOCAL)
+	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return;
 	pthread_mutex_lock(&x->lock);
 	if (migr_u32map_get(&x->live[kind], virt, &phys)) {
@@ -168,7 +185,7 @@ bool migr_xlate_phys_of(struct migr_xlate *x, enum migr_xlate_kind kind,
 {
 	bool found;
 
-	if (kind >= MIGR_XLATE_NLOCAL)
+	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return false;
 	pthread_mutex_lock(&x->lock);
 	found = migr_u32map_get(&x->live[kind], virt, phys);

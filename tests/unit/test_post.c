@@ -126,7 +126,7 @@ static void test_translated_keys(void)
 	setup(IBV_QPT_RC);
 	wr.wr.rdma.rkey = 0x22;
 	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_LKEY, 0x11, 0xa11) == 0);
-	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_REMOTE_RKEY, 0x22,
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_RKEY, 0x22,
 			     0xb22) == 0);
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
 	CHECK(last_send_list != &wr);
@@ -153,7 +153,7 @@ static void test_remote_only(void)
 
 	setup(IBV_QPT_RC);
 	wr.wr.atomic.rkey = 0x22;
-	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_REMOTE_RKEY, 0x22,
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_RKEY, 0x22,
 			     0xc22) == 0);
 	CHECK(!mctx.xlate.active);
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
@@ -209,7 +209,7 @@ static void test_poll_translates_qpn(void)
 	CHECK(wc[0].qp_num == 0x100 && wc[1].qp_num == 0x7);
 	CHECK(wc[2].src_qp == 0x55);
 	/* A UD sender that moved is shown by the number it had */
-	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_REMOTE_QPN_VIRT, 0x55,
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_QPN, 0x55,
 			     0x44) == 0);
 	CHECK(migr_poll_cq(&mcq.vcq.cq, 4, wc) == 3);
 	CHECK(wc[2].src_qp == 0x44 && wc[0].src_qp == 0);

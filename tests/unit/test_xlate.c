@@ -149,12 +149,18 @@ static void test_qpn_swap(void)
 	CHECK(migr_qpn_to_virt(&x, 7) == 5);
 	CHECK(migr_qpn_to_virt(&x, 5) == 7);
 	CHECK(migr_xlate_phys_of(&x, MIGR_XLATE_QPN, 5, &p) && p == 7);
+	/* a partner in this process names them by their virtual numbers */
+	CHECK(migr_remote_qpn_to_phys(&x, 5) == 7);
+	CHECK(migr_remote_qpn_to_phys(&x, 7) == 5);
+	CHECK(migr_remote_qpn_to_virt(&x, 7) == 5);
 	/* Switch back: identity again, and no stale entry lies */
 	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, b, 7) == 0);
 	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, a, 5) == 0);
 	CHECK(migr_qpn_to_virt(&x, 7) == 7);
 	CHECK(migr_qpn_to_virt(&x, 5) == 5);
 	CHECK(x.map[MIGR_XLATE_QPN].live == 0);
+	CHECK(x.map[MIGR_XLATE_QPN_PHYS].live == 0);
+	CHECK(migr_remote_qpn_to_phys(&x, 5) == 5);
 	migr_xlate_destroy(&x);
 }
 
