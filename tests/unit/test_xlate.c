@@ -244,6 +244,9 @@ static void test_many_switches(void)
 				if (got != (kind == MIGR_XLATE_QPN ? virt[i] :
 								     phys[i]))
 					bad++;
+				if (kind == MIGR_XLATE_QPN &&
+				    migr_remote_qpn_to_phys(&x, virt[i]) != phys[i])
+					bad++;
 				for (j = 0; j < i; j++)
 					if (virt[j] == virt[i])
 						dup++;
