@@ -12,14 +12,20 @@ struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	mah = calloc(1, sizeof(*mah));
 	if (!mah)
 		return migr_fail(ENOMEM);
+	ctl_enter(pd->context);
 	mah->lower = ibv_create_ah(lower_pd(pd), attr);
 	if (!mah->lower) {
+		ctl_leave(pd->context);
 		free(mah);
 		return NULL;
 	}
 	mah->ah.context = pd->context;
 	mah->ah.pd = pd;
 	mah->ah.handle = mah->lower->handle;
+	mah->attr = *attr;
+	migr_record_add(ctx_of(pd->context), &ctx_of(pd->context)->rec.ahs,
+			&mah->entry);
+	ctl_leave(pd->context);
 	return &mah->ah;
 }
 
@@ -28,7 +34,11 @@ int migr_destroy_ah(struct ibv_ah *ah)
 	struct migr_ah *mah = to_mah(ah);
 	int ret;
 
+	ctl_enter(ah->context);
 	ret = ibv_destroy_ah(mah->lower);
+	if (!ret)
+		migr_record_del(ctx_of(ah->context), &mah->entry);
+	ctl_leave(ah->context);
 	if (ret)
 		return ret;
 	free(mah);

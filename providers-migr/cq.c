@@ -10,6 +10,7 @@ static void fill_cq(struct migr_cq *mcq)
 	/* The lower CQ carries our CQ as cq_context: events map back O(1) */
 	mcq->vcq.cq.cqe = mcq->lower->cqe;
 	mcq->vcq.cq.handle = mcq->lower->handle;
+	pthread_mutex_init(&mcq->shadow_lock, NULL);
 }
 
 struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
@@ -20,13 +21,21 @@ struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
 	mcq = calloc(1, sizeof(*mcq));
 	if (!mcq)
 		return migr_fail(ENOMEM);
+	ctl_enter(context);
 	mcq->lower = ibv_create_cq(ctx_of(context)->lower, cqe, mcq,
 				   lower_channel(channel), comp_vector);
 	if (!mcq->lower) {
+		ctl_leave(context);
 		free(mcq);
 		return NULL;
 	}
 	fill_cq(mcq);
+	mcq->cqe_req = cqe;
+	mcq->comp_vector = comp_vector;
+	mcq->mch = channel ? to_mcomp_channel(channel) : NULL;
+	migr_record_add(ctx_of(context), &ctx_of(context)->rec.cqs,
+			&mcq->entry);
+	ctl_leave(context);
 	return &mcq->vcq.cq;
 }
 
@@ -54,6 +63,7 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 	fill_cq(mcq);
 	mcq->vcq.cq_ex.comp_mask = mcq->lower_ex->comp_mask;
 	migr_cq_ex_set_ops(mcq);
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_CQ_EX, 1);
 	return &mcq->vcq.cq_ex;
 }
 
@@ -62,9 +72,18 @@ int migr_destroy_cq(struct ibv_cq *cq)
 	struct migr_cq *mcq = to_mcq(cq);
 	int ret;
 
+	ctl_enter(cq->context);
 	ret = ibv_destroy_cq(mcq->lower);
-	if (ret)
+	if (ret) {
+		ctl_leave(cq->context);
 		return ret;
+	}
+	if (mcq->lower_ex)
+		migr_record_unsupported(ctx_of(cq->context), MIGR_UNSUP_CQ_EX,
+					-1);
+	else
+		migr_record_del(ctx_of(cq->context), &mcq->entry);
+	ctl_leave(cq->context);
 
 	/* As a real provider does: return once every event was acked */
 	pthread_mutex_lock(&cq->mutex);
@@ -73,6 +92,7 @@ int migr_destroy_cq(struct ibv_cq *cq)
 		pthread_cond_wait(&cq->cond, &cq->mutex);
 	pthread_mutex_unlock(&cq->mutex);
 
+	migr_shadow_free(mcq);
 	free(mcq);
 	return 0;
 }
@@ -80,11 +100,28 @@ int migr_destroy_cq(struct ibv_cq *cq)
 int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct migr_context *ctx = ctx_of(cq->context);
-	int n, i;
+	struct migr_cq *mcq = to_mcq(cq);
+	int n;
 
-	n = ibv_poll_cq(to_mcq(cq)->lower, num_entries, wc);
+	migr_enter();
+	if (unlikely(__atomic_load_n(&mcq->switching, __ATOMIC_RELAXED))) {
+		/* entries come out of the shadow already translated */
+		n = migr_poll_slow(mcq, num_entries, wc);
+		migr_leave();
+		return n;
+	}
+	n = ibv_poll_cq(mcq->lower, num_entries, wc);
+	migr_leave();
 	if (likely(!ctx->xlate.active && !ctx->remote.active) || n <= 0)
 		return n;
+	migr_wc_to_virt(ctx, wc, n);
+	return n;
+}
+
+/* Show the application the QPNs it knows: its own and its partners' */
+void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
+{
+	int i;
 
 	for (i = 0; i < n; i++) {
 		wc[i].qp_num = migr_qpn_to_virt(&ctx->xlate, wc[i].qp_num);
@@ -93,12 +130,23 @@ int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 			wc[i].src_qp = migr_remote_qpn_to_virt(&ctx->remote,
 							       wc[i].src_qp);
 	}
-	return n;
 }
 
 int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
-	return ibv_req_notify_cq(to_mcq(cq)->lower, solicited_only);
+	struct migr_cq *mcq = to_mcq(cq);
+	int ret;
+
+	/* A switch arms the rebuilt CQ again and owes an event meanwhile */
+	mcq->armed_solicited = solicited_only;
+	mcq->armed = true;
+	migr_enter();
+	if (unlikely(__atomic_load_n(&mcq->switching, __ATOMIC_RELAXED)))
+		ret = migr_req_notify_slow(mcq, solicited_only);
+	else
+		ret = ibv_req_notify_cq(mcq->lower, solicited_only);
+	migr_leave();
+	return ret;
 }
 
 int migr_resize_cq(struct ibv_cq *cq, int cqe)

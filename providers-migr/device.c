@@ -37,17 +37,27 @@ static int migr_query_device_ex(struct ibv_context *context,
 				struct ibv_device_attr_ex *attr,
 				size_t attr_size)
 {
-	struct ibv_context *lower = ctx_of(context)->lower;
+	struct ibv_context *lower;
+	int ret;
 
+	ctl_enter(context);
+	lower = ctx_of(context)->lower;
 	/* The caller's attr_size is passed on: older applications differ */
-	return verbs_get_ctx(lower)->query_device_ex(lower, input, attr,
-						     attr_size);
+	ret = verbs_get_ctx(lower)->query_device_ex(lower, input, attr,
+						    attr_size);
+	ctl_leave(context);
+	return ret;
 }
 
 static int migr_query_port(struct ibv_context *context, uint8_t port_num,
 			   struct ibv_port_attr *port_attr)
 {
-	return ibv_query_port(ctx_of(context)->lower, port_num, port_attr);
+	int ret;
+
+	ctl_enter(context);
+	ret = ibv_query_port(ctx_of(context)->lower, port_num, port_attr);
+	ctl_leave(context);
+	return ret;
 }
 
 static int migr_query_rt_values(struct ibv_context *context,
@@ -60,6 +70,7 @@ static void migr_free_context(struct ibv_context *context)
 {
 	struct migr_context *ctx = ctx_of(context);
 
+	migr_control_del(ctx);
 	ibv_close_device(ctx->lower);
 	migr_xlate_destroy(&ctx->xlate);
 	migr_xlate_destroy(&ctx->remote);
@@ -101,6 +112,8 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 	ctx->lower = lower;
 	migr_xlate_init(&ctx->xlate);
 	migr_xlate_init(&ctx->remote);
+	migr_record_init(&ctx->rec);
+	pthread_rwlock_init(&ctx->ctl_lock, NULL);
 	ctx->lower_async_fd = lower->async_fd;
 	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
 	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);
@@ -108,6 +121,7 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 		goto err_ctx;
 
 	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);
+	migr_control_add(ctx);
 	verbs_info(&ctx->vctx, "opened over %s\n", lower->device->name);
 	return &ctx->vctx;
 

@@ -9,26 +9,38 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "migr.h"
 
-int migr_event_fd_init(int lower_fd)
+/* Put a lower fd (made non-blocking: we wait on our fd) in our epoll set */
+int migr_event_fd_add(int epfd, int lower_fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
-	int flags, epfd;
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = lower_fd };
+	int flags;
 
-	/* Reads on the lower fd never block: waiting is done on our fd */
 	flags = fcntl(lower_fd, F_GETFL);
 	if (flags < 0 || fcntl(lower_fd, F_SETFL, flags | O_NONBLOCK) < 0)
 		return -1;
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, lower_fd, &ev);
+}
+
+void migr_event_fd_del(int epfd, int lower_fd)
+{
+	epoll_ctl(epfd, EPOLL_CTL_DEL, lower_fd, NULL);
+}
+
+int migr_event_fd_init(int lower_fd)
+{
+	int epfd;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		return -1;
-	ev.data.fd = lower_fd;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, lower_fd, &ev)) {
+	if (migr_event_fd_add(epfd, lower_fd)) {
 		close(epfd);
 		return -1;
 	}
@@ -79,6 +91,7 @@ struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context)
 	if (!mch)
 		return migr_fail(ENOMEM);
 
+	ctl_enter(context);
 	mch->lower = ibv_create_comp_channel(ctx_of(context)->lower);
 	if (!mch->lower)
 		goto err;
@@ -86,13 +99,26 @@ struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context)
 	mch->channel.fd = migr_event_fd_init(mch->lower->fd);
 	if (mch->channel.fd < 0)
 		goto err_lower;
+	mch->synth_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (mch->synth_fd < 0 ||
+	    migr_event_fd_add(mch->channel.fd, mch->synth_fd))
+		goto err_fd;
+	pthread_mutex_init(&mch->synth_lock, NULL);
 	mch->channel.context = context;
 	mch->channel.refcnt = 0;
+	migr_record_add(ctx_of(context), &ctx_of(context)->rec.channels,
+			&mch->entry);
+	ctl_leave(context);
 	return &mch->channel;
 
+err_fd:
+	if (mch->synth_fd >= 0)
+		close(mch->synth_fd);
+	close(mch->channel.fd);
 err_lower:
 	ibv_destroy_comp_channel(mch->lower);
 err:
+	ctl_leave(context);
 	free(mch);
 	return NULL;
 }
@@ -103,6 +129,7 @@ int migr_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct ibv_context *context = channel->context;
 	int ret;
 
+	ctl_enter(context);
 	pthread_mutex_lock(&context->mutex);
 	if (channel->refcnt) {
 		ret = EBUSY;
@@ -111,38 +138,101 @@ int migr_destroy_comp_channel(struct ibv_comp_channel *channel)
 	ret = ibv_destroy_comp_channel(mch->lower);
 	if (ret)
 		goto out;
+	migr_record_del(ctx_of(context), &mch->entry);
+	close(mch->synth_fd);
 	close(channel->fd);
+	free(mch->synth);
 	free(mch);
 out:
 	pthread_mutex_unlock(&context->mutex);
+	ctl_leave(context);
 	return ret;
 }
 
+/* Owe the application an event for mcq on this channel (after a switch) */
+int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&mch->synth_lock);
+	if (mch->nsynth == mch->synth_cap) {
+		unsigned int cap = mch->synth_cap ? mch->synth_cap * 2 : 8;
+		struct migr_cq **n = realloc(mch->synth, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&mch->synth_lock);
+			return ENOMEM;
+		}
+		mch->synth = n;
+		mch->synth_cap = cap;
+	}
+	mch->synth[mch->nsynth++] = mcq;
+	pthread_mutex_unlock(&mch->synth_lock);
+	return write(mch->synth_fd, &one, sizeof(one)) == sizeof(one) ? 0 :
+									errno;
+}
+
+/* An event a switch owes, oldest first; NULL when none is owed */
+static struct migr_cq *take_synth(struct migr_comp_channel *mch)
+{
+	struct migr_cq *mcq = NULL;
+	uint64_t cnt;
+
+	pthread_mutex_lock(&mch->synth_lock);
+	if (mch->nsynth) {
+		mcq = mch->synth[0];
+		memmove(mch->synth, mch->synth + 1,
+			--mch->nsynth * sizeof(*mch->synth));
+		/* keep the eventfd readable exactly while events are owed */
+		if (!mch->nsynth && read(mch->synth_fd, &cnt, sizeof(cnt)) < 0)
+			cnt = 0;
+	}
+	pthread_mutex_unlock(&mch->synth_lock);
+	return mcq;
+}
+
 struct cq_event_read {
-	struct ibv_comp_channel *lower;
-	struct ibv_cq *lcq;
-	void *lctx;
+	struct migr_comp_channel *mch;
+	struct migr_cq *mcq;
 };
 
+/*
+ * Owed events first, then the lower channel's. The lower channel is looked
+ * up each time under the context's lock: a switch may replace it while the
+ * application waits on our fd.
+ */
 static int read_cq_event(void *arg)
 {
 	struct cq_event_read *r = arg;
+	struct ibv_context *context = r->mch->channel.context;
+	struct ibv_cq *lcq;
+	void *lctx;
+	int ret;
 
-	return ibv_get_cq_event(r->lower, &r->lcq, &r->lctx);
+	r->mcq = take_synth(r->mch);
+	if (r->mcq)
+		return 0;
+	ctl_enter(context);
+	ret = ibv_get_cq_event(r->mch->lower, &lcq, &lctx);
+	if (!ret) {
+		/* The lower CQ was created with our CQ as its cq_context */
+		r->mcq = lctx;
+		ibv_ack_cq_events(lcq, 1);
+	}
+	ctl_leave(context);
+	return ret;
 }
 
 int migr_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		      void **cq_context)
 {
-	struct cq_event_read r = { .lower = lower_channel(channel) };
+	struct cq_event_read r = { .mch = to_mcomp_channel(channel) };
 	struct migr_cq *mcq;
 
 	if (migr_event_read(channel->fd, read_cq_event, &r))
 		return -1;
-
-	/* The lower CQ was created with our CQ as its cq_context */
-	mcq = r.lctx;
-	ibv_ack_cq_events(r.lcq, 1);
+	mcq = r.mcq;
+	mcq->armed = false;
 
 	pthread_mutex_lock(&mcq->vcq.cq.mutex);
 	mcq->comp_events++;
@@ -153,18 +243,6 @@ int migr_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	return 0;
 }
 
-struct async_event_read {
-	struct ibv_context *lower;
-	struct ibv_async_event ev;
-};
-
-static int read_async_event(void *arg)
-{
-	struct async_event_read *r = arg;
-
-	return ibv_get_async_event(r->lower, &r->ev);
-}
-
 /* Count an event handed out on obj, so its destroy waits for the ack */
 static void count_event(pthread_mutex_t *mutex, uint32_t *delivered)
 {
@@ -173,18 +251,14 @@ static void count_event(pthread_mutex_t *mutex, uint32_t *delivered)
 	pthread_mutex_unlock(mutex);
 }
 
-int migr_get_async_event(struct ibv_context *context,
+/* The application's event for a lower one: same type, our objects */
+static void to_app_event(const struct ibv_async_event *lev,
 			 struct ibv_async_event *event)
 {
-	struct async_event_read r = { .lower = ctx_of(context)->lower };
-
-	if (migr_event_read(context->async_fd, read_async_event, &r))
-		return -1;
-
-	event->event_type = r.ev.event_type;
-	switch (r.ev.event_type) {
+	event->event_type = lev->event_type;
+	switch (lev->event_type) {
 	case IBV_EVENT_CQ_ERR: {
-		struct migr_cq *mcq = r.ev.element.cq->cq_context;
+		struct migr_cq *mcq = lev->element.cq->cq_context;
 
 		count_event(&mcq->vcq.cq.mutex, &mcq->async_events);
 		event->element.cq = &mcq->vcq.cq;
@@ -198,7 +272,7 @@ int migr_get_async_event(struct ibv_context *context,
 	case IBV_EVENT_PATH_MIG:
 	case IBV_EVENT_PATH_MIG_ERR:
 	case IBV_EVENT_QP_LAST_WQE_REACHED: {
-		struct migr_qp *mqp = r.ev.element.qp->qp_context;
+		struct migr_qp *mqp = lev->element.qp->qp_context;
 
 		count_event(&mqp->vqp.qp.mutex, &mqp->async_events);
 		event->element.qp = &mqp->vqp.qp;
@@ -206,25 +280,57 @@ int migr_get_async_event(struct ibv_context *context,
 	}
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED: {
-		struct migr_srq *msrq = r.ev.element.srq->srq_context;
+		struct migr_srq *msrq = lev->element.srq->srq_context;
 
 		count_event(&msrq->vsrq.srq.mutex, &msrq->async_events);
 		event->element.srq = &msrq->vsrq.srq;
 		break;
 	}
 	case IBV_EVENT_WQ_FATAL: {
-		struct migr_wq *mwq = r.ev.element.wq->wq_context;
+		struct migr_wq *mwq = lev->element.wq->wq_context;
 
 		count_event(&mwq->wq.mutex, &mwq->async_events);
 		event->element.wq = &mwq->wq;
 		break;
 	}
 	default:
-		event->element.port_num = r.ev.element.port_num;
+		event->element.port_num = lev->element.port_num;
 		break;
 	}
+}
 
-	/* Our objects count the application's acks; the lower is done */
-	ibv_ack_async_event(&r.ev);
-	return 0;
+struct async_event_read {
+	struct ibv_context *context;
+	struct ibv_async_event *event;
+};
+
+/*
+ * Read, convert and ack a lower event while no switch can destroy the
+ * lower objects (a lower destroy would wait for that ack).
+ */
+static int read_async_event(void *arg)
+{
+	struct async_event_read *r = arg;
+	struct migr_context *ctx = ctx_of(r->context);
+	struct ibv_async_event lev;
+	int ret;
+
+	pthread_rwlock_rdlock(&ctx->ctl_lock);
+	ret = ibv_get_async_event(ctx->lower, &lev);
+	if (!ret) {
+		to_app_event(&lev, r->event);
+		/* Our objects count the application's acks; the lower is done */
+		ibv_ack_async_event(&lev);
+	}
+	pthread_rwlock_unlock(&ctx->ctl_lock);
+	return ret;
+}
+
+int migr_get_async_event(struct ibv_context *context,
+			 struct ibv_async_event *event)
+{
+	struct async_event_read r = { .context = context, .event = event };
+
+	return migr_event_read(context->async_fd, read_async_event, &r) ? -1 :
+									  0;
 }

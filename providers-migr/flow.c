@@ -119,6 +119,7 @@ struct ibv_flow *migr_create_flow(struct ibv_qp *qp,
 	mflow->flow.comp_mask = mflow->lower->comp_mask;
 	mflow->flow.context = qp->context;
 	mflow->flow.handle = mflow->lower->handle;
+	migr_record_unsupported(ctx_of(qp->context), MIGR_UNSUP_FLOW, 1);
 	return &mflow->flow;
 }
 
@@ -130,6 +131,7 @@ int migr_destroy_flow(struct ibv_flow *flow)
 	ret = ibv_destroy_flow(mflow->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(flow->context), MIGR_UNSUP_FLOW, -1);
 	free(mflow);
 	return 0;
 }
@@ -144,6 +146,7 @@ static struct ibv_flow_action *wrap_flow_action(struct migr_flow_action *mfa,
 	mfa->vaction.action.context = context;
 	mfa->vaction.type = lv->type;
 	mfa->vaction.handle = lv->handle;
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_FLOW, 1);
 	return &mfa->vaction.action;
 }
 
@@ -178,6 +181,7 @@ int migr_destroy_flow_action(struct ibv_flow_action *action)
 	ret = ibv_destroy_flow_action(mfa->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(action->context), MIGR_UNSUP_FLOW, -1);
 	free(mfa);
 	return 0;
 }
@@ -200,6 +204,7 @@ migr_create_counters(struct ibv_context *context,
 	mcnt->vcounters.handle =
 		container_of(mcnt->lower, struct verbs_counters, counters)
 			->handle;
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_COUNTERS, 1);
 	return &mcnt->vcounters.counters;
 }
 
@@ -211,6 +216,8 @@ int migr_destroy_counters(struct ibv_counters *counters)
 	ret = ibv_destroy_counters(mcnt->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(counters->context), MIGR_UNSUP_COUNTERS,
+				-1);
 	free(mcnt);
 	return 0;
 }

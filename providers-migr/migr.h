@@ -11,10 +11,39 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <ccan/list.h>
 #include <infiniband/driver.h>
 #include <util/util.h>
 
+#include "quiesce.h"
 #include "xlate.h"
+
+/* Objects a live switch cannot rebuild yet: a switch is refused while any
+ * of them exists (record.c names them in the error). */
+enum migr_unsup {
+	MIGR_UNSUP_SRQ,
+	MIGR_UNSUP_MW,
+	MIGR_UNSUP_DM,
+	MIGR_UNSUP_XRCD,
+	MIGR_UNSUP_TD,
+	MIGR_UNSUP_PARENT_DOMAIN,
+	MIGR_UNSUP_IMPORTED,
+	MIGR_UNSUP_WQ,
+	MIGR_UNSUP_FLOW,
+	MIGR_UNSUP_COUNTERS,
+	MIGR_UNSUP_CQ_EX,
+	MIGR_UNSUP_QP_EX,
+	MIGR_UNSUP_QP_TYPE,
+	MIGR_UNSUP_MR_KIND,
+	MIGR_UNSUP_NUM,
+};
+
+/* migr's in-process record of the control path: what a switch rebuilds */
+struct migr_record {
+	pthread_mutex_t lock;
+	struct list_head pds, mrs, channels, cqs, qps, ahs;
+	uint32_t unsupported[MIGR_UNSUP_NUM];
+};
 
 struct migr_device {
 	struct verbs_device vdev;
@@ -27,11 +56,21 @@ struct migr_context {
 	/* partners' identifiers, for QPs not tied to a known moved partner */
 	struct migr_xlate remote;
 	int lower_async_fd; /* the lower context's, watched by our epoll fd */
+	struct migr_record rec;
+	/* control verbs and event reads (read) against a switch (write) */
+	pthread_rwlock_t ctl_lock;
+	unsigned int switches;
+	/* set from suspension to resumption; CQ shadows stay until drained */
+	bool switch_active;
+	unsigned int markers_out; /* drain markers not completed yet */
+	struct list_node entry; /* in the process's list of contexts */
 };
 
 struct migr_pd {
 	struct ibv_pd pd;
 	struct ibv_pd *lower;
+	struct list_node entry;
+	int unsup; /* -1 for a plain PD in the record, else a MIGR_UNSUP_* */
 };
 
 struct migr_td {
@@ -47,6 +86,10 @@ struct migr_xrcd {
 struct migr_mr {
 	struct verbs_mr vmr;
 	struct ibv_mr *lower;
+	struct list_node entry;
+	/* how to register it again: ibv_reg_mr_iova2() arguments */
+	bool rebuildable;
+	uint64_t iova;
 };
 
 struct migr_mw {
@@ -62,6 +105,22 @@ struct migr_dm {
 struct migr_comp_channel {
 	struct ibv_comp_channel channel; /* fd: an epoll fd over lower->fd */
 	struct ibv_comp_channel *lower;
+	struct list_node entry;
+	/*
+	 * Events a switch owes the application (an armed CQ whose entries it
+	 * moved to the shadow): CQs listed here, counted on an eventfd that
+	 * sits in the channel's epoll set next to the lower fd.
+	 */
+	int synth_fd;
+	pthread_mutex_t synth_lock;
+	struct migr_cq **synth;
+	unsigned int nsynth, synth_cap;
+};
+
+/* Completions a switch took off a lower CQ, handed out before new ones */
+struct migr_shadow {
+	struct ibv_wc *wc;
+	uint32_t cap, head, count;
 };
 
 struct migr_cq {
@@ -71,6 +130,15 @@ struct migr_cq {
 	/* events handed to the application; destroy waits for their acks */
 	uint32_t comp_events;
 	uint32_t async_events;
+	/* data path: polls take the slow path (shadow.c) while set */
+	bool switching;
+	pthread_mutex_t shadow_lock;
+	struct migr_shadow shadow;
+	/* record */
+	struct list_node entry;
+	int cqe_req, comp_vector;
+	struct migr_comp_channel *mch;
+	bool armed, armed_solicited;
 };
 
 struct migr_srq {
@@ -79,11 +147,58 @@ struct migr_srq {
 	uint32_t async_events;
 };
 
+/* The RECVs posted to a QP, newest last: a switch reposts those unused */
+struct migr_rlog {
+	uint8_t *ring;
+	uint32_t mask, stride, max_sge;
+	uint64_t head; /* RECVs ever posted */
+};
+
+struct migr_rlog_entry {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	struct ibv_sge sge[];
+};
+
+/* A WR posted while its QP was suspended, replayed after the switch */
+struct migr_held_wr {
+	struct migr_held_wr *next;
+	bool recv;
+	union {
+		struct ibv_send_wr send;
+		struct ibv_recv_wr recv_wr;
+	};
+	struct ibv_sge sge[];
+};
+
+/* Why a QP's posts leave the pass-through path (migr_qp.slow) */
+enum {
+	MIGR_SLOW_REWRITE = 1 << 0, /* UD: WRs carry AH pointers */
+	MIGR_SLOW_XLATE = 1 << 1, /* keys or QPNs translate */
+	MIGR_SLOW_SUSPENDED = 1 << 2, /* a switch holds posts */
+};
+
 struct migr_qp {
 	struct verbs_qp vqp;
 	struct ibv_qp *lower;
 	struct ibv_qp_ex *lower_ex; /* set when created with send_ops_flags */
 	struct migr_context *ctx;
+	uint8_t slow; /* MIGR_SLOW_*: zero on the fast path */
+	/* SENDs and WRITE_IMMs posted: RECVs they use up at the partner */
+	uint64_t n_consumers;
+	struct migr_rlog rlog;
+	/* posts held while suspended, in order */
+	pthread_mutex_t hold_lock;
+	struct migr_held_wr *held, **held_tail;
+	/* record */
+	struct list_node entry;
+	struct ibv_qp_init_attr_ex init; /* as the application asked */
+	struct ibv_qp_attr attr; /* every attribute it set, merged */
+	int attr_mask;
+	/* the partner is a QP of this process (its remote table is ours) */
+	bool self;
+	/* switch state */
+	bool marker_posted, marker_done, marker_failed;
 	/* the partner's identifiers: the context's until it is known */
 	struct migr_xlate *remote;
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
@@ -96,6 +211,8 @@ struct migr_qp {
 struct migr_ah {
 	struct ibv_ah ah;
 	struct ibv_ah *lower;
+	struct list_node entry;
+	struct ibv_ah_attr attr;
 };
 
 struct migr_wq {
@@ -220,6 +337,17 @@ lower_channel(struct ibv_comp_channel *channel)
 	return channel ? to_mcomp_channel(channel)->lower : NULL;
 }
 
+/* Control verbs run outside a switch (which holds the lock for writing) */
+static inline void ctl_enter(struct ibv_context *context)
+{
+	pthread_rwlock_rdlock(&ctx_of(context)->ctl_lock);
+}
+
+static inline void ctl_leave(struct ibv_context *context)
+{
+	pthread_rwlock_unlock(&ctx_of(context)->ctl_lock);
+}
+
 /* Return NULL with errno set, the way verbs report failed creation */
 static inline void *migr_fail(int err)
 {
@@ -234,10 +362,39 @@ static inline void *migr_fail(int err)
 void migr_wait_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
 		    const uint32_t *completed, uint32_t delivered);
 
+/* wr_id of the zero-length WRITE or READ a switch posts to learn that a
+ * send queue drained; its completion never reaches the application */
+#define MIGR_MARKER_WRID 0x6d6967722d6d726bull
+
+/* control.c */
+void migr_control_add(struct migr_context *ctx);
+void migr_control_del(struct migr_context *ctx);
+
+/* record.c */
+void migr_record_init(struct migr_record *rec);
+void migr_record_add(struct migr_context *ctx, struct list_head *list,
+		     struct list_node *node);
+void migr_record_del(struct migr_context *ctx, struct list_node *node);
+void migr_record_unsupported(struct migr_context *ctx, enum migr_unsup what,
+			     int delta);
+const char *migr_record_blocker(struct migr_context *ctx);
+void migr_record_modify_qp(struct migr_qp *mqp, const struct ibv_qp_attr *attr,
+			   int attr_mask);
+
+/* shadow.c */
+int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc);
+int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only);
+void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n);
+int migr_cq_drain(struct migr_cq *mcq);
+void migr_shadow_free(struct migr_cq *mcq);
+
 /* device.c */
 extern const struct verbs_context_ops migr_ctx_ops;
 
 /* events.c */
+int migr_event_fd_add(int epfd, int lower_fd);
+void migr_event_fd_del(int epfd, int lower_fd);
+int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq);
 struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context);
 int migr_destroy_comp_channel(struct ibv_comp_channel *channel);
 int migr_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
@@ -323,6 +480,10 @@ int migr_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 int migr_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 		      uint16_t lid);
 void migr_qp_ex_set_ops(struct migr_qp *mqp);
+void migr_qp_update_slow(struct migr_qp *mqp);
+void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
+			const struct ibv_qp_init_attr_ex *attr,
+			struct migr_qp *mqp);
 
 /* post.c */
 typedef int (*post_recv_fn)(void *lower, struct ibv_recv_wr *wr,
@@ -336,6 +497,10 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr);
+int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
 
 /* srq.c */
 struct ibv_srq *migr_create_srq(struct ibv_pd *pd,

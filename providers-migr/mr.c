@@ -30,9 +30,12 @@ static void forget_mr_keys(struct migr_mr *mmr)
 	migr_xlate_gone(x, MIGR_XLATE_RKEY, mmr->vmr.ibv_mr.rkey);
 }
 
-/* Wrap a lower MR; on failure the lower MR is released with undo() */
+/*
+ * Wrap a lower MR; on failure the lower MR is released with undo(). A MR a
+ * switch can register again is recorded; others count as unsup.
+ */
 static struct ibv_mr *wrap_mr(struct ibv_pd *pd, struct ibv_mr *lower,
-			      int (*undo)(struct ibv_mr *mr))
+			      int (*undo)(struct ibv_mr *mr), int unsup)
 {
 	struct verbs_mr *lvmr;
 	struct migr_mr *mmr;
@@ -58,7 +61,24 @@ static struct ibv_mr *wrap_mr(struct ibv_pd *pd, struct ibv_mr *lower,
 		free(mmr);
 		return migr_fail(ENOMEM);
 	}
+	mmr->rebuildable = unsup < 0;
+	if (mmr->rebuildable)
+		migr_record_add(ctx_of(pd->context),
+				&ctx_of(pd->context)->rec.mrs, &mmr->entry);
+	else
+		migr_record_unsupported(ctx_of(pd->context), unsup, 1);
 	return &mmr->vmr.ibv_mr;
+}
+
+static void forget_mr(struct migr_mr *mmr, int unsup)
+{
+	struct migr_context *ctx = ctx_of(mmr->vmr.ibv_mr.context);
+
+	forget_mr_keys(mmr);
+	if (mmr->rebuildable)
+		migr_record_del(ctx, &mmr->entry);
+	else
+		migr_record_unsupported(ctx, unsup, -1);
 }
 
 static int unimport_mr_undo(struct ibv_mr *mr)
@@ -70,10 +90,17 @@ static int unimport_mr_undo(struct ibv_mr *mr)
 struct ibv_mr *migr_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			   uint64_t hca_va, int access)
 {
-	return wrap_mr(pd,
-		       ibv_reg_mr_iova2(lower_pd(pd), addr, length, hca_va,
-					access),
-		       ibv_dereg_mr);
+	struct ibv_mr *mr;
+
+	ctl_enter(pd->context);
+	mr = wrap_mr(pd,
+		     ibv_reg_mr_iova2(lower_pd(pd), addr, length, hca_va,
+				      access),
+		     ibv_dereg_mr, -1);
+	if (mr)
+		to_mmr(mr)->iova = hca_va;
+	ctl_leave(pd->context);
+	return mr;
 }
 
 struct ibv_mr *migr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
@@ -83,7 +110,7 @@ struct ibv_mr *migr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	return wrap_mr(pd,
 		       ibv_reg_dmabuf_mr(lower_pd(pd), offset, length, iova, fd,
 					 access),
-		       ibv_dereg_mr);
+		       ibv_dereg_mr, MIGR_UNSUP_MR_KIND);
 }
 
 struct ibv_mr *migr_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
@@ -93,18 +120,19 @@ struct ibv_mr *migr_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
 	return wrap_mr(pd,
 		       ibv_reg_dm_mr(lower_pd(pd), lower_dm(dm), dm_offset,
 				     length, access),
-		       ibv_dereg_mr);
+		       ibv_dereg_mr, MIGR_UNSUP_MR_KIND);
 }
 
 struct ibv_mr *migr_alloc_null_mr(struct ibv_pd *pd)
 {
-	return wrap_mr(pd, ibv_alloc_null_mr(lower_pd(pd)), ibv_dereg_mr);
+	return wrap_mr(pd, ibv_alloc_null_mr(lower_pd(pd)), ibv_dereg_mr,
+		       MIGR_UNSUP_MR_KIND);
 }
 
 struct ibv_mr *migr_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
 	return wrap_mr(pd, ibv_import_mr(lower_pd(pd), mr_handle),
-		       unimport_mr_undo);
+		       unimport_mr_undo, MIGR_UNSUP_IMPORTED);
 }
 
 void migr_unimport_mr(struct ibv_mr *mr)
@@ -112,7 +140,7 @@ void migr_unimport_mr(struct ibv_mr *mr)
 	struct migr_mr *mmr = to_mmr(mr);
 
 	ibv_unimport_mr(mmr->lower);
-	forget_mr_keys(mmr);
+	forget_mr(mmr, MIGR_UNSUP_IMPORTED);
 	free(mmr);
 }
 
@@ -130,6 +158,9 @@ int migr_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		return ret;
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
 		vmr->access = access;
+	/* libibverbs updates addr, length and pd of our MR once we return */
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+		mmr->iova = (uintptr_t)addr;
 	/* The lower may have issued new keys */
 	forget_mr_keys(mmr);
 	return set_mr_keys(mmr);
@@ -140,12 +171,14 @@ int migr_dereg_mr(struct verbs_mr *vmr)
 	struct migr_mr *mmr = to_mmr(&vmr->ibv_mr);
 	int ret;
 
+	ctl_enter(vmr->ibv_mr.context);
 	ret = ibv_dereg_mr(mmr->lower);
-	if (ret)
-		return ret;
-	forget_mr_keys(mmr);
-	free(mmr);
-	return 0;
+	if (!ret) {
+		forget_mr(mmr, MIGR_UNSUP_MR_KIND);
+		free(mmr);
+	}
+	ctl_leave(vmr->ibv_mr.context);
+	return ret;
 }
 
 int migr_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
@@ -190,6 +223,7 @@ struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		free(mmw);
 		return migr_fail(ENOMEM);
 	}
+	migr_record_unsupported(ctx_of(pd->context), MIGR_UNSUP_MW, 1);
 	return &mmw->mw;
 }
 
@@ -202,6 +236,7 @@ int migr_dealloc_mw(struct ibv_mw *mw)
 	if (ret)
 		return ret;
 	migr_xlate_gone(&ctx_of(mw->context)->xlate, MIGR_XLATE_RKEY, mw->rkey);
+	migr_record_unsupported(ctx_of(mw->context), MIGR_UNSUP_MW, -1);
 	free(mmw);
 	return 0;
 }
@@ -258,6 +293,7 @@ static struct ibv_dm *wrap_dm(struct ibv_context *context, struct ibv_dm *lower,
 	mdm->vdm.handle = lower->handle;
 	mdm->vdm.dm.memcpy_to_dm = migr_memcpy_to_dm;
 	mdm->vdm.dm.memcpy_from_dm = migr_memcpy_from_dm;
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_DM, 1);
 	return &mdm->vdm.dm;
 }
 
@@ -288,6 +324,7 @@ int migr_free_dm(struct ibv_dm *dm)
 	ret = ibv_free_dm(mdm->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(dm->context), MIGR_UNSUP_DM, -1);
 	free(mdm);
 	return 0;
 }
@@ -297,5 +334,6 @@ void migr_unimport_dm(struct ibv_dm *dm)
 	struct migr_dm *mdm = to_mdm(dm);
 
 	ibv_unimport_dm(mdm->lower);
+	migr_record_unsupported(ctx_of(dm->context), MIGR_UNSUP_DM, -1);
 	free(mdm);
 }

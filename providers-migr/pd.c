@@ -5,7 +5,9 @@
 
 #include "migr.h"
 
-static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower)
+/* unsup: -1 records a plain PD, else what kind of PD a switch cannot redo */
+static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower,
+			      int unsup)
 {
 	struct migr_pd *mpd;
 
@@ -19,24 +21,49 @@ static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower)
 	mpd->lower = lower;
 	mpd->pd.context = context;
 	mpd->pd.handle = lower->handle;
+	mpd->unsup = unsup;
+	if (unsup < 0)
+		migr_record_add(ctx_of(context), &ctx_of(context)->rec.pds,
+				&mpd->entry);
+	else
+		migr_record_unsupported(ctx_of(context), unsup, 1);
 	return &mpd->pd;
+}
+
+static void forget_pd(struct migr_pd *mpd)
+{
+	struct migr_context *ctx = ctx_of(mpd->pd.context);
+
+	if (mpd->unsup < 0)
+		migr_record_del(ctx, &mpd->entry);
+	else
+		migr_record_unsupported(ctx, mpd->unsup, -1);
 }
 
 struct ibv_pd *migr_alloc_pd(struct ibv_context *context)
 {
-	return wrap_pd(context, ibv_alloc_pd(ctx_of(context)->lower));
+	struct ibv_pd *pd;
+
+	ctl_enter(context);
+	pd = wrap_pd(context, ibv_alloc_pd(ctx_of(context)->lower), -1);
+	ctl_leave(context);
+	return pd;
 }
 
 int migr_dealloc_pd(struct ibv_pd *pd)
 {
 	struct migr_pd *mpd = to_mpd(pd);
+	struct ibv_context *context = pd->context;
 	int ret;
 
+	ctl_enter(context);
 	ret = ibv_dealloc_pd(mpd->lower);
-	if (ret)
-		return ret;
-	free(mpd);
-	return 0;
+	if (!ret) {
+		forget_pd(mpd);
+		free(mpd);
+	}
+	ctl_leave(context);
+	return ret;
 }
 
 struct ibv_pd *
@@ -48,13 +75,15 @@ migr_alloc_parent_domain(struct ibv_context *context,
 	lattr.pd = lower_pd(attr->pd);
 	lattr.td = attr->td ? to_mtd(attr->td)->lower : NULL;
 	return wrap_pd(context,
-		       ibv_alloc_parent_domain(ctx_of(context)->lower, &lattr));
+		       ibv_alloc_parent_domain(ctx_of(context)->lower, &lattr),
+		       MIGR_UNSUP_PARENT_DOMAIN);
 }
 
 struct ibv_pd *migr_import_pd(struct ibv_context *context, uint32_t pd_handle)
 {
 	return wrap_pd(context,
-		       ibv_import_pd(ctx_of(context)->lower, pd_handle));
+		       ibv_import_pd(ctx_of(context)->lower, pd_handle),
+		       MIGR_UNSUP_IMPORTED);
 }
 
 void migr_unimport_pd(struct ibv_pd *pd)
@@ -62,6 +91,7 @@ void migr_unimport_pd(struct ibv_pd *pd)
 	struct migr_pd *mpd = to_mpd(pd);
 
 	ibv_unimport_pd(mpd->lower);
+	forget_pd(mpd);
 	free(mpd);
 }
 
@@ -79,6 +109,7 @@ struct ibv_td *migr_alloc_td(struct ibv_context *context,
 		return NULL;
 	}
 	mtd->td.context = context;
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_TD, 1);
 	return &mtd->td;
 }
 
@@ -90,6 +121,7 @@ int migr_dealloc_td(struct ibv_td *td)
 	ret = ibv_dealloc_td(mtd->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(td->context), MIGR_UNSUP_TD, -1);
 	free(mtd);
 	return 0;
 }
@@ -112,6 +144,7 @@ struct ibv_xrcd *migr_open_xrcd(struct ibv_context *context,
 		container_of(mxrcd->lower, struct verbs_xrcd, xrcd)->comp_mask;
 	mxrcd->vxrcd.handle =
 		container_of(mxrcd->lower, struct verbs_xrcd, xrcd)->handle;
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_XRCD, 1);
 	return &mxrcd->vxrcd.xrcd;
 }
 
@@ -123,6 +156,7 @@ int migr_close_xrcd(struct ibv_xrcd *xrcd)
 	ret = ibv_close_xrcd(mxrcd->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(xrcd->context), MIGR_UNSUP_XRCD, -1);
 	free(mxrcd);
 	return 0;
 }

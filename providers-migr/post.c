@@ -4,9 +4,15 @@
  * pointer to a migr object, the application's WR list goes to the lower
  * provider untouched. Otherwise WRs are copied in bounded batches onto the
  * stack with translated keys and lower objects: no locks, no allocation,
- * no system call is added.
+ * no system call is added. Two things are kept for a switch on the way:
+ * the number of SENDs posted (the RECVs they use up at the partner) and a
+ * ring of the RECVs posted, so the unused ones can be posted again; they
+ * assume one thread posts to a given queue at a time. While a switch has a
+ * QP suspended its posts are copied and held, and return 0.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "migr.h"
 
@@ -134,24 +140,162 @@ static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	return 0;
 }
 
-static bool has_bind_mw(const struct ibv_send_wr *wr)
+/* Opcodes that use up a RECV at the partner (see the RECV log) */
+#define CONSUMER_OPCODES                                                       \
+	(1u << IBV_WR_SEND | 1u << IBV_WR_SEND_WITH_IMM |                      \
+	 1u << IBV_WR_SEND_WITH_INV | 1u << IBV_WR_RDMA_WRITE_WITH_IMM)
+
+/*
+ * One walk over the list: how many WRs (up to stop) use a partner's RECV,
+ * and whether one binds a window (a WR the lower must see rewritten).
+ */
+static inline unsigned int scan_sends(const struct ibv_send_wr *wr,
+				      const struct ibv_send_wr *stop,
+				      bool *bind)
 {
-	for (; wr; wr = wr->next)
+	unsigned int n = 0;
+
+	for (; wr != stop; wr = wr->next) {
+		if ((unsigned int)wr->opcode < 32)
+			n += !!((1u << wr->opcode) & CONSUMER_OPCODES);
 		if (unlikely(wr->opcode == IBV_WR_BIND_MW))
-			return true;
-	return false;
+			*bind = true;
+	}
+	return n;
+}
+
+/*
+ * Copy a WR list into held WRs at the tail of mqp's list; inline payloads
+ * are copied too, since the application may reuse them once we return.
+ */
+static int hold_wrs(struct migr_qp *mqp, struct ibv_send_wr *swr,
+		    struct ibv_recv_wr *rwr, void **bad)
+{
+	while (swr || rwr) {
+		int nsge = swr ? swr->num_sge : rwr->num_sge;
+		size_t inl = 0, len;
+		struct migr_held_wr *h;
+		int i;
+
+		if (nsge < 0) {
+			*bad = swr ? (void *)swr : (void *)rwr;
+			return EINVAL;
+		}
+		if (swr && (swr->send_flags & IBV_SEND_INLINE))
+			for (i = 0; i < nsge; i++)
+				inl += swr->sg_list[i].length;
+		len = sizeof(*h) + nsge * sizeof(h->sge[0]) + inl;
+		h = calloc(1, len);
+		if (!h) {
+			*bad = swr ? (void *)swr : (void *)rwr;
+			return ENOMEM;
+		}
+		h->recv = !swr;
+		if (nsge)
+			memcpy(h->sge, swr ? swr->sg_list : rwr->sg_list,
+			       nsge * sizeof(h->sge[0]));
+		if (swr) {
+			uint8_t *data = (uint8_t *)&h->sge[nsge];
+
+			h->send = *swr;
+			h->send.sg_list = h->sge;
+			for (i = 0; inl && i < nsge; i++) {
+				memcpy(data, (void *)(uintptr_t)h->sge[i].addr,
+				       h->sge[i].length);
+				h->sge[i].addr = (uintptr_t)data;
+				data += h->sge[i].length;
+			}
+			h->send.next = NULL;
+			swr = swr->next;
+		} else {
+			h->recv_wr = *rwr;
+			h->recv_wr.sg_list = h->sge;
+			h->recv_wr.next = NULL;
+			rwr = rwr->next;
+		}
+		*mqp->held_tail = h;
+		mqp->held_tail = &h->next;
+	}
+	return 0;
+}
+
+/* Remember RECVs the lower accepted, up to stop, for a switch to repost */
+static void rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
+		     const struct ibv_recv_wr *stop)
+{
+	struct migr_rlog *log = &mqp->rlog;
+
+	for (; wr != stop && log->ring; wr = wr->next) {
+		struct migr_rlog_entry *e =
+			(void *)(log->ring +
+				 (log->head & log->mask) * log->stride);
+		uint32_t n = wr->num_sge > 0 ? wr->num_sge : 0;
+
+		if (n > log->max_sge)
+			n = log->max_sge;
+		e->wr_id = wr->wr_id;
+		e->num_sge = n;
+		if (n)
+			memcpy(e->sge, wr->sg_list, n * sizeof(e->sge[0]));
+		log->head++;
+	}
+}
+
+/* Posts that met a flag: held while suspended, else rewritten */
+static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	bool bind = false;
+	int ret;
+
+	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
+		pthread_mutex_lock(&mqp->hold_lock);
+		if (mqp->slow & MIGR_SLOW_SUSPENDED) {
+			ret = hold_wrs(mqp, wr, NULL, (void **)bad_wr);
+			pthread_mutex_unlock(&mqp->hold_lock);
+			return ret;
+		}
+		pthread_mutex_unlock(&mqp->hold_lock);
+	}
+	ret = post_send_rewritten(mqp, wr, bad_wr);
+	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &bind);
+	return ret;
 }
 
 int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
 	struct migr_qp *mqp = to_mqp(qp);
+	unsigned int consumers;
+	bool bind = false;
+	int ret;
 
-	if (likely(!mqp->rewrite_sends && !mqp->ctx->xlate.active &&
-		   !mqp->remote->active) &&
-	    !has_bind_mw(wr))
-		return ibv_post_send(mqp->lower, wr, bad_wr);
-	return post_send_rewritten(mqp, wr, bad_wr);
+	migr_enter();
+	if (likely(!mqp->slow)) {
+		consumers = scan_sends(wr, NULL, &bind);
+		if (likely(!bind)) {
+			ret = ibv_post_send(mqp->lower, wr, bad_wr);
+			if (unlikely(ret))
+				consumers = scan_sends(wr, *bad_wr, &bind);
+			mqp->n_consumers += consumers;
+			migr_leave();
+			return ret;
+		}
+	}
+	ret = post_send_slow(mqp, wr, bad_wr);
+	migr_leave();
+	return ret;
+}
+
+/* Repost held or logged WRs through the normal paths, after a switch */
+int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	bool bind = false;
+	int ret = post_send_rewritten(mqp, wr, bad_wr);
+
+	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &bind);
+	return ret;
 }
 
 int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
@@ -202,15 +346,48 @@ static int post_srq_recv(void *lower, struct ibv_recv_wr *wr,
 	return ibv_post_srq_recv(lower, wr, bad_wr);
 }
 
+int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	int ret = migr_post_recv_rewritten(&mqp->ctx->xlate, mqp->lower,
+					   post_qp_recv, wr, bad_wr);
+
+	rlog_add(mqp, wr, ret ? *bad_wr : NULL);
+	return ret;
+}
+
+static int post_recv_slow(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	int ret;
+
+	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
+		pthread_mutex_lock(&mqp->hold_lock);
+		if (mqp->slow & MIGR_SLOW_SUSPENDED) {
+			ret = hold_wrs(mqp, NULL, wr, (void **)bad_wr);
+			pthread_mutex_unlock(&mqp->hold_lock);
+			return ret;
+		}
+		pthread_mutex_unlock(&mqp->hold_lock);
+	}
+	return migr_post_recv_replay(mqp, wr, bad_wr);
+}
+
 int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct migr_qp *mqp = to_mqp(qp);
+	int ret;
 
-	if (likely(!mqp->ctx->xlate.active))
-		return ibv_post_recv(mqp->lower, wr, bad_wr);
-	return migr_post_recv_rewritten(&mqp->ctx->xlate, mqp->lower,
-					post_qp_recv, wr, bad_wr);
+	migr_enter();
+	if (likely(!(mqp->slow & ~MIGR_SLOW_REWRITE))) {
+		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
+		rlog_add(mqp, wr, ret ? *bad_wr : NULL);
+	} else {
+		ret = post_recv_slow(mqp, wr, bad_wr);
+	}
+	migr_leave();
+	return ret;
 }
 
 int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,

@@ -2,6 +2,7 @@
 /* Queue pairs: the control path (create, modify, query, destroy) */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "migr.h"
 
@@ -16,9 +17,9 @@ static struct migr_qp *alloc_qp(struct ibv_context *context)
 }
 
 /* The lower attributes: same request, lower objects, our QP as context */
-static void lower_init_attr(struct ibv_qp_init_attr_ex *lattr,
-			    const struct ibv_qp_init_attr_ex *attr,
-			    struct migr_qp *mqp)
+void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
+			const struct ibv_qp_init_attr_ex *attr,
+			struct migr_qp *mqp)
 {
 	*lattr = *attr;
 	lattr->qp_context = mqp;
@@ -36,9 +37,45 @@ static void lower_init_attr(struct ibv_qp_init_attr_ex *lattr,
 				NULL;
 }
 
+/* The ring of posted RECVs a switch reposts from (see post.c) */
+static int alloc_rlog(struct migr_qp *mqp, const struct ibv_qp_cap *cap)
+{
+	struct migr_rlog *log = &mqp->rlog;
+	uint32_t n = 1;
+
+	if (!cap->max_recv_wr)
+		return 0;
+	while (n < cap->max_recv_wr)
+		n <<= 1;
+	log->max_sge = cap->max_recv_sge;
+	log->stride = sizeof(struct migr_rlog_entry) +
+		      log->max_sge * sizeof(struct ibv_sge);
+	log->mask = n - 1;
+	log->ring = calloc(n, log->stride);
+	return log->ring ? 0 : ENOMEM;
+}
+
+/* Recompute why posts leave the pass-through path (all but suspension) */
+void migr_qp_update_slow(struct migr_qp *mqp)
+{
+	uint8_t slow = mqp->slow & MIGR_SLOW_SUSPENDED;
+
+	if (mqp->rewrite_sends)
+		slow |= MIGR_SLOW_REWRITE;
+	if (mqp->ctx->xlate.active || mqp->remote->active)
+		slow |= MIGR_SLOW_XLATE;
+	__atomic_store_n(&mqp->slow, slow, __ATOMIC_RELEASE);
+}
+
+static bool qp_switchable(const struct migr_qp *mqp)
+{
+	return mqp->vqp.qp.qp_type == IBV_QPT_RC && !mqp->lower_ex;
+}
+
 /* Fill what a provider fills in a new QP, from the lower one */
 static struct ibv_qp *finish_qp(struct migr_qp *mqp,
-				const struct ibv_qp_init_attr_ex *attr)
+				const struct ibv_qp_init_attr_ex *attr,
+				const struct ibv_qp_cap *cap)
 {
 	struct ibv_qp *qp = &mqp->vqp.qp, *lower = mqp->lower;
 
@@ -51,12 +88,19 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 	qp->qp_type = lower->qp_type;
 	qp->state = lower->state;
 	qp->handle = lower->handle;
-	if (migr_xlate_born(&mqp->ctx->xlate, MIGR_XLATE_QPN, lower->qp_num,
+	if (alloc_rlog(mqp, cap) ||
+	    migr_xlate_born(&mqp->ctx->xlate, MIGR_XLATE_QPN, lower->qp_num,
 			    &qp->qp_num)) {
 		ibv_destroy_qp(lower);
+		free(mqp->rlog.ring);
 		free(mqp);
 		return migr_fail(ENOMEM);
 	}
+	pthread_mutex_init(&mqp->hold_lock, NULL);
+	mqp->held_tail = &mqp->held;
+	mqp->init = *attr;
+	mqp->attr.qp_state = IBV_QPS_RESET;
+	mqp->attr_mask = IBV_QP_STATE;
 	/* Until a partner is known to have moved, its values are its own */
 	mqp->remote = &mqp->ctx->remote;
 	qp->events_completed = 0;
@@ -73,6 +117,14 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 			migr_qp_ex_set_ops(mqp);
 	}
 	mqp->rewrite_sends = qp->qp_type == IBV_QPT_UD;
+	migr_qp_update_slow(mqp);
+	if (qp_switchable(mqp))
+		migr_record_add(mqp->ctx, &mqp->ctx->rec.qps, &mqp->entry);
+	else
+		migr_record_unsupported(mqp->ctx,
+					mqp->lower_ex ? MIGR_UNSUP_QP_EX :
+							MIGR_UNSUP_QP_TYPE,
+					1);
 	return qp;
 }
 
@@ -92,11 +144,13 @@ struct ibv_qp *migr_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct ibv_qp_init_attr lattr;
 	struct ibv_qp_init_attr_ex lex;
 	struct migr_qp *mqp;
+	struct ibv_qp *qp;
 
 	mqp = alloc_qp(pd->context);
 	if (!mqp)
 		return NULL;
-	lower_init_attr(&lex, &attr_ex, mqp);
+	ctl_enter(pd->context);
+	migr_qp_lower_attr(&lex, &attr_ex, mqp);
 	lattr = (struct ibv_qp_init_attr){
 		.qp_context = lex.qp_context,
 		.send_cq = lex.send_cq,
@@ -108,31 +162,39 @@ struct ibv_qp *migr_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	};
 	mqp->lower = ibv_create_qp(lex.pd, &lattr);
 	if (!mqp->lower) {
+		ctl_leave(pd->context);
 		free(mqp);
 		return NULL;
 	}
 	/* Providers report the capabilities they really allocated */
 	attr->cap = lattr.cap;
-	return finish_qp(mqp, &attr_ex);
+	qp = finish_qp(mqp, &attr_ex, &lattr.cap);
+	ctl_leave(pd->context);
+	return qp;
 }
 
 struct ibv_qp *migr_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *attr)
 {
-	struct ibv_qp_init_attr_ex lattr;
+	struct ibv_qp_init_attr_ex lattr, req = *attr;
 	struct migr_qp *mqp;
+	struct ibv_qp *qp;
 
 	mqp = alloc_qp(context);
 	if (!mqp)
 		return NULL;
-	lower_init_attr(&lattr, attr, mqp);
+	ctl_enter(context);
+	migr_qp_lower_attr(&lattr, attr, mqp);
 	mqp->lower = ibv_create_qp_ex(mqp->ctx->lower, &lattr);
 	if (!mqp->lower) {
+		ctl_leave(context);
 		free(mqp);
 		return NULL;
 	}
 	attr->cap = lattr.cap;
-	return finish_qp(mqp, attr);
+	qp = finish_qp(mqp, &req, &lattr.cap);
+	ctl_leave(context);
+	return qp;
 }
 
 struct ibv_qp *migr_open_qp(struct ibv_context *context,
@@ -158,19 +220,54 @@ struct ibv_qp *migr_open_qp(struct ibv_context *context,
 		free(mqp);
 		return NULL;
 	}
-	return finish_qp(mqp, &attr_ex);
+	return finish_qp(mqp, &attr_ex, &attr_ex.cap);
+}
+
+/*
+ * Is the partner named by attr a QP of this process? Its GID is then one
+ * of our device's and its number one of our live QPNs; its values are
+ * then looked up in our own tables.
+ */
+static bool partner_is_self(struct migr_qp *mqp, const struct ibv_qp_attr *attr)
+{
+	const struct ibv_ah_attr *ah = &attr->ah_attr;
+	union ibv_gid gid;
+	uint32_t phys;
+
+	if (!migr_xlate_phys_of(&mqp->ctx->xlate, MIGR_XLATE_QPN,
+				attr->dest_qp_num, &phys))
+		return false;
+	if (!ah->is_global)
+		return true; /* IB without GRH: same subnet, LID-routed */
+	if (ibv_query_gid(mqp->ctx->lower, ah->port_num, ah->grh.sgid_index,
+			  &gid))
+		return false;
+	return !memcmp(&gid, &ah->grh.dgid, sizeof(gid));
 }
 
 int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct migr_qp *mqp = to_mqp(qp);
 	struct ibv_qp_attr lattr = *attr;
+	int ret;
 
+	ctl_enter(qp->context);
+	if ((attr_mask & IBV_QP_DEST_QPN) && (attr_mask & IBV_QP_AV)) {
+		mqp->self = partner_is_self(mqp, attr);
+		mqp->remote = mqp->self ? &mqp->ctx->xlate : &mqp->ctx->remote;
+	}
 	/* The application names its partner by the partner's virtual QPN */
 	if (attr_mask & IBV_QP_DEST_QPN)
 		lattr.dest_qp_num =
 			migr_remote_qpn_to_phys(mqp->remote, attr->dest_qp_num);
-	return ibv_modify_qp(mqp->lower, &lattr, attr_mask);
+	ret = ibv_modify_qp(mqp->lower, &lattr, attr_mask);
+	if (!ret) {
+		/* the record keeps the application's values: virtual QPN */
+		migr_record_modify_qp(mqp, attr, attr_mask);
+		migr_qp_update_slow(mqp);
+	}
+	ctl_leave(qp->context);
+	return ret;
 }
 
 int migr_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
@@ -197,12 +294,30 @@ int migr_destroy_qp(struct ibv_qp *qp)
 	struct migr_qp *mqp = to_mqp(qp);
 	int ret;
 
+	ctl_enter(qp->context);
 	ret = ibv_destroy_qp(mqp->lower);
-	if (ret)
+	if (ret) {
+		ctl_leave(qp->context);
 		return ret;
+	}
+	if (qp_switchable(mqp))
+		migr_record_del(mqp->ctx, &mqp->entry);
+	else
+		migr_record_unsupported(mqp->ctx,
+					mqp->lower_ex ? MIGR_UNSUP_QP_EX :
+							MIGR_UNSUP_QP_TYPE,
+					-1);
+	ctl_leave(qp->context);
 	migr_xlate_gone(&mqp->ctx->xlate, MIGR_XLATE_QPN, qp->qp_num);
 	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,
 		       mqp->async_events);
+	while (mqp->held) {
+		struct migr_held_wr *h = mqp->held;
+
+		mqp->held = h->next;
+		free(h);
+	}
+	free(mqp->rlog.ring);
 	free(mqp);
 	return 0;
 }

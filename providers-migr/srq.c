@@ -37,6 +37,7 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 		free(msrq);
 		return migr_fail(ENOMEM);
 	}
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_SRQ, 1);
 	return srq;
 }
 
@@ -109,6 +110,7 @@ int migr_destroy_srq(struct ibv_srq *srq)
 	ret = ibv_destroy_srq(msrq->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(srq->context), MIGR_UNSUP_SRQ, -1);
 	if (msrq->vsrq.srq_type == IBV_SRQT_XRC)
 		migr_xlate_gone(&ctx_of(srq->context)->xlate, MIGR_XLATE_SRQN,
 				msrq->vsrq.srq_num);

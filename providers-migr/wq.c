@@ -67,6 +67,7 @@ struct ibv_wq *migr_create_wq(struct ibv_context *context,
 	wq->wq_type = mwq->lower->wq_type;
 	wq->comp_mask = mwq->lower->comp_mask;
 	wq->post_recv = migr_post_wq_recv;
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_WQ, 1);
 	return wq;
 }
 
@@ -91,6 +92,7 @@ int migr_destroy_wq(struct ibv_wq *wq)
 		return ret;
 	migr_xlate_gone(&ctx_of(wq->context)->xlate, MIGR_XLATE_QPN,
 			wq->wq_num);
+	migr_record_unsupported(ctx_of(wq->context), MIGR_UNSUP_WQ, -1);
 	/* As a provider does: return once every event handed out was acked */
 	migr_wait_acks(&wq->mutex, &wq->cond, &wq->events_completed,
 		       mwq->async_events);
@@ -135,6 +137,7 @@ migr_create_rwq_ind_table(struct ibv_context *context,
 	mtbl->tbl.ind_tbl_handle = mtbl->lower->ind_tbl_handle;
 	mtbl->tbl.ind_tbl_num = mtbl->lower->ind_tbl_num;
 	mtbl->tbl.comp_mask = mtbl->lower->comp_mask;
+	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_WQ, 1);
 	return &mtbl->tbl;
 }
 
@@ -146,6 +149,8 @@ int migr_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table)
 	ret = ibv_destroy_rwq_ind_table(mtbl->lower);
 	if (ret)
 		return ret;
+	migr_record_unsupported(ctx_of(rwq_ind_table->context), MIGR_UNSUP_WQ,
+				-1);
 	free(mtbl);
 	return 0;
 }

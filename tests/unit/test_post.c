@@ -3,6 +3,7 @@
  * Unit tests for migr's data path (providers-migr/post.c, cq.c poll): a
  * fake lower provider records what migr hands it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "migr.h"
@@ -47,13 +48,15 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	return 0;
 }
 
+static bool fake_marker;
+
 static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	int i;
 
 	for (i = 0; i < n && i < 3; i++) {
 		memset(&wc[i], 0, sizeof(wc[i]));
-		wc[i].wr_id = i;
+		wc[i].wr_id = fake_marker && i == 1 ? MIGR_MARKER_WRID : i;
 		wc[i].qp_num = 0x100 + i;
 		wc[i].src_qp = i == 2 ? 0x55 : 0;
 	}
@@ -90,6 +93,9 @@ static void setup(enum ibv_qp_type type)
 	mqp.vqp.qp.context = &mctx.vctx.context;
 	mqp.vqp.qp.qp_type = type;
 	mqp.rewrite_sends = type == IBV_QPT_UD;
+	mqp.slow = type == IBV_QPT_UD ? MIGR_SLOW_REWRITE : 0;
+	mqp.held_tail = &mqp.held;
+	pthread_mutex_init(&mqp.hold_lock, NULL);
 	mcq.vcq.cq.context = &mctx.vctx.context;
 	reset();
 }
@@ -126,8 +132,8 @@ static void test_translated_keys(void)
 	setup(IBV_QPT_RC);
 	wr.wr.rdma.rkey = 0x22;
 	CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_LKEY, 0x11, 0xa11) == 0);
-	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_RKEY, 0x22,
-			     0xb22) == 0);
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_RKEY, 0x22, 0xb22) == 0);
+	mqp.slow |= MIGR_SLOW_XLATE; /* as a switch marks its QPs */
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
 	CHECK(last_send_list != &wr);
 	CHECK(n_send == 1 && seen_sge[0].lkey == 0xa11);
@@ -153,8 +159,8 @@ static void test_remote_only(void)
 
 	setup(IBV_QPT_RC);
 	wr.wr.atomic.rkey = 0x22;
-	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_RKEY, 0x22,
-			     0xc22) == 0);
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_RKEY, 0x22, 0xc22) == 0);
+	mqp.slow |= MIGR_SLOW_XLATE;
 	CHECK(!mctx.xlate.active);
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
 	CHECK(last_send_list != &wr);
@@ -209,12 +215,128 @@ static void test_poll_translates_qpn(void)
 	CHECK(wc[0].qp_num == 0x100 && wc[1].qp_num == 0x7);
 	CHECK(wc[2].src_qp == 0x55);
 	/* A UD sender that moved is shown by the number it had */
-	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_QPN, 0x55,
-			     0x44) == 0);
+	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_QPN, 0x55, 0x44) == 0);
 	CHECK(migr_poll_cq(&mcq.vcq.cq, 4, wc) == 3);
 	CHECK(wc[2].src_qp == 0x44 && wc[0].src_qp == 0);
 	migr_xlate_destroy(&mctx.xlate);
 	migr_xlate_destroy(&mctx.remote);
+}
+
+/* Suspended: posts are held (inline data copied) and return 0 */
+static void test_suspended_posts_held(void)
+{
+	char payload[8] = "abcdefg";
+	struct ibv_sge sge = { .addr = (uintptr_t)payload,
+			       .length = 8,
+			       .lkey = 0x11 };
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE,
+		  .next = &wr[1] },
+		{ .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+		  .opcode = IBV_WR_RDMA_WRITE },
+	}, *bad = NULL;
+	struct ibv_recv_wr rwr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *rbad = NULL;
+	struct migr_held_wr *h;
+
+	setup(IBV_QPT_RC);
+	mqp.slow |= MIGR_SLOW_SUSPENDED;
+	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
+	CHECK(migr_post_recv(&mqp.vqp.qp, &rwr, &rbad) == 0);
+	CHECK(n_calls == 0 && n_send == 0 && n_recv == 0);
+	payload[0] = 'X'; /* the application reuses its inline buffer */
+	h = mqp.held;
+	CHECK(h && !h->recv && h->send.wr_id == 1);
+	CHECK(h && !memcmp((void *)(uintptr_t)h->send.sg_list[0].addr,
+			   "abcdefg", 8));
+	CHECK(h && h->next && h->next->send.wr_id == 2 &&
+	      h->next->send.sg_list[0].addr == (uintptr_t)payload);
+	CHECK(h && h->next && h->next->next && h->next->next->recv &&
+	      h->next->next->recv_wr.wr_id == 3);
+	/* nothing was counted or logged: nothing reached the lower QP */
+	CHECK(mqp.n_consumers == 0 && mqp.rlog.head == 0);
+	while (mqp.held) {
+		h = mqp.held;
+		mqp.held = h->next;
+		free(h);
+	}
+}
+
+/* SENDs are counted and RECVs logged only as far as the lower took them */
+static void test_counts_and_recv_log(void)
+{
+	struct ibv_sge sge = { .addr = 1, .length = 8, .lkey = 0x11 };
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_recv_wr rwr[2], *rbad = NULL;
+	struct migr_rlog_entry *e;
+	int i;
+
+	setup(IBV_QPT_RC);
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 3; i++) {
+		wr[i].sg_list = &sge;
+		wr[i].num_sge = 1;
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+	}
+	wr[0].opcode = IBV_WR_SEND;
+	wr[1].opcode = IBV_WR_RDMA_WRITE; /* uses no RECV */
+	wr[2].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
+	CHECK(mqp.n_consumers == 2);
+	reset();
+	fail_at = 2; /* the lower refuses the WRITE_WITH_IMM */
+	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == EINVAL);
+	CHECK(bad == &wr[2] && mqp.n_consumers == 3);
+
+	mqp.rlog.max_sge = 2;
+	mqp.rlog.stride = sizeof(*e) + 2 * sizeof(struct ibv_sge);
+	mqp.rlog.mask = 3;
+	mqp.rlog.ring = calloc(4, mqp.rlog.stride);
+	memset(rwr, 0, sizeof(rwr));
+	for (i = 0; i < 6; i++) {
+		rwr[0].wr_id = 100 + i;
+		rwr[0].sg_list = &sge;
+		rwr[0].num_sge = 1;
+		CHECK(migr_post_recv(&mqp.vqp.qp, rwr, &rbad) == 0);
+	}
+	CHECK(mqp.rlog.head == 6);
+	/* a ring of 4: the newest four are there, oldest first from head-4 */
+	e = (void *)(mqp.rlog.ring + (2 & 3) * mqp.rlog.stride);
+	CHECK(e->wr_id == 102 && e->num_sge == 1 && e->sge[0].lkey == 0x11);
+	e = (void *)(mqp.rlog.ring + (5 & 3) * mqp.rlog.stride);
+	CHECK(e->wr_id == 105);
+	free(mqp.rlog.ring);
+	memset(&mqp.rlog, 0, sizeof(mqp.rlog));
+}
+
+/* While switching, polls come from the shadow; markers never show */
+static void test_shadow_poll(void)
+{
+	struct ibv_wc wc[8];
+	int n;
+
+	setup(IBV_QPT_RC);
+	migr_record_init(&mctx.rec);
+	pthread_mutex_init(&mcq.shadow_lock, NULL);
+	mcq.lower = &fake_cq;
+	fake_marker = true; /* the lower's second entry is a marker */
+	mcq.switching = true;
+	mctx.switch_active = true;
+	CHECK(migr_cq_drain(&mcq) == 2);
+	CHECK(mcq.shadow.count == 2);
+	n = migr_poll_cq(&mcq.vcq.cq, 1, wc);
+	CHECK(n == 1 && wc[0].wr_id == 0);
+	/* each poll moves the lower's new entries behind the shadow's */
+	n = migr_poll_cq(&mcq.vcq.cq, 8, wc);
+	CHECK(n == 5 && wc[0].wr_id == 2 && wc[1].wr_id == 0 &&
+	      wc[2].wr_id == 2 && wc[3].wr_id == 0 && wc[4].wr_id == 2);
+	CHECK(mcq.switching); /* the switch is still on */
+	mctx.switch_active = false;
+	fake_marker = false;
+	n = migr_poll_cq(&mcq.vcq.cq, 8, wc);
+	CHECK(n == 3 && !mcq.switching);
+	migr_shadow_free(&mcq);
 }
 
 int main(void)
@@ -224,5 +346,8 @@ int main(void)
 	test_remote_only();
 	test_ud_batches_and_bad_wr();
 	test_poll_translates_qpn();
+	test_suspended_posts_held();
+	test_counts_and_recv_log();
+	test_shadow_poll();
 	return unit_done("test_post");
 }

@@ -245,7 +245,8 @@ static void test_many_switches(void)
 								     phys[i]))
 					bad++;
 				if (kind == MIGR_XLATE_QPN &&
-				    migr_remote_qpn_to_phys(&x, virt[i]) != phys[i])
+				    migr_remote_qpn_to_phys(&x, virt[i]) !=
+					    phys[i])
 					bad++;
 				for (j = 0; j < i; j++)
 					if (virt[j] == virt[i])

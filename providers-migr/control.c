@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The process's control socket: how an operator (migrctl, migrd) asks a
+ * running migr process to switch devices or report its state. One thread,
+ * started with the first migr context and idle in accept(); it listens on
+ * the abstract UNIX socket "migr/<pid>" and serves one request per
+ * connection, from root or the process's own user (SO_PEERCRED).
+ *
+ *   status\n                      -> one JSON line
+ *   switch <device> [wait_ms]\n    -> one JSON line with the phase times
+ *
+ * MIGR_CONTROL=0 in the environment turns it off.
+ */
+#define _GNU_SOURCE /* struct ucred, accept4() */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "switch.h"
+
+#define DEFAULT_WAIT_MS 5000
+#define REQ_MAX 256
+
+static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
+static LIST_HEAD(ctxs);
+static bool started;
+
+static void json_report(FILE *out, struct migr_context *ctx, int ret,
+			const struct migr_switch_report *r)
+{
+	fprintf(out,
+		"{\"device\":\"%s\",\"ok\":%s,\"error\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
+		"\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
+		"\"release\":%.3f,\"rebuild\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
+		"\"objects\":{\"pds\":%u,\"mrs\":%u,\"channels\":%u,\"cqs\":%u,\"qps\":%u,\"ahs\":%u},"
+		"\"held_wrs\":%u,\"reposted_recvs\":%u,\"shadowed\":%u,"
+		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
+		ibv_get_device_name(ctx->vctx.context.device),
+		ret ? "false" : "true", r->error, r->from, r->to,
+		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
+		r->ms_release, r->ms_rebuild, r->ms_replay, r->ms_total, r->pds,
+		r->mrs, r->channels, r->cqs, r->qps, r->ahs, r->held_wrs,
+		r->reposted_recvs, r->shadowed, r->device_fds, r->device_maps);
+}
+
+static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
+{
+	struct migr_switch_report rep;
+	struct migr_context *ctx;
+	bool first = true, ok = true;
+
+	fprintf(out, "{\"pid\":%d,\"switch\":[", getpid());
+	pthread_mutex_lock(&ctxs_lock);
+	list_for_each (&ctxs, ctx, entry) {
+		int ret = migr_switch(ctx, target, wait_ms, &rep);
+
+		fprintf(out, "%s", first ? "" : ",");
+		json_report(out, ctx, ret, &rep);
+		ok &= !ret;
+		first = false;
+	}
+	pthread_mutex_unlock(&ctxs_lock);
+	fprintf(out, "],\"ok\":%s}\n", ok && !first ? "true" : "false");
+}
+
+static void do_status(FILE *out)
+{
+	struct migr_context *ctx;
+	bool first = true;
+
+	fprintf(out, "{\"pid\":%d,\"contexts\":[", getpid());
+	pthread_mutex_lock(&ctxs_lock);
+	list_for_each (&ctxs, ctx, entry) {
+		struct migr_qp *mqp;
+		bool qfirst = true;
+
+		pthread_rwlock_rdlock(&ctx->ctl_lock);
+		fprintf(out,
+			"%s{\"device\":\"%s\",\"lower\":\"%s\",\"switches\":%u,\"blocker\":\"%s\",\"qps\":[",
+			first ? "" : ",",
+			ibv_get_device_name(ctx->vctx.context.device),
+			ctx->lower ? ibv_get_device_name(ctx->lower->device) :
+				     "",
+			ctx->switches,
+			migr_record_blocker(ctx) ? migr_record_blocker(ctx) :
+						   "");
+		pthread_mutex_lock(&ctx->rec.lock);
+		list_for_each (&ctx->rec.qps, mqp, entry) {
+			fprintf(out,
+				"%s{\"qpn\":%u,\"phys\":%u,\"state\":%d,\"dest_qpn\":%u,\"self\":%s}",
+				qfirst ? "" : ",", mqp->vqp.qp.qp_num,
+				mqp->lower ? mqp->lower->qp_num : 0,
+				mqp->attr.qp_state, mqp->attr.dest_qp_num,
+				mqp->self ? "true" : "false");
+			qfirst = false;
+		}
+		pthread_mutex_unlock(&ctx->rec.lock);
+		pthread_rwlock_unlock(&ctx->ctl_lock);
+		fprintf(out, "]}");
+		first = false;
+	}
+	pthread_mutex_unlock(&ctxs_lock);
+	fprintf(out, "]}\n");
+}
+
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		return false;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+static void serve(int fd)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	char req[REQ_MAX + 1], dev[REQ_MAX + 1];
+	unsigned int wait_ms = DEFAULT_WAIT_MS;
+	size_t len = 0;
+	ssize_t n;
+	FILE *out;
+
+	out = fdopen(fd, "w");
+	if (!out) {
+		close(fd);
+		return;
+	}
+	/* Read the request either way, so a refused client gets its reply */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (len < REQ_MAX && (n = read(fd, req + len, REQ_MAX - len)) > 0) {
+		len += n;
+		if (memchr(req, '\n', len))
+			break;
+	}
+	req[len] = 0;
+	if (!peer_allowed(fd)) {
+		fprintf(out,
+			"{\"ok\":false,\"error\":\"permission denied\"}\n");
+	} else if (!strcmp(req, "status\n")) {
+		do_status(out);
+	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
+		   wait_ms > 0 && wait_ms <= 600000) {
+		do_switch(out, dev, wait_ms);
+	} else {
+		fprintf(out, "{\"ok\":false,\"error\":\"bad request\"}\n");
+	}
+	fclose(out);
+}
+
+static void *control_thread(void *arg)
+{
+	int lfd = (intptr_t)arg;
+
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return NULL;
+		}
+		serve(fd);
+	}
+}
+
+/* Listen on "migr/<pid>" and serve it from a detached thread */
+static void start(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *env = getenv("MIGR_CONTROL");
+	pthread_attr_t attr;
+	pthread_t th;
+	socklen_t len;
+	int fd;
+
+	if (env && !strcmp(env, "0"))
+		return;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	len = offsetof(struct sockaddr_un, sun_path) + 1 +
+	      snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "migr/%d",
+		       getpid());
+	if (bind(fd, (struct sockaddr *)&sun, len) || listen(fd, 4)) {
+		close(fd);
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, control_thread, (void *)(intptr_t)fd))
+		close(fd);
+	pthread_attr_destroy(&attr);
+}
+
+void migr_control_add(struct migr_context *ctx)
+{
+	pthread_mutex_lock(&ctxs_lock);
+	list_add_tail(&ctxs, &ctx->entry);
+	if (!started) {
+		started = true;
+		migr_quiesce_init();
+		start();
+	}
+	pthread_mutex_unlock(&ctxs_lock);
+}
+
+void migr_control_del(struct migr_context *ctx)
+{
+	pthread_mutex_lock(&ctxs_lock);
+	list_del(&ctx->entry);
+	pthread_mutex_unlock(&ctxs_lock);
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* Registry of data-path threads and the wait of a switch (see quiesce.h) */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "quiesce.h"
+
+__thread struct migr_poster migr_self
+	__attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t posters_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct migr_poster *posters;
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int membarrier_ok = -1;
+
+static void unregister(void *arg)
+{
+	struct migr_poster *me = arg, **p;
+
+	pthread_mutex_lock(&posters_lock);
+	for (p = &posters; *p; p = &(*p)->next) {
+		if (*p == me) {
+			*p = me->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&posters_lock);
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&exit_key, unregister);
+}
+
+void migr_poster_register(void)
+{
+	pthread_once(&key_once, make_key);
+	pthread_mutex_lock(&posters_lock);
+	migr_self.next = posters;
+	posters = &migr_self;
+	migr_self.registered = true;
+	pthread_mutex_unlock(&posters_lock);
+	/* The thread's exit takes it out of the list before its TLS goes */
+	pthread_setspecific(exit_key, &migr_self);
+}
+
+static int sys_membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+int migr_quiesce_init(void)
+{
+	pthread_mutex_lock(&posters_lock);
+	if (membarrier_ok < 0)
+		membarrier_ok = !sys_membarrier(
+			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
+	pthread_mutex_unlock(&posters_lock);
+	return membarrier_ok ? 0 : ENOSYS;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+int migr_quiesce(unsigned int timeout_ms)
+{
+	uint64_t deadline = now_ms() + timeout_ms;
+	struct migr_poster *p;
+	int ret = 0;
+
+	if (migr_quiesce_init())
+		return ENOSYS;
+	/* Every running thread now sees the flags set before this call */
+	if (sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return ENOSYS;
+
+	pthread_mutex_lock(&posters_lock);
+	for (p = posters; p && !ret; p = p->next) {
+		uint64_t seq = __atomic_load_n(&p->seq, __ATOMIC_ACQUIRE);
+
+		if (p == &migr_self || !(seq & 1))
+			continue;
+		/* Inside a post or poll: lower calls never block, so wait */
+		while (__atomic_load_n(&p->seq, __ATOMIC_ACQUIRE) == seq) {
+			if (now_ms() > deadline) {
+				ret = ETIMEDOUT;
+				break;
+			}
+			sched_yield();
+		}
+	}
+	pthread_mutex_unlock(&posters_lock);
+	return ret;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Knowing when no application thread is inside a data-path call any more.
+ * A switch first flags the QPs and CQs it takes over; a thread that entered
+ * a post or poll before it saw the flag may still be talking to the lower
+ * object. Every thread bumps a counter of its own on the way in and out
+ * (odd = inside), which costs two plain increments; the switch makes the
+ * flags visible to every thread at once with membarrier() and then waits
+ * for the threads it found inside. No lock, atomic or fence on the data path.
+ */
+#ifndef MIGR_QUIESCE_H
+#define MIGR_QUIESCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct migr_poster {
+	uint64_t seq; /* odd while the thread is inside a data-path call */
+	bool registered;
+	struct migr_poster *next;
+};
+
+extern __thread struct migr_poster migr_self
+	__attribute__((tls_model("initial-exec")));
+
+void migr_poster_register(void);
+
+static inline void migr_enter(void)
+{
+	if (__builtin_expect(!migr_self.registered, 0))
+		migr_poster_register();
+	migr_self.seq++;
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static inline void migr_leave(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+	migr_self.seq++;
+}
+
+/* Once per process, before the first switch can happen */
+int migr_quiesce_init(void);
+/*
+ * After flags were set: wait until every thread that was inside a
+ * data-path call has left it. 0, ETIMEDOUT, or ENOSYS without membarrier.
+ */
+int migr_quiesce(unsigned int timeout_ms);
+
+#endif /* MIGR_QUIESCE_H */

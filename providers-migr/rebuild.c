@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Release and rebuild: every lower object of a context is destroyed and the
+ * lower device closed, then the record is built again on another device.
+ * Application objects keep their addresses and their virtual identifiers;
+ * only what they wrap changes. Runs with the context's ctl_lock held for
+ * writing and every QP suspended (switch.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "switch.h"
+
+void migr_release_all(struct migr_context *ctx)
+{
+	struct migr_record *rec = &ctx->rec;
+	struct migr_comp_channel *mch;
+	struct migr_qp *mqp;
+	struct migr_cq *mcq;
+	struct migr_mr *mmr;
+	struct migr_pd *mpd;
+	struct migr_ah *mah;
+
+	list_for_each (&rec->ahs, mah, entry) {
+		if (mah->lower)
+			ibv_destroy_ah(mah->lower);
+		mah->lower = NULL;
+	}
+	list_for_each (&rec->qps, mqp, entry) {
+		if (mqp->lower)
+			ibv_destroy_qp(mqp->lower);
+		mqp->lower = NULL;
+	}
+	list_for_each (&rec->cqs, mcq, entry) {
+		pthread_mutex_lock(&mcq->shadow_lock);
+		if (mcq->lower)
+			ibv_destroy_cq(mcq->lower);
+		mcq->lower = NULL;
+		pthread_mutex_unlock(&mcq->shadow_lock);
+	}
+	list_for_each (&rec->channels, mch, entry) {
+		if (mch->lower) {
+			migr_event_fd_del(mch->channel.fd, mch->lower->fd);
+			ibv_destroy_comp_channel(mch->lower);
+		}
+		mch->lower = NULL;
+	}
+	list_for_each (&rec->mrs, mmr, entry) {
+		if (mmr->lower)
+			ibv_dereg_mr(mmr->lower);
+		mmr->lower = NULL;
+	}
+	list_for_each (&rec->pds, mpd, entry) {
+		if (mpd->lower)
+			ibv_dealloc_pd(mpd->lower);
+		mpd->lower = NULL;
+	}
+	if (ctx->lower) {
+		migr_event_fd_del(ctx->vctx.context.async_fd,
+				  ctx->lower_async_fd);
+		ibv_close_device(ctx->lower);
+		ctx->lower = NULL;
+	}
+	if (ctx->vctx.context.cmd_fd >= 0)
+		close(ctx->vctx.context.cmd_fd);
+	ctx->vctx.context.cmd_fd = -1;
+}
+
+void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah)
+{
+	unsigned int i;
+
+	if (!ah->is_global)
+		return;
+	for (i = 0; i < gids->n; i++) {
+		if (gids->e[i].port == ah->port_num &&
+		    gids->e[i].index == ah->grh.sgid_index &&
+		    !memcmp(&gids->e[i].from, &ah->grh.dgid,
+			    sizeof(ah->grh.dgid))) {
+			ah->grh.dgid = gids->e[i].to;
+			return;
+		}
+	}
+}
+
+#define FAIL(fmt, ...)                                                         \
+	do {                                                                   \
+		snprintf(why, why_len, fmt, ##__VA_ARGS__);                    \
+		return errno ? errno : EIO;                                    \
+	} while (0)
+
+static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
+{
+	struct migr_mr *mmr;
+	struct migr_pd *mpd;
+
+	list_for_each (&ctx->rec.pds, mpd, entry) {
+		mpd->lower = ibv_alloc_pd(ctx->lower);
+		if (!mpd->lower)
+			FAIL("allocating a PD failed: %s", strerror(errno));
+		mpd->pd.handle = mpd->lower->handle;
+	}
+	list_for_each (&ctx->rec.mrs, mmr, entry) {
+		struct ibv_mr *mr = &mmr->vmr.ibv_mr;
+
+		mmr->lower =
+			ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr, mr->length,
+					 mmr->iova, mmr->vmr.access);
+		if (!mmr->lower)
+			FAIL("registering the MR at %p (%zu bytes) failed: %s",
+			     mr->addr, mr->length, strerror(errno));
+		mr->handle = mmr->lower->handle;
+		errno = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_LKEY, mr->lkey,
+					 mmr->lower->lkey);
+		if (!errno)
+			errno = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY,
+						 mr->rkey, mmr->lower->rkey);
+		if (errno)
+			FAIL("remapping the keys of an MR failed");
+	}
+	return 0;
+}
+
+static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
+{
+	struct migr_comp_channel *mch;
+	struct migr_cq *mcq;
+
+	list_for_each (&ctx->rec.channels, mch, entry) {
+		mch->lower = ibv_create_comp_channel(ctx->lower);
+		if (!mch->lower)
+			FAIL("creating a completion channel failed: %s",
+			     strerror(errno));
+		/* The application's fd and its epoll registrations stay */
+		if (migr_event_fd_add(mch->channel.fd, mch->lower->fd))
+			FAIL("watching the new completion channel failed: %s",
+			     strerror(errno));
+	}
+	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		struct ibv_cq *lower;
+
+		lower = ibv_create_cq(ctx->lower, mcq->cqe_req, mcq,
+				      mcq->mch ? mcq->mch->lower : NULL,
+				      mcq->comp_vector);
+		if (!lower)
+			FAIL("creating a CQ of %d entries failed: %s",
+			     mcq->cqe_req, strerror(errno));
+		mcq->vcq.cq.handle = lower->handle;
+		pthread_mutex_lock(&mcq->shadow_lock);
+		mcq->lower = lower;
+		pthread_mutex_unlock(&mcq->shadow_lock);
+	}
+	return 0;
+}
+
+static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
+{
+	struct migr_qp *mqp;
+
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		struct ibv_qp_init_attr_ex lattr;
+
+		migr_qp_lower_attr(&lattr, &mqp->init, mqp);
+		lattr.comp_mask |= IBV_QP_INIT_ATTR_PD;
+		lattr.pd = lower_pd(mqp->vqp.qp.pd);
+		mqp->lower = ibv_create_qp_ex(ctx->lower, &lattr);
+		if (!mqp->lower)
+			FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
+			     strerror(errno));
+		mqp->vqp.qp.handle = mqp->lower->handle;
+		errno = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_QPN,
+					 mqp->vqp.qp.qp_num,
+					 mqp->lower->qp_num);
+		if (errno)
+			FAIL("remapping QP 0x%x failed", mqp->vqp.qp.qp_num);
+	}
+	return 0;
+}
+
+/* Bring a rebuilt RC QP to the state the application had it in */
+static int reconnect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
+			char *why, size_t why_len)
+{
+	const struct ibv_qp_attr *r = &mqp->attr;
+	struct ibv_qp_attr a = {};
+	int ret;
+
+	if (r->qp_state == IBV_QPS_RESET)
+		return 0;
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = r->pkey_index;
+	a.port_num = r->port_num;
+	a.qp_access_flags = r->qp_access_flags;
+	ret = ibv_modify_qp(mqp->lower, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		goto err;
+	if (r->qp_state == IBV_QPS_INIT)
+		return 0;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.ah_attr = r->ah_attr;
+	migr_rewrite_gid(gids, &a.ah_attr);
+	a.path_mtu = r->path_mtu;
+	/* The partner is ours and was rebuilt too: its new number */
+	a.dest_qp_num = migr_remote_qpn_to_phys(mqp->remote, r->dest_qp_num);
+	a.rq_psn = r->rq_psn;
+	a.max_dest_rd_atomic = r->max_dest_rd_atomic;
+	a.min_rnr_timer = r->min_rnr_timer;
+	ret = ibv_modify_qp(mqp->lower, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		goto err;
+	if (r->qp_state == IBV_QPS_RTR)
+		return 0;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = r->sq_psn;
+	a.timeout = r->timeout;
+	a.retry_cnt = r->retry_cnt;
+	a.rnr_retry = r->rnr_retry;
+	a.max_rd_atomic = r->max_rd_atomic;
+	ret = ibv_modify_qp(mqp->lower, &a,
+			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_MAX_QP_RD_ATOMIC);
+	if (!ret)
+		return 0;
+err:
+	snprintf(why, why_len, "bringing QP 0x%x to state %d failed: %s",
+		 mqp->vqp.qp.qp_num, a.qp_state, strerror(ret));
+	return ret;
+}
+
+int migr_rebuild_all(struct migr_context *ctx, struct ibv_context *lower,
+		     const struct migr_gid_move *gids, char *why,
+		     size_t why_len)
+{
+	struct migr_qp *mqp;
+	struct migr_ah *mah;
+	int ret, fd;
+
+	errno = 0;
+	ctx->lower = lower;
+	fd = fcntl(lower->cmd_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		FAIL("duplicating the device fd failed: %s", strerror(errno));
+	ctx->vctx.context.cmd_fd = fd;
+	ctx->lower_async_fd = lower->async_fd;
+	if (migr_event_fd_add(ctx->vctx.context.async_fd, lower->async_fd))
+		FAIL("watching the new async event fd failed: %s",
+		     strerror(errno));
+
+	ret = rebuild_memory(ctx, why, why_len);
+	if (!ret)
+		ret = rebuild_queues(ctx, why, why_len);
+	if (!ret)
+		ret = create_qps(ctx, why, why_len);
+	if (ret)
+		return ret;
+	/* All QPs exist: partners in this process can be connected */
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		ret = reconnect_qp(mqp, gids, why, why_len);
+		if (ret)
+			return ret;
+	}
+	list_for_each (&ctx->rec.ahs, mah, entry) {
+		struct ibv_ah_attr attr = mah->attr;
+
+		migr_rewrite_gid(gids, &attr);
+		mah->lower = ibv_create_ah(lower_pd(mah->ah.pd), &attr);
+		if (!mah->lower)
+			FAIL("creating an address handle failed: %s",
+			     strerror(errno));
+		mah->ah.handle = mah->lower->handle;
+	}
+	return 0;
+}
+
+/*
+ * What the process holds of RDMA devices right now: open uverbs fds and
+ * mappings of them. A switch checks it is nothing between release and
+ * rebuild, and reports it.
+ */
+void migr_count_device_holds(int *fds, int *maps)
+{
+	char path[300], target[256], line[512];
+	struct dirent *d;
+	DIR *dir;
+	FILE *f;
+
+	*fds = *maps = 0;
+	dir = opendir("/proc/self/fd");
+	while (dir && (d = readdir(dir))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (!strncmp(target, "/dev/infiniband/", 16))
+			(*fds)++;
+	}
+	if (dir)
+		closedir(dir);
+	f = fopen("/proc/self/maps", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "/dev/infiniband/") || strstr(line, "uverbs"))
+			(*maps)++;
+	if (f)
+		fclose(f);
+}

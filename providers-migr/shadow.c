@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The CQ slow path, taken while a switch is under way and until the
+ * completions it took off the lower CQ were handed out. Completions move
+ * from the lower CQ to a shadow queue in order, translated, with the
+ * switch's own markers taken out; polls hand out the shadow first. The
+ * switch thread and application threads share this path under the CQ's
+ * shadow lock, so order is kept whoever polls.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "migr.h"
+
+static int shadow_push(struct migr_shadow *sh, const struct ibv_wc *wc)
+{
+	if (sh->count == sh->cap) {
+		uint32_t cap = sh->cap ? sh->cap * 2 : 64, i;
+		struct ibv_wc *n = malloc(cap * sizeof(*n));
+
+		if (!n)
+			return ENOMEM;
+		for (i = 0; i < sh->count; i++)
+			n[i] = sh->wc[(sh->head + i) % sh->cap];
+		free(sh->wc);
+		sh->wc = n;
+		sh->cap = cap;
+		sh->head = 0;
+	}
+	sh->wc[(sh->head + sh->count) % sh->cap] = *wc;
+	sh->count++;
+	return 0;
+}
+
+/* A marker completion: tell its QP its send queue drained */
+static void marker_seen(struct migr_context *ctx, const struct ibv_wc *wc)
+{
+	struct migr_qp *mqp;
+
+	pthread_mutex_lock(&ctx->rec.lock);
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		if (mqp->lower && mqp->marker_posted &&
+		    mqp->lower->qp_num == wc->qp_num) {
+			mqp->marker_posted = false;
+			__atomic_sub_fetch(&ctx->markers_out, 1,
+					   __ATOMIC_RELAXED);
+			mqp->marker_done = wc->status == IBV_WC_SUCCESS;
+			mqp->marker_failed = wc->status != IBV_WC_SUCCESS;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->rec.lock);
+}
+
+/* Move what the lower CQ holds into the shadow; shadow_lock held */
+static int drain_locked(struct migr_cq *mcq)
+{
+	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
+	struct ibv_wc wc[16];
+	int n, i, total = 0;
+
+	while (mcq->lower) {
+		n = ibv_poll_cq(mcq->lower, 16, wc);
+		if (n < 0)
+			return n;
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id == MIGR_MARKER_WRID) {
+				marker_seen(ctx, &wc[i]);
+				continue;
+			}
+			migr_wc_to_virt(ctx, &wc[i], 1);
+			if (shadow_push(&mcq->shadow, &wc[i]))
+				return -ENOMEM;
+			total++;
+		}
+		if (n < 16)
+			break;
+	}
+	return total;
+}
+
+int migr_cq_drain(struct migr_cq *mcq)
+{
+	int n;
+
+	pthread_mutex_lock(&mcq->shadow_lock);
+	n = drain_locked(mcq);
+	pthread_mutex_unlock(&mcq->shadow_lock);
+	return n;
+}
+
+int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
+{
+	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
+	struct migr_shadow *sh = &mcq->shadow;
+	int n = 0, ret;
+
+	pthread_mutex_lock(&mcq->shadow_lock);
+	ret = drain_locked(mcq);
+	while (n < num_entries && sh->count) {
+		wc[n++] = sh->wc[sh->head];
+		sh->head = (sh->head + 1) % sh->cap;
+		sh->count--;
+	}
+	/* Back to the fast path once the switch is over and all was said */
+	if (!sh->count &&
+	    !__atomic_load_n(&ctx->switch_active, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&ctx->markers_out, __ATOMIC_RELAXED))
+		__atomic_store_n(&mcq->switching, false, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&mcq->shadow_lock);
+	return n ? n : (ret < 0 ? ret : 0);
+}
+
+int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&mcq->shadow_lock);
+	/* Without a lower CQ the switch arms the new one for us */
+	if (mcq->lower)
+		ret = ibv_req_notify_cq(mcq->lower, solicited_only);
+	/* Entries already waiting in the shadow: the event is due now */
+	if (!ret && mcq->shadow.count && mcq->mch) {
+		mcq->armed = false;
+		ret = migr_channel_raise(mcq->mch, mcq);
+	}
+	pthread_mutex_unlock(&mcq->shadow_lock);
+	return ret;
+}
+
+void migr_shadow_free(struct migr_cq *mcq)
+{
+	free(mcq->shadow.wc);
+	mcq->shadow.wc = NULL;
+	mcq->shadow.cap = mcq->shadow.count = 0;
+}

@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The live switch of one context, in the order of MigrRDMA's
+ * wait-before-stop: check everything first (nothing is touched if the
+ * switch cannot happen), suspend posting, let the send queues drain while
+ * completions go to shadow CQs, release every lower object, rebuild the
+ * record on the target, then post again what the old queues never used
+ * and what was held meanwhile. A failure before release resumes on the
+ * old objects; a failure in the rebuild rebuilds on the original device.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "switch.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+#define REPORT(rep, fmt, ...)                                                  \
+	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)
+
+/* The real device named name (or the one under the migr twin of that name) */
+static struct ibv_device *find_device(struct ibv_device **list,
+				      const char *name)
+{
+	int i;
+
+	for (i = 0; list && list[i]; i++) {
+		struct verbs_device *vdev = verbs_get_device(list[i]);
+
+		if (strcmp(ibv_get_device_name(list[i]), name))
+			continue;
+		return vdev->lower ? &vdev->lower->device : list[i];
+	}
+	return NULL;
+}
+
+static struct migr_qp *find_qp(struct migr_context *ctx, uint32_t virt_qpn)
+{
+	struct migr_qp *mqp;
+
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		if (mqp->vqp.qp.qp_num == virt_qpn)
+			return mqp;
+	return NULL;
+}
+
+static int add_gid(struct migr_gid_move *g, struct ibv_context *from,
+		   struct ibv_context *to, const struct ibv_ah_attr *ah)
+{
+	unsigned int i;
+
+	if (!ah->is_global)
+		return 0;
+	for (i = 0; i < g->n; i++)
+		if (g->e[i].port == ah->port_num &&
+		    g->e[i].index == ah->grh.sgid_index)
+			return 0;
+	if (g->n == MIGR_MAX_GIDS)
+		return E2BIG;
+	g->e[i].port = ah->port_num;
+	g->e[i].index = ah->grh.sgid_index;
+	if (ibv_query_gid(from, ah->port_num, ah->grh.sgid_index,
+			  &g->e[i].from) ||
+	    ibv_query_gid(to, ah->port_num, ah->grh.sgid_index, &g->e[i].to))
+		return ENOENT;
+	g->n++;
+	return 0;
+}
+
+/* Everything that must hold before anything is touched */
+static int precheck(struct migr_context *ctx, struct ibv_context *target,
+		    struct migr_gid_move *gids, struct migr_switch_report *rep)
+{
+	const char *blocker = migr_record_blocker(ctx);
+	struct migr_qp *mqp;
+	struct migr_ah *mah;
+
+	if (blocker) {
+		REPORT(rep,
+		       "the process holds %s, which a switch cannot rebuild yet",
+		       blocker);
+		return EOPNOTSUPP;
+	}
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		enum ibv_qp_state st = mqp->attr.qp_state;
+
+		if (st == IBV_QPS_ERR || st == IBV_QPS_SQE ||
+		    st == IBV_QPS_SQD) {
+			REPORT(rep,
+			       "QP 0x%x is in state %d; only healthy QPs can move",
+			       mqp->vqp.qp.qp_num, st);
+			return EINVAL;
+		}
+		if (st < IBV_QPS_RTR)
+			continue;
+		if (!mqp->self || !find_qp(ctx, mqp->attr.dest_qp_num)) {
+			REPORT(rep,
+			       "QP 0x%x is connected to another process; moving partners is not implemented yet",
+			       mqp->vqp.qp.qp_num);
+			return EOPNOTSUPP;
+		}
+		if (add_gid(gids, ctx->lower, target, &mqp->attr.ah_attr)) {
+			REPORT(rep, "GID index %u of port %u missing on %s",
+			       mqp->attr.ah_attr.grh.sgid_index,
+			       mqp->attr.ah_attr.port_num,
+			       ibv_get_device_name(target->device));
+			return ENOENT;
+		}
+	}
+	list_for_each (&ctx->rec.ahs, mah, entry) {
+		if (add_gid(gids, ctx->lower, target, &mah->attr)) {
+			REPORT(rep, "GID index %u of port %u missing on %s",
+			       mah->attr.grh.sgid_index, mah->attr.port_num,
+			       ibv_get_device_name(target->device));
+			return ENOENT;
+		}
+	}
+	return 0;
+}
+
+static void suspend(struct migr_context *ctx)
+{
+	struct migr_qp *mqp;
+	struct migr_cq *mcq;
+
+	__atomic_store_n(&ctx->switch_active, true, __ATOMIC_RELEASE);
+	list_for_each (&ctx->rec.cqs, mcq, entry)
+		__atomic_store_n(&mcq->switching, true, __ATOMIC_RELEASE);
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		pthread_mutex_lock(&mqp->hold_lock);
+		__atomic_or_fetch(&mqp->slow, MIGR_SLOW_SUSPENDED,
+				  __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&mqp->hold_lock);
+	}
+}
+
+/* Post the held WRs in order, then let posts through again */
+static unsigned int resume(struct migr_context *ctx)
+{
+	unsigned int held = 0;
+	struct migr_qp *mqp;
+	struct migr_cq *mcq;
+
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		pthread_mutex_lock(&mqp->hold_lock);
+		while (mqp->held) {
+			struct migr_held_wr *h = mqp->held;
+			struct ibv_send_wr *sbad;
+			struct ibv_recv_wr *rbad;
+			int ret;
+
+			mqp->held = h->next;
+			ret = h->recv ? migr_post_recv_replay(mqp, &h->recv_wr,
+							      &rbad) :
+					migr_post_send_replay(mqp, &h->send,
+							      &sbad);
+			if (ret)
+				verbs_err(
+					&ctx->vctx,
+					"QP 0x%x: replaying a held WR failed: %s\n",
+					mqp->vqp.qp.qp_num, strerror(ret));
+			free(h);
+			held++;
+		}
+		mqp->held_tail = &mqp->held;
+		__atomic_and_fetch(&mqp->slow, ~MIGR_SLOW_SUSPENDED,
+				   __ATOMIC_RELEASE);
+		migr_qp_update_slow(mqp);
+		pthread_mutex_unlock(&mqp->hold_lock);
+	}
+	__atomic_store_n(&ctx->switch_active, false, __ATOMIC_RELEASE);
+	/* CQs with nothing left to hand out go back to the fast path */
+	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		pthread_mutex_lock(&mcq->shadow_lock);
+		if (!mcq->shadow.count && !ctx->markers_out)
+			__atomic_store_n(&mcq->switching, false,
+					 __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&mcq->shadow_lock);
+	}
+	return held;
+}
+
+static void drain_cqs(struct migr_context *ctx, unsigned int *moved)
+{
+	struct migr_cq *mcq;
+	int n;
+
+	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		n = migr_cq_drain(mcq);
+		if (n > 0)
+			*moved += n;
+	}
+}
+
+/* A zero-length WRITE (or READ) needs no buffer and consumes no RECV */
+static int post_marker(struct migr_context *ctx, struct migr_qp *mqp)
+{
+	struct migr_qp *peer = find_qp(ctx, mqp->attr.dest_qp_num);
+	struct ibv_send_wr wr = {
+		.wr_id = MIGR_MARKER_WRID,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret;
+
+	if (peer->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)
+		wr.opcode = IBV_WR_RDMA_WRITE;
+	else if ((peer->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) &&
+		 mqp->attr.max_rd_atomic)
+		wr.opcode = IBV_WR_RDMA_READ;
+	else
+		return EOPNOTSUPP;
+	ret = ibv_post_send(mqp->lower, &wr, &bad);
+	if (!ret) {
+		mqp->marker_posted = true;
+		mqp->marker_done = mqp->marker_failed = false;
+		__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
+	}
+	return ret;
+}
+
+/*
+ * Wait until every connected send queue drained: each RTS QP gets a marker
+ * behind the application's WRs; completions meanwhile go to the shadows.
+ */
+static int drain(struct migr_context *ctx, unsigned int wait_ms,
+		 struct migr_switch_report *rep)
+{
+	double deadline = now_ms() + wait_ms;
+	unsigned int quiet = 0;
+	struct migr_qp *mqp;
+	bool pending;
+	int ret;
+
+	do {
+		pending = false;
+		list_for_each (&ctx->rec.qps, mqp, entry) {
+			if (mqp->attr.qp_state != IBV_QPS_RTS ||
+			    mqp->marker_posted || mqp->marker_done)
+				continue;
+			ret = post_marker(ctx, mqp);
+			if (ret == EOPNOTSUPP) {
+				REPORT(rep,
+				       "QP 0x%x: its partner allows neither remote write nor read, so its send queue cannot be seen to drain",
+				       mqp->vqp.qp.qp_num);
+				return ret;
+			}
+			/* a full send queue: completions will make room */
+			pending = true;
+		}
+		drain_cqs(ctx, &rep->shadowed);
+		list_for_each (&ctx->rec.qps, mqp, entry) {
+			if (mqp->marker_failed) {
+				REPORT(rep, "QP 0x%x failed while draining",
+				       mqp->vqp.qp.qp_num);
+				return EIO;
+			}
+			if (mqp->attr.qp_state == IBV_QPS_RTS &&
+			    !mqp->marker_done)
+				pending = true;
+		}
+		if (!pending)
+			break;
+		if (now_ms() > deadline) {
+			REPORT(rep,
+			       "the send queues did not drain within %u ms",
+			       wait_ms);
+			return ETIMEDOUT;
+		}
+		usleep(50);
+	} while (1);
+
+	/* Receive completions may trail the acks that completed the markers */
+	while (quiet < 3) {
+		unsigned int before = rep->shadowed;
+
+		usleep(500);
+		drain_cqs(ctx, &rep->shadowed);
+		quiet = rep->shadowed == before ? quiet + 1 : 0;
+	}
+	return 0;
+}
+
+/*
+ * RECVs posted but never used: the partner's SENDs used the oldest ones.
+ * Both ends are in this process, so both counts are at hand.
+ */
+static int unused_recvs(struct migr_context *ctx, struct migr_qp *mqp,
+			uint64_t *unused)
+{
+	struct migr_qp *peer = NULL;
+	uint64_t used = 0;
+
+	if (mqp->attr.qp_state >= IBV_QPS_RTR) {
+		peer = find_qp(ctx, mqp->attr.dest_qp_num);
+		used = peer ? peer->n_consumers : 0;
+	}
+	if (used > mqp->rlog.head ||
+	    mqp->rlog.head - used > (uint64_t)mqp->rlog.mask + 1)
+		return ERANGE;
+	*unused = mqp->rlog.head - used;
+	return 0;
+}
+
+/* Post the unused RECVs again, in their order, on the rebuilt QPs */
+static int repost_recvs(struct migr_context *ctx, const uint64_t *unused,
+			struct migr_switch_report *rep)
+{
+	struct migr_qp *mqp;
+	unsigned int q = 0;
+
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		struct migr_rlog *log = &mqp->rlog;
+		uint64_t i, n = unused[q++], first = log->head - n;
+
+		/* They are logged again as they are posted */
+		log->head = first;
+		for (i = 0; i < n; i++) {
+			struct migr_rlog_entry *e =
+				(void *)(log->ring + ((first + i) & log->mask) *
+							     log->stride);
+			struct ibv_sge sge[e->num_sge ? e->num_sge : 1];
+			struct ibv_recv_wr wr = { .wr_id = e->wr_id,
+						  .sg_list = sge,
+						  .num_sge = e->num_sge },
+					   *bad;
+			int ret;
+
+			memcpy(sge, e->sge, e->num_sge * sizeof(sge[0]));
+			ret = migr_post_recv_replay(mqp, &wr, &bad);
+			if (ret) {
+				REPORT(rep,
+				       "QP 0x%x: posting a RECV again failed: %s",
+				       mqp->vqp.qp.qp_num, strerror(ret));
+				return ret;
+			}
+			rep->reposted_recvs++;
+		}
+	}
+	return 0;
+}
+
+/* Arm again what the application had armed; owe events for the shadows */
+static void rearm_cqs(struct migr_context *ctx)
+{
+	struct migr_cq *mcq;
+
+	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		if (!mcq->armed)
+			continue;
+		ibv_req_notify_cq(mcq->lower, mcq->armed_solicited);
+		pthread_mutex_lock(&mcq->shadow_lock);
+		if (mcq->shadow.count && mcq->mch) {
+			mcq->armed = false;
+			migr_channel_raise(mcq->mch, mcq);
+		}
+		pthread_mutex_unlock(&mcq->shadow_lock);
+	}
+}
+
+static void count_objects(struct migr_context *ctx,
+			  struct migr_switch_report *rep)
+{
+	struct migr_comp_channel *mch;
+	struct migr_qp *mqp;
+	struct migr_cq *mcq;
+	struct migr_mr *mmr;
+	struct migr_pd *mpd;
+	struct migr_ah *mah;
+
+	list_for_each (&ctx->rec.pds, mpd, entry)
+		rep->pds++;
+	list_for_each (&ctx->rec.mrs, mmr, entry)
+		rep->mrs++;
+	list_for_each (&ctx->rec.channels, mch, entry)
+		rep->channels++;
+	list_for_each (&ctx->rec.cqs, mcq, entry)
+		rep->cqs++;
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		rep->qps++;
+	list_for_each (&ctx->rec.ahs, mah, entry)
+		rep->ahs++;
+}
+
+/* Open the device called name, or NULL with rep->error set */
+static struct ibv_context *open_by_name(const char *name,
+					struct migr_switch_report *rep)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c = NULL;
+	struct ibv_device *dev;
+
+	dev = find_device(list, name);
+	if (!dev)
+		REPORT(rep, "no RDMA device named %s", name);
+	else if (!(c = verbs_open_device(dev, NULL)))
+		REPORT(rep, "opening %s failed: %s", name, strerror(errno));
+	if (list)
+		ibv_free_device_list(list);
+	return c;
+}
+
+static int switch_locked(struct migr_context *ctx, const char *target,
+			 unsigned int wait_ms, struct migr_switch_report *rep)
+{
+	struct migr_gid_move gids = {}, back = {};
+	struct ibv_context *to, *orig;
+	uint64_t *unused = NULL;
+	struct migr_qp *mqp;
+	double t = now_ms();
+	unsigned int q = 0;
+	int ret;
+
+	snprintf(rep->from, sizeof(rep->from), "%s",
+		 ibv_get_device_name(ctx->lower->device));
+	to = open_by_name(target, rep);
+	if (!to)
+		return ENODEV;
+	snprintf(rep->to, sizeof(rep->to), "%s",
+		 ibv_get_device_name(to->device));
+	if (!strcmp(rep->from, rep->to)) {
+		REPORT(rep, "already on %s", rep->to);
+		ibv_close_device(to);
+		return EALREADY;
+	}
+	ret = precheck(ctx, to, &gids, rep);
+	count_objects(ctx, rep);
+	/* Between release and rebuild the process holds no device at all */
+	ibv_close_device(to);
+	to = NULL;
+	if (!ret) {
+		unused = calloc(rep->qps + 1, sizeof(*unused));
+		if (!unused)
+			ret = ENOMEM;
+	}
+	if (ret)
+		goto out_close;
+
+	/* Suspend: from here on, posts are held and polls see the shadows */
+	suspend(ctx);
+	ret = migr_quiesce(wait_ms);
+	if (ret) {
+		REPORT(rep, ret == ENOSYS ?
+				    "membarrier() is not available" :
+				    "a thread stayed inside a post or poll");
+		goto out_resume;
+	}
+	rep->ms_suspend = now_ms() - t;
+
+	t = now_ms();
+	ret = drain(ctx, wait_ms, rep);
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		if (!ret && unused_recvs(ctx, mqp, &unused[q])) {
+			REPORT(rep, "QP 0x%x: its RECV count does not add up",
+			       mqp->vqp.qp.qp_num);
+			ret = EPROTO;
+		}
+		q++;
+	}
+	rep->ms_drain = now_ms() - t;
+	if (ret)
+		goto out_resume;
+
+	t = now_ms();
+	migr_release_all(ctx);
+	migr_count_device_holds(&rep->device_fds, &rep->device_maps);
+	rep->ms_release = now_ms() - t;
+
+	t = now_ms();
+	to = open_by_name(rep->to, rep);
+	ret = to ? migr_rebuild_all(ctx, to, &gids, rep->error,
+				    sizeof(rep->error)) :
+		   ENODEV;
+	if (ret) {
+		/* Back where we were: the original device, same record */
+		migr_release_all(ctx);
+		rep->rolled_back = true;
+		orig = open_by_name(rep->from, rep);
+		if (!orig)
+			goto fatal;
+		for (q = 0; q < gids.n; q++) {
+			back.e[q].port = gids.e[q].port;
+			back.e[q].index = gids.e[q].index;
+			back.e[q].from = gids.e[q].to;
+			back.e[q].to = gids.e[q].from;
+		}
+		back.n = gids.n;
+		if (migr_rebuild_all(ctx, orig, &back,
+				     rep->error + strlen(rep->error),
+				     sizeof(rep->error) - strlen(rep->error)))
+			goto fatal;
+	}
+	rep->ms_rebuild = now_ms() - t;
+
+	t = now_ms();
+	if (repost_recvs(ctx, unused, rep) && !ret)
+		ret = EIO;
+	rearm_cqs(ctx);
+	rep->held_wrs = resume(ctx);
+	rep->ms_replay = now_ms() - t;
+	if (!ret)
+		ctx->switches++;
+	free(unused);
+	return ret;
+
+out_resume:
+	rep->rolled_back = true;
+	rep->held_wrs = resume(ctx);
+out_close:
+	free(unused);
+	if (to)
+		ibv_close_device(to);
+	return ret;
+fatal:
+	/* Nothing to run on: keep the QPs suspended, say it loudly */
+	verbs_err(&ctx->vctx, "switch: rollback to %s failed: %s\n", rep->from,
+		  rep->error);
+	free(unused);
+	return EIO;
+}
+
+int migr_switch(struct migr_context *ctx, const char *target,
+		unsigned int wait_ms, struct migr_switch_report *rep)
+{
+	double t0 = now_ms();
+	int ret;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->device_fds = rep->device_maps = -1;
+	pthread_rwlock_wrlock(&ctx->ctl_lock);
+	ret = switch_locked(ctx, target, wait_ms, rep);
+	pthread_rwlock_unlock(&ctx->ctl_lock);
+	rep->ms_total = now_ms() - t0;
+	if (ret)
+		verbs_err(&ctx->vctx, "switch to %s failed: %s\n", target,
+			  rep->error);
+	else
+		verbs_info(&ctx->vctx,
+			   "switched %s -> %s: %u QPs, %u MRs, %.2f ms\n",
+			   rep->from, rep->to, rep->qps, rep->mrs,
+			   rep->ms_total);
+	return ret;
+}

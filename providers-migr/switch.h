@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * A live switch: the whole RDMA state of a migr context moves to another
+ * device while the application runs (see docs/architecture.md, "Live
+ * switch"). Phases: suspend, drain, release, rebuild, replay.
+ */
+#ifndef MIGR_SWITCH_H
+#define MIGR_SWITCH_H
+
+#include <stdbool.h>
+
+#include "migr.h"
+
+struct migr_switch_report {
+	char from[IBV_SYSFS_NAME_MAX];
+	char to[IBV_SYSFS_NAME_MAX];
+	unsigned int pds, mrs, channels, cqs, qps, ahs;
+	unsigned int held_wrs; /* posted while suspended, replayed */
+	unsigned int reposted_recvs; /* posted before, unused, posted again */
+	unsigned int shadowed; /* completions taken off the old CQs */
+	/* what the process held of the device between release and rebuild */
+	int device_fds, device_maps;
+	double ms_suspend, ms_drain, ms_release, ms_rebuild, ms_replay;
+	double ms_total;
+	bool rolled_back;
+	char error[256]; /* empty on success */
+};
+
+/*
+ * Move ctx to the device named target (a real device, or its migr twin).
+ * wait_ms bounds the drain. Returns 0, or an errno with rep->error set;
+ * on failure the context runs on its original device.
+ */
+int migr_switch(struct migr_context *ctx, const char *target,
+		unsigned int wait_ms, struct migr_switch_report *rep);
+
+/*
+ * The GIDs the process's own QPs and AHs address each other with, on the
+ * old device and the new one: a partner in this process moves too.
+ */
+#define MIGR_MAX_GIDS 8
+struct migr_gid_move {
+	unsigned int n;
+	struct {
+		uint8_t port, index;
+		union ibv_gid from, to;
+	} e[MIGR_MAX_GIDS];
+};
+
+/* rebuild.c: the halves of the move, run with ctl_lock held for writing */
+void migr_release_all(struct migr_context *ctx);
+int migr_rebuild_all(struct migr_context *ctx, struct ibv_context *lower,
+		     const struct migr_gid_move *gids, char *why,
+		     size_t why_len);
+void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah);
+void migr_count_device_holds(int *fds, int *maps);
+
+#endif /* MIGR_SWITCH_H */

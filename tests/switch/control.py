@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Send one request to a migr process's control socket and print the reply.
+
+usage: control.py PID REQUEST...     e.g. control.py 1234 switch rxe1
+       control.py PID alternate N DEV_A DEV_B [PAUSE_S]
+The second form switches N times, to DEV_A first, one JSON line each.
+Exit status: 0 if every reply says "ok": true, 1 otherwise, 2 on no reply.
+(The test's stand-in until migrctl talks to processes itself.)
+"""
+import json
+import socket
+import sys
+import time
+
+
+def request(pid, req):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(120)
+    try:
+        s.connect("\0migr/%s" % pid)
+        s.sendall((req + "\n").encode())
+        line = s.makefile().readline()
+    except OSError as e:
+        print("control.py: pid %s: %s" % (pid, e), file=sys.stderr)
+        return 2
+    print(line.strip(), flush=True)
+    try:
+        return 0 if json.loads(line).get("ok") else 1
+    except ValueError:
+        return 2
+
+
+def main():
+    pid, args = sys.argv[1], sys.argv[2:]
+    if args[0] != "alternate":
+        return request(pid, " ".join(args))
+    n, devs = int(args[1]), args[2:4]
+    pause = float(args[4]) if len(args) > 4 else 0.2
+    worst = 0
+    for i in range(n):
+        worst = max(worst, request(pid, "switch " + devs[i % 2]))
+        time.sleep(pause)
+    return worst
+
+
+sys.exit(main())

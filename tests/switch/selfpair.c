@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * selfpair: an ordinary verbs program whose two RC QPs talk to each other
+ * inside one process, checking everything it gets back. Tests switch it
+ * between devices from outside (migr's control socket) while it runs.
+ *
+ * usage: selfpair DEVICE SECONDS [--events] [--gid-index N]
+ * SECONDS 0: run until SIGTERM or SIGINT.
+ *
+ * Each round: B keeps RECVs posted; A SENDs a numbered, checksummed
+ * message, WRITEs a numbered pattern into B's buffer with immediate data,
+ * then READs it back. Every completion must come exactly once, in order,
+ * successful, with the right QPN, length and contents. Prints a progress
+ * line each second and "selfpair: OK rounds=N" at the end; exits 1 with
+ * one line naming the first violation.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define SLOTS 16
+#define MSG 64
+#define DEPTH 64
+
+struct side {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	uint64_t next_recv; /* the wr_id the next RECV completion must carry */
+	uint64_t imm_expected;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_comp_channel *channel;
+static struct ibv_mr *mr;
+static uint8_t *buf; /* [send slots][recv slots][write area][read area] */
+static struct side a, b;
+static bool events;
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stdout, "selfpair: FAIL ");
+	vfprintf(stdout, fmt, ap);
+	fprintf(stdout, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+#define SEND_AREA (buf)
+#define RECV_AREA (buf + SLOTS * MSG)
+#define WRITE_AREA (buf + 2 * SLOTS * MSG)
+#define READ_AREA (buf + 3 * SLOTS * MSG)
+#define BUF_LEN (4 * SLOTS * MSG)
+
+static uint32_t checksum(const uint8_t *p, size_t n)
+{
+	uint32_t s = 2166136261u;
+
+	while (n--)
+		s = (s ^ *p++) * 16777619u;
+	return s;
+}
+
+static void fill(uint8_t *p, uint64_t seq)
+{
+	size_t i;
+
+	for (i = 8; i < MSG - 4; i++)
+		p[i] = (uint8_t)(seq * 31 + i);
+	memcpy(p, &seq, 8);
+	*(uint32_t *)(p + MSG - 4) = checksum(p, MSG - 4);
+}
+
+static void check(const uint8_t *p, uint64_t seq, const char *what)
+{
+	uint64_t got;
+
+	memcpy(&got, p, 8);
+	if (got != seq)
+		fail("%s: sequence %llu where %llu was due", what,
+		     (unsigned long long)got, (unsigned long long)seq);
+	if (*(uint32_t *)(p + MSG - 4) != checksum(p, MSG - 4))
+		fail("%s %llu: checksum mismatch", what,
+		     (unsigned long long)seq);
+}
+
+static void post_recv(struct side *s, uint64_t seq)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(RECV_AREA +
+						   (seq % SLOTS) * MSG),
+			       .length = MSG,
+			       .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = seq, .sg_list = &sge, .num_sge = 1 },
+			   *bad;
+
+	if (ibv_post_recv(s->qp, &wr, &bad))
+		fail("post_recv %llu", (unsigned long long)seq);
+}
+
+static void post_send(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
+		      uint8_t *local, uint8_t *remote)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)local,
+			       .length = MSG,
+			       .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = seq,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+
+	if (remote) {
+		wr.wr.rdma.remote_addr = (uintptr_t)remote;
+		wr.wr.rdma.rkey = mr->rkey;
+	}
+	if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr.imm_data = htobe32((uint32_t)seq);
+	if (ibv_post_send(s->qp, &wr, &bad))
+		fail("post_send op %d seq %llu", op, (unsigned long long)seq);
+}
+
+/* Wait for completions on cq, the way the program was told to */
+static int get_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+		struct ibv_cq *ev_cq;
+		struct pollfd pfd;
+		void *ev_ctx;
+
+		if (n)
+			return n;
+		if (!events)
+			continue;
+		pfd.fd = channel->fd;
+		pfd.events = POLLIN;
+		if (ibv_req_notify_cq(cq, 0))
+			fail("req_notify_cq");
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+		if (poll(&pfd, 1, 5000) <= 0)
+			fail("no completion event within 5 s");
+		if (ibv_get_cq_event(channel, &ev_cq, &ev_ctx))
+			fail("get_cq_event: %s", strerror(errno));
+		ibv_ack_cq_events(ev_cq, 1);
+	}
+}
+
+static void expect(struct side *s, enum ibv_wc_opcode op, uint64_t seq,
+		   const char *what)
+{
+	struct ibv_wc wc;
+
+	if (get_wc(s->cq, &wc) < 0)
+		fail("poll_cq");
+	if (wc.status != IBV_WC_SUCCESS)
+		fail("%s %llu: completion status %s", what,
+		     (unsigned long long)seq, ibv_wc_status_str(wc.status));
+	if (wc.opcode != op || wc.wr_id != seq)
+		fail("%s: got opcode %d wr_id %llu, expected opcode %d wr_id %llu",
+		     what, wc.opcode, (unsigned long long)wc.wr_id, op,
+		     (unsigned long long)seq);
+	if (wc.qp_num != s->qp->qp_num)
+		fail("%s %llu: completion names QP 0x%x, not 0x%x", what,
+		     (unsigned long long)seq, wc.qp_num, s->qp->qp_num);
+	if (op == IBV_WC_RECV_RDMA_WITH_IMM &&
+	    be32toh(wc.imm_data) != (uint32_t)s->imm_expected)
+		fail("%s %llu: immediate %u", what, (unsigned long long)seq,
+		     be32toh(wc.imm_data));
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = DEPTH,
+			 .max_recv_wr = DEPTH,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_LOCAL_WRITE,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	if (!qp || ibv_modify_qp(qp, &attr,
+				 IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		fail("create or init QP: %s", strerror(errno));
+	return qp;
+}
+
+static void connect_qp(struct ibv_qp *qp, uint32_t dest, int gid_index,
+		       const union ibv_gid *gid, uint32_t rq_psn,
+		       uint32_t sq_psn)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.rq_psn = rq_psn,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1,
+			     .port_num = 1,
+			     .grh = { .dgid = *gid,
+				      .sgid_index = gid_index,
+				      .hop_limit = 1 } },
+	};
+
+	if (ibv_modify_qp(qp, &attr,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				  IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER))
+		fail("RTR: %s", strerror(errno));
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = sq_psn;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &attr,
+			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_MAX_QP_RD_ATOMIC))
+		fail("RTS: %s", strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	int i, gid_index = 1;
+	double end, next_report;
+	uint64_t seq = 0, posted_recv = 0;
+	struct timespec ts;
+	union ibv_gid gid;
+	struct ibv_pd *pd;
+
+	if (argc < 3) {
+		fprintf(stderr,
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N]\n",
+			argv[0]);
+		return 2;
+	}
+	for (i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--events"))
+			events = true;
+		else if (!strcmp(argv[i], "--gid-index") && i + 1 < argc)
+			gid_index = atoi(argv[++i]);
+	}
+	list = ibv_get_device_list(NULL);
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			ctx = ibv_open_device(list[i]);
+	if (!ctx)
+		fail("cannot open device %s", argv[1]);
+	if (ibv_query_gid(ctx, 1, gid_index, &gid))
+		fail("query_gid");
+	pd = ibv_alloc_pd(ctx);
+	buf = aligned_alloc(4096, BUF_LEN);
+	memset(buf, 0, BUF_LEN);
+	mr = ibv_reg_mr(pd, buf, BUF_LEN,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ);
+	if (!pd || !mr)
+		fail("pd/mr: %s", strerror(errno));
+	if (events && !(channel = ibv_create_comp_channel(ctx)))
+		fail("comp channel");
+	a.cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, channel, 0);
+	b.cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, channel, 0);
+	if (!a.cq || !b.cq)
+		fail("create_cq: %s", strerror(errno));
+	a.qp = make_qp(pd, a.cq);
+	b.qp = make_qp(pd, b.cq);
+	connect_qp(a.qp, b.qp->qp_num, gid_index, &gid, 0x100, 0x200);
+	connect_qp(b.qp, a.qp->qp_num, gid_index, &gid, 0x200, 0x100);
+
+	for (posted_recv = 0; posted_recv < SLOTS / 2; posted_recv++)
+		post_recv(&b, posted_recv);
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = atof(argv[2]) > 0 ? ts.tv_sec + ts.tv_nsec / 1e9 + atof(argv[2]) :
+				  0;
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	next_report = ts.tv_sec + ts.tv_nsec / 1e9 + 1;
+	for (;;) {
+		double now;
+
+		/* SEND: B's oldest RECV gets it */
+		fill(SEND_AREA + (seq % SLOTS) * MSG, seq);
+		post_send(&a, IBV_WR_SEND, 3 * seq,
+			  SEND_AREA + (seq % SLOTS) * MSG, NULL);
+		expect(&a, IBV_WC_SEND, 3 * seq, "send");
+		expect(&b, IBV_WC_RECV, b.next_recv, "recv");
+		check(RECV_AREA + (b.next_recv % SLOTS) * MSG, seq,
+		      "received message");
+		b.next_recv++;
+		post_recv(&b, posted_recv++);
+
+		/* WRITE_WITH_IMM into B's area, then READ it back */
+		post_send(&a, IBV_WR_RDMA_WRITE_WITH_IMM, 3 * seq + 1,
+			  SEND_AREA + (seq % SLOTS) * MSG,
+			  WRITE_AREA + (seq % SLOTS) * MSG);
+		expect(&a, IBV_WC_RDMA_WRITE, 3 * seq + 1, "write");
+		b.imm_expected = 3 * seq + 1;
+		expect(&b, IBV_WC_RECV_RDMA_WITH_IMM, b.next_recv++,
+		       "write-imm recv");
+		check(WRITE_AREA + (seq % SLOTS) * MSG, seq, "written data");
+		post_recv(&b, posted_recv++);
+		post_send(&a, IBV_WR_RDMA_READ, 3 * seq + 2,
+			  READ_AREA + (seq % SLOTS) * MSG,
+			  WRITE_AREA + (seq % SLOTS) * MSG);
+		expect(&a, IBV_WC_RDMA_READ, 3 * seq + 2, "read");
+		check(READ_AREA + (seq % SLOTS) * MSG, seq, "read-back data");
+		seq++;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = ts.tv_sec + ts.tv_nsec / 1e9;
+		if (now >= next_report) {
+			printf("selfpair: rounds=%llu\n",
+			       (unsigned long long)seq);
+			fflush(stdout);
+			next_report = now + 1;
+		}
+		if (stop || (end > 0 && now >= end))
+			break;
+	}
+	printf("selfpair: OK rounds=%llu\n", (unsigned long long)seq);
+	return 0;
+}
