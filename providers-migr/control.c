@@ -37,14 +37,15 @@ static void json_report(FILE *out, struct migr_context *ctx, int ret,
 		"\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
 		"\"release\":%.3f,\"rebuild\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
 		"\"objects\":{\"pds\":%u,\"mrs\":%u,\"channels\":%u,\"cqs\":%u,\"qps\":%u,\"ahs\":%u},"
-		"\"held_wrs\":%u,\"reposted_recvs\":%u,\"shadowed\":%u,"
+		"\"held_wrs\":%u,\"reposted_recvs\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
 		ibv_get_device_name(ctx->vctx.context.device),
 		ret ? "false" : "true", r->error, r->from, r->to,
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
 		r->ms_release, r->ms_rebuild, r->ms_replay, r->ms_total, r->pds,
 		r->mrs, r->channels, r->cqs, r->qps, r->ahs, r->held_wrs,
-		r->reposted_recvs, r->shadowed, r->device_fds, r->device_maps);
+		r->reposted_recvs, r->shadowed, r->lost, r->device_fds,
+		r->device_maps);
 }
 
 static void do_switch(FILE *out, const char *target, unsigned int wait_ms)

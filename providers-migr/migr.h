@@ -132,6 +132,7 @@ struct migr_cq {
 	uint32_t async_events;
 	/* data path: polls take the slow path (shadow.c) while set */
 	bool switching;
+	struct ibv_cq *dying; /* the old lower CQ while a switch releases */
 	pthread_mutex_t shadow_lock;
 	struct migr_shadow shadow;
 	/* record */

@@ -171,13 +171,15 @@ int migr_dereg_mr(struct verbs_mr *vmr)
 	struct migr_mr *mmr = to_mmr(&vmr->ibv_mr);
 	int ret;
 
-	ctl_enter(vmr->ibv_mr.context);
+	struct ibv_context *context = vmr->ibv_mr.context;
+
+	ctl_enter(context);
 	ret = ibv_dereg_mr(mmr->lower);
 	if (!ret) {
 		forget_mr(mmr, MIGR_UNSUP_MR_KIND);
 		free(mmr);
 	}
-	ctl_leave(vmr->ibv_mr.context);
+	ctl_leave(context);
 	return ret;
 }
 

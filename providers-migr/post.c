@@ -155,7 +155,7 @@ static inline unsigned int scan_sends(const struct ibv_send_wr *wr,
 {
 	unsigned int n = 0;
 
-	for (; wr != stop; wr = wr->next) {
+	for (; wr && wr != stop; wr = wr->next) {
 		if ((unsigned int)wr->opcode < 32)
 			n += !!((1u << wr->opcode) & CONSUMER_OPCODES);
 		if (unlikely(wr->opcode == IBV_WR_BIND_MW))
@@ -225,7 +225,7 @@ static void rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
 {
 	struct migr_rlog *log = &mqp->rlog;
 
-	for (; wr != stop && log->ring; wr = wr->next) {
+	for (; wr && wr != stop && log->ring; wr = wr->next) {
 		struct migr_rlog_entry *e =
 			(void *)(log->ring +
 				 (log->head & log->mask) * log->stride);

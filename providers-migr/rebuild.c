@@ -16,8 +16,9 @@
 
 #include "switch.h"
 
-void migr_release_all(struct migr_context *ctx)
+unsigned int migr_release_all(struct migr_context *ctx)
 {
+	unsigned int lost = 0;
 	struct migr_record *rec = &ctx->rec;
 	struct migr_comp_channel *mch;
 	struct migr_qp *mqp;
@@ -26,6 +27,18 @@ void migr_release_all(struct migr_context *ctx)
 	struct migr_pd *mpd;
 	struct migr_ah *mah;
 
+	/*
+	 * The last word of the old CQs goes to the shadows; then polls see
+	 * only the shadows, so what destroying the QPs flushes (the RECVs
+	 * that will be posted again) never reaches the application.
+	 */
+	list_for_each (&rec->cqs, mcq, entry) {
+		migr_cq_drain(mcq);
+		pthread_mutex_lock(&mcq->shadow_lock);
+		mcq->dying = mcq->lower;
+		mcq->lower = NULL;
+		pthread_mutex_unlock(&mcq->shadow_lock);
+	}
 	list_for_each (&rec->ahs, mah, entry) {
 		if (mah->lower)
 			ibv_destroy_ah(mah->lower);
@@ -37,11 +50,16 @@ void migr_release_all(struct migr_context *ctx)
 		mqp->lower = NULL;
 	}
 	list_for_each (&rec->cqs, mcq, entry) {
-		pthread_mutex_lock(&mcq->shadow_lock);
-		if (mcq->lower)
-			ibv_destroy_cq(mcq->lower);
-		mcq->lower = NULL;
-		pthread_mutex_unlock(&mcq->shadow_lock);
+		struct ibv_wc wc;
+
+		if (!mcq->dying)
+			continue;
+		/* Anything but flushes here would be a completion lost */
+		while (ibv_poll_cq(mcq->dying, 1, &wc) > 0)
+			if (wc.status != IBV_WC_WR_FLUSH_ERR)
+				lost++;
+		ibv_destroy_cq(mcq->dying);
+		mcq->dying = NULL;
 	}
 	list_for_each (&rec->channels, mch, entry) {
 		if (mch->lower) {
@@ -69,6 +87,7 @@ void migr_release_all(struct migr_context *ctx)
 	if (ctx->vctx.context.cmd_fd >= 0)
 		close(ctx->vctx.context.cmd_fd);
 	ctx->vctx.context.cmd_fd = -1;
+	return lost;
 }
 
 void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah)

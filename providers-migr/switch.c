@@ -25,6 +25,9 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Threads inside a post or poll leave it in microseconds */
+#define QUIESCE_MS 2000
+
 #define REPORT(rep, fmt, ...)                                                  \
 	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)
 
@@ -219,11 +222,14 @@ static int post_marker(struct migr_context *ctx, struct migr_qp *mqp)
 		wr.opcode = IBV_WR_RDMA_READ;
 	else
 		return EOPNOTSUPP;
+	/* Before posting: an application poll may see the completion first */
+	mqp->marker_done = mqp->marker_failed = false;
+	__atomic_store_n(&mqp->marker_posted, true, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
 	ret = ibv_post_send(mqp->lower, &wr, &bad);
-	if (!ret) {
-		mqp->marker_posted = true;
-		mqp->marker_done = mqp->marker_failed = false;
-		__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
+	if (ret) {
+		mqp->marker_posted = false;
+		__atomic_sub_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
 	}
 	return ret;
 }
@@ -271,9 +277,18 @@ static int drain(struct migr_context *ctx, unsigned int wait_ms,
 		if (!pending)
 			break;
 		if (now_ms() > deadline) {
+			unsigned int n = 0, first = 0;
+
+			list_for_each (&ctx->rec.qps, mqp, entry) {
+				if (mqp->attr.qp_state != IBV_QPS_RTS ||
+				    mqp->marker_done)
+					continue;
+				if (!n++)
+					first = mqp->vqp.qp.qp_num;
+			}
 			REPORT(rep,
-			       "the send queues did not drain within %u ms",
-			       wait_ms);
+			       "the send queues did not drain within %u ms (%u QPs pending, first 0x%x)",
+			       wait_ms, n, first);
 			return ETIMEDOUT;
 		}
 		usleep(50);
@@ -447,7 +462,7 @@ static int switch_locked(struct migr_context *ctx, const char *target,
 
 	/* Suspend: from here on, posts are held and polls see the shadows */
 	suspend(ctx);
-	ret = migr_quiesce(wait_ms);
+	ret = migr_quiesce(QUIESCE_MS);
 	if (ret) {
 		REPORT(rep, ret == ENOSYS ?
 				    "membarrier() is not available" :
@@ -471,7 +486,11 @@ static int switch_locked(struct migr_context *ctx, const char *target,
 		goto out_resume;
 
 	t = now_ms();
-	migr_release_all(ctx);
+	rep->lost = migr_release_all(ctx);
+	if (rep->lost)
+		verbs_err(&ctx->vctx,
+			  "switch: %u completions were left in released CQs\n",
+			  rep->lost);
 	migr_count_device_holds(&rep->device_fds, &rep->device_maps);
 	rep->ms_release = now_ms() - t;
 

@@ -18,6 +18,7 @@ struct migr_switch_report {
 	unsigned int held_wrs; /* posted while suspended, replayed */
 	unsigned int reposted_recvs; /* posted before, unused, posted again */
 	unsigned int shadowed; /* completions taken off the old CQs */
+	unsigned int lost; /* non-flush completions left in destroyed CQs */
 	/* what the process held of the device between release and rebuild */
 	int device_fds, device_maps;
 	double ms_suspend, ms_drain, ms_release, ms_rebuild, ms_replay;
@@ -48,7 +49,7 @@ struct migr_gid_move {
 };
 
 /* rebuild.c: the halves of the move, run with ctl_lock held for writing */
-void migr_release_all(struct migr_context *ctx);
+unsigned int migr_release_all(struct migr_context *ctx);
 int migr_rebuild_all(struct migr_context *ctx, struct ibv_context *lower,
 		     const struct migr_gid_move *gids, char *why,
 		     size_t why_len);

@@ -57,6 +57,7 @@ for line in open(sys.argv[1]):
         assert ctx["ok"], ctx
         assert ctx["device_fds_after_release"] == 0, ctx
         assert ctx["device_maps_after_release"] == 0, ctx
+        assert ctx["lost"] == 0, ctx
         n += 1
 assert n > 0
 PY
@@ -76,19 +77,36 @@ check bad_request_refused sh -c "python3 $CONTROL $SP frobnicate | grep -q 'bad 
 # enough); either way the traffic goes on intact on a working device.
 check tight_wait_bound_rolls_back sh -c "python3 $CONTROL $SP switch rxe1 1 | tee $LOGDIR/f3.json | grep -Eq '\"ok\":true|did not drain within 1 ms'"
 check status_lists_qps sh -c "python3 $CONTROL $SP status | tee $LOGDIR/status.json | grep -q '\"self\":true'"
-check still_switches_after_faults python3 "$CONTROL" "$SP" switch rxe1
+# ... and switches as before (to whichever device it is not on)
+cur=$(python3 "$CONTROL" "$SP" status | grep -o '"lower":"rxe[01]"')
+other=rxe1; [ "$cur" = '"lower":"rxe1"' ] && other=rxe0
+check still_switches_after_faults python3 "$CONTROL" "$SP" switch $other
 stop_selfpair faults
 
-# Phase times, for the record
-python3 - "$LOGDIR/poll.switches.jsonl" <<'PY' || true
-import json, sys
-rows = [c for l in open(sys.argv[1]) for c in json.loads(l)["switch"] if c["ok"]]
-if rows:
-    keys = ["suspend", "drain", "release", "rebuild", "replay"]
+# Many QPs: 32 and 256 pairs (64 and 512 QPs) switched there and back
+for pairs in 32 256; do
+	start_selfpair "pairs$pairs" 0 --pairs $pairs
+	switch_many "pairs$pairs" 4
+	stop_selfpair "pairs$pairs"
+done
+
+# Phase times, for the record (also in switch-phases.txt)
+python3 - "$LOGDIR" <<'PY' | tee "$LOGDIR/switch-phases.txt" || true
+import json, os, sys
+keys = ["suspend", "drain", "release", "rebuild", "replay"]
+print("%-7s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
+for run in ["poll", "events", "pairs32", "pairs256"]:
+    path = os.path.join(sys.argv[1], run + ".switches.jsonl")
+    if not os.path.exists(path):
+        continue
+    rows = [c for l in open(path) for c in json.loads(l)["switch"] if c["ok"]]
+    if not rows:
+        continue
     avg = {k: sum(r["phases_ms"][k] for r in rows) / len(rows) for k in keys}
     tot = sorted(r["total_ms"] for r in rows)
-    print("switch phases (ms, mean of %d, 2 QPs): " % len(rows) +
-          " ".join("%s=%.2f" % (k, avg[k]) for k in keys) +
-          " total median=%.2f max=%.2f" % (tot[len(tot) // 2], tot[-1]))
+    print("%-7s %4d %3d " % (run, rows[0]["objects"]["qps"], len(rows)) +
+          " ".join("%8.2f" % avg[k] for k in keys) +
+          " %8.2f %8.2f" % (tot[len(tot) // 2], tot[-1]))
+print("(milliseconds, mean per phase; QEMU TCG guest, soft-RoCE)")
 PY
 summary switch

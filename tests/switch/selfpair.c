@@ -4,10 +4,11 @@
  * inside one process, checking everything it gets back. Tests switch it
  * between devices from outside (migr's control socket) while it runs.
  *
- * usage: selfpair DEVICE SECONDS [--events] [--gid-index N]
+ * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
  * SECONDS 0: run until SIGTERM or SIGINT.
  *
- * Each round: B keeps RECVs posted; A SENDs a numbered, checksummed
+ * With --pairs N there are N such pairs (2N QPs on two CQs); rounds go
+ * round-robin over them. Each round: B keeps RECVs posted; A SENDs a numbered, checksummed
  * message, WRITEs a numbered pattern into B's buffer with immediate data,
  * then READs it back. Every completion must come exactly once, in order,
  * successful, with the right QPN, length and contents. Prints a progress
@@ -44,7 +45,9 @@ static struct ibv_context *ctx;
 static struct ibv_comp_channel *channel;
 static struct ibv_mr *mr;
 static uint8_t *buf; /* [send slots][recv slots][write area][read area] */
-static struct side a, b;
+static struct side *as, *bs;
+static uint64_t *posted; /* RECVs posted to each B */
+static int npairs = 1;
 static bool events;
 static volatile sig_atomic_t stop;
 
@@ -159,7 +162,10 @@ static int get_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 		n = ibv_poll_cq(cq, 1, wc);
 		if (n)
 			return n;
-		if (poll(&pfd, 1, 5000) <= 0)
+		n = poll(&pfd, 1, 5000);
+		if (n < 0 && errno == EINTR)
+			continue; /* SIGTERM: finish the round, then stop */
+		if (n <= 0)
 			fail("no completion event within 5 s");
 		if (ibv_get_cq_event(channel, &ev_cq, &ev_ctx))
 			fail("get_cq_event: %s", strerror(errno));
@@ -175,8 +181,10 @@ static void expect(struct side *s, enum ibv_wc_opcode op, uint64_t seq,
 	if (get_wc(s->cq, &wc) < 0)
 		fail("poll_cq");
 	if (wc.status != IBV_WC_SUCCESS)
-		fail("%s %llu: completion status %s", what,
-		     (unsigned long long)seq, ibv_wc_status_str(wc.status));
+		fail("%s %llu: completion status %s (wr_id %llu, QP 0x%x, vendor error 0x%x)",
+		     what, (unsigned long long)seq,
+		     ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id,
+		     wc.qp_num, wc.vendor_err);
 	if (wc.opcode != op || wc.wr_id != seq)
 		fail("%s: got opcode %d wr_id %llu, expected opcode %d wr_id %llu",
 		     what, wc.opcode, (unsigned long long)wc.wr_id, op,
@@ -260,7 +268,7 @@ int main(int argc, char **argv)
 	struct ibv_device **list;
 	int i, gid_index = 1;
 	double end, next_report;
-	uint64_t seq = 0, posted_recv = 0;
+	uint64_t seq = 0;
 	struct timespec ts;
 	union ibv_gid gid;
 	struct ibv_pd *pd;
@@ -276,6 +284,8 @@ int main(int argc, char **argv)
 			events = true;
 		else if (!strcmp(argv[i], "--gid-index") && i + 1 < argc)
 			gid_index = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--pairs") && i + 1 < argc)
+			npairs = atoi(argv[++i]);
 	}
 	list = ibv_get_device_list(NULL);
 	for (i = 0; list && list[i]; i++)
@@ -295,17 +305,28 @@ int main(int argc, char **argv)
 		fail("pd/mr: %s", strerror(errno));
 	if (events && !(channel = ibv_create_comp_channel(ctx)))
 		fail("comp channel");
-	a.cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, channel, 0);
-	b.cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, channel, 0);
-	if (!a.cq || !b.cq)
+	as = calloc(npairs, sizeof(*as));
+	bs = calloc(npairs, sizeof(*bs));
+	posted = calloc(npairs, sizeof(*posted));
+	if (npairs < 1 || !as || !bs || !posted)
+		fail("bad --pairs");
+	/* One CQ for all A QPs, one for all B QPs */
+	as[0].cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, channel, 0);
+	bs[0].cq = ibv_create_cq(ctx, npairs * 2 * SLOTS, NULL, channel, 0);
+	if (!as[0].cq || !bs[0].cq)
 		fail("create_cq: %s", strerror(errno));
-	a.qp = make_qp(pd, a.cq);
-	b.qp = make_qp(pd, b.cq);
-	connect_qp(a.qp, b.qp->qp_num, gid_index, &gid, 0x100, 0x200);
-	connect_qp(b.qp, a.qp->qp_num, gid_index, &gid, 0x200, 0x100);
-
-	for (posted_recv = 0; posted_recv < SLOTS / 2; posted_recv++)
-		post_recv(&b, posted_recv);
+	for (i = 0; i < npairs; i++) {
+		as[i].cq = as[0].cq;
+		bs[i].cq = bs[0].cq;
+		as[i].qp = make_qp(pd, as[i].cq);
+		bs[i].qp = make_qp(pd, bs[i].cq);
+		connect_qp(as[i].qp, bs[i].qp->qp_num, gid_index, &gid, 0x100,
+			   0x200);
+		connect_qp(bs[i].qp, as[i].qp->qp_num, gid_index, &gid, 0x200,
+			   0x100);
+		for (posted[i] = 0; posted[i] < SLOTS / 2; posted[i]++)
+			post_recv(&bs[i], posted[i]);
+	}
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	end = atof(argv[2]) > 0 ? ts.tv_sec + ts.tv_nsec / 1e9 + atof(argv[2]) :
@@ -316,31 +337,34 @@ int main(int argc, char **argv)
 	for (;;) {
 		double now;
 
+		int p = seq % npairs;
+		struct side *a = &as[p], *b = &bs[p];
+
 		/* SEND: B's oldest RECV gets it */
 		fill(SEND_AREA + (seq % SLOTS) * MSG, seq);
-		post_send(&a, IBV_WR_SEND, 3 * seq,
+		post_send(a, IBV_WR_SEND, 3 * seq,
 			  SEND_AREA + (seq % SLOTS) * MSG, NULL);
-		expect(&a, IBV_WC_SEND, 3 * seq, "send");
-		expect(&b, IBV_WC_RECV, b.next_recv, "recv");
-		check(RECV_AREA + (b.next_recv % SLOTS) * MSG, seq,
+		expect(a, IBV_WC_SEND, 3 * seq, "send");
+		expect(b, IBV_WC_RECV, b->next_recv, "recv");
+		check(RECV_AREA + (b->next_recv % SLOTS) * MSG, seq,
 		      "received message");
-		b.next_recv++;
-		post_recv(&b, posted_recv++);
+		b->next_recv++;
+		post_recv(b, posted[p]++);
 
 		/* WRITE_WITH_IMM into B's area, then READ it back */
-		post_send(&a, IBV_WR_RDMA_WRITE_WITH_IMM, 3 * seq + 1,
+		post_send(a, IBV_WR_RDMA_WRITE_WITH_IMM, 3 * seq + 1,
 			  SEND_AREA + (seq % SLOTS) * MSG,
 			  WRITE_AREA + (seq % SLOTS) * MSG);
-		expect(&a, IBV_WC_RDMA_WRITE, 3 * seq + 1, "write");
-		b.imm_expected = 3 * seq + 1;
-		expect(&b, IBV_WC_RECV_RDMA_WITH_IMM, b.next_recv++,
+		expect(a, IBV_WC_RDMA_WRITE, 3 * seq + 1, "write");
+		b->imm_expected = 3 * seq + 1;
+		expect(b, IBV_WC_RECV_RDMA_WITH_IMM, b->next_recv++,
 		       "write-imm recv");
 		check(WRITE_AREA + (seq % SLOTS) * MSG, seq, "written data");
-		post_recv(&b, posted_recv++);
-		post_send(&a, IBV_WR_RDMA_READ, 3 * seq + 2,
+		post_recv(b, posted[p]++);
+		post_send(a, IBV_WR_RDMA_READ, 3 * seq + 2,
 			  READ_AREA + (seq % SLOTS) * MSG,
 			  WRITE_AREA + (seq % SLOTS) * MSG);
-		expect(&a, IBV_WC_RDMA_READ, 3 * seq + 2, "read");
+		expect(a, IBV_WC_RDMA_READ, 3 * seq + 2, "read");
 		check(READ_AREA + (seq % SLOTS) * MSG, seq, "read-back data");
 		seq++;
 
