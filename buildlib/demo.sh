@@ -1,7 +1,8 @@
 #!/bin/bash
 # Set everything up on a fresh Debian 12 machine and run migr's main job in
-# the VM test bed, printing a report. Today the job shows stacking: the
-# same unmodified programs on soft-RoCE rxe0 and on its migr twin.
+# the VM test bed, printing a report: the same unmodified programs on
+# soft-RoCE rxe0 and on its migr twin, then a running verbs program moved
+# live between two devices under traffic, with the time of each phase.
 # usage: buildlib/demo.sh
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"

@@ -61,6 +61,21 @@ pair() {
 	fi
 }
 
+# ensure_rxe1: a second soft-RoCE device in this guest (rxe1 on veth1,
+# 10.0.0.2), for moving a process between devices. rxe0 and rxe1 never
+# exchange traffic with each other (that hangs and crashes rxe on 6.12).
+ensure_rxe1() {
+	if [ ! -e /sys/class/infiniband/rxe1 ]; then
+		ip addr add 10.0.0.2/24 dev veth1 &&
+			rdma link add rxe1 type rxe netdev veth1 || return 1
+	fi
+	for _ in $(seq 50); do
+		grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 summary() {
 	echo "${1:-tests}: $PASSED passed, $FAILED failed"
 	[ $FAILED -eq 0 ] || { printf '  failed: %s\n' "${FAILED_NAMES[@]}"; return 1; }

@@ -10,13 +10,7 @@ SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 CONTROL=$MIGR_TOP/tests/switch/control.py
 export VERBS_LOG_LEVEL=3
 
-# The second device of this guest
-if [ ! -e /sys/class/infiniband/rxe1 ]; then
-	ip addr add 10.0.0.2/24 dev veth1
-	rdma link add rxe1 type rxe netdev veth1
-fi
-for _ in $(seq 50); do grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state && break; sleep 0.1; done
-check rxe1_active grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state
+ensure_rxe1 && pass rxe1_active || fail rxe1_active
 
 # pid_of_run LOG: start selfpair in the background, logging to LOG
 start_selfpair() { # NAME SECONDS ARGS...
