@@ -58,7 +58,7 @@ import pyverbs.enums as e
 with Context(name=sys.argv[1]) as ctx:
     attr = ctx.query_device()
     with PD(ctx) as pd, MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE) as mr:
-        print(f"opened {sys.argv[1]}: fw {attr.fw_ver}, max_qp {attr.max_qp}, "
+        print(f"opened {sys.argv[1]}: fw {attr.fw_version}, max_qp {attr.max_qp}, "
               f"registered 4 KiB: lkey {mr.lkey:#x} rkey {mr.rkey:#x}")
 PY
 
