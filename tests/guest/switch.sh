@@ -61,6 +61,15 @@ start_selfpair events 0 --events
 switch_many events 10
 stop_selfpair events
 
+# Four threads posting and polling at once (each on its own pairs and
+# CQs): the switch must catch every one of them outside the lower provider.
+start_selfpair threads 0 --pairs 8 --threads 4
+switch_many threads 10
+stop_selfpair threads
+start_selfpair threads-events 0 --pairs 8 --threads 4 --events
+switch_many threads-events 10
+stop_selfpair threads-events
+
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0
 check unknown_device_refused sh -c "! python3 $CONTROL $SP switch nosuchdev | tee $LOGDIR/f1.json | grep -q '\"ok\":true' && grep -q 'no RDMA device named nosuchdev' $LOGDIR/f1.json"
@@ -89,7 +98,7 @@ python3 - "$LOGDIR" <<'PY' | tee "$LOGDIR/switch-phases.txt" || true
 import json, os, sys
 keys = ["suspend", "drain", "release", "rebuild", "replay"]
 print("%-7s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
-for run in ["poll", "events", "pairs32", "pairs256"]:
+for run in ["poll", "events", "threads", "threads-events", "pairs32", "pairs256"]:
     path = os.path.join(sys.argv[1], run + ".switches.jsonl")
     if not os.path.exists(path):
         continue

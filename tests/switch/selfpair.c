@@ -7,8 +7,9 @@
  * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
  * SECONDS 0: run until SIGTERM or SIGINT.
  *
- * With --pairs N there are N such pairs (2N QPs on two CQs); rounds go
- * round-robin over them. Each round: B keeps RECVs posted; A SENDs a numbered, checksummed
+ * With --pairs N there are N such pairs; with --threads T, T threads share
+ * them out (each with its own CQs, channel and buffer) and run at once.
+ * Each round: B keeps RECVs posted; A SENDs a numbered, checksummed
  * message, WRITEs a numbered pattern into B's buffer with immediate data,
  * then READs it back. Every completion must come exactly once, in order,
  * successful, with the right QPN, length and contents. Prints a progress
@@ -18,6 +19,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -37,17 +39,20 @@
 struct side {
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;
+	struct ibv_comp_channel *ch; /* with --events */
+	uint8_t *base; /* the owning thread's buffer */
 	uint64_t next_recv; /* the wr_id the next RECV completion must carry */
 	uint64_t imm_expected;
 };
 
 static struct ibv_context *ctx;
-static struct ibv_comp_channel *channel;
 static struct ibv_mr *mr;
-static uint8_t *buf; /* [send slots][recv slots][write area][read area] */
+static uint8_t *buf;
 static struct side *as, *bs;
 static uint64_t *posted; /* RECVs posted to each B */
-static int npairs = 1;
+static int npairs = 1, nthreads = 1;
+static uint64_t total_rounds;
+static double end;
 static bool events;
 static volatile sig_atomic_t stop;
 
@@ -68,10 +73,11 @@ static void fail(const char *fmt, ...)
 	exit(1);
 }
 
-#define SEND_AREA (buf)
-#define RECV_AREA (buf + SLOTS * MSG)
-#define WRITE_AREA (buf + 2 * SLOTS * MSG)
-#define READ_AREA (buf + 3 * SLOTS * MSG)
+/* Each thread's part of the buffer: [send][recv][write target][read back] */
+#define SEND_AREA(b) (b)
+#define RECV_AREA(b) ((b) + SLOTS * MSG)
+#define WRITE_AREA(b) ((b) + 2 * SLOTS * MSG)
+#define READ_AREA(b) ((b) + 3 * SLOTS * MSG)
 #define BUF_LEN (4 * SLOTS * MSG)
 
 static uint32_t checksum(const uint8_t *p, size_t n)
@@ -108,7 +114,7 @@ static void check(const uint8_t *p, uint64_t seq, const char *what)
 
 static void post_recv(struct side *s, uint64_t seq)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)(RECV_AREA +
+	struct ibv_sge sge = { .addr = (uintptr_t)(RECV_AREA(s->base) +
 						   (seq % SLOTS) * MSG),
 			       .length = MSG,
 			       .lkey = mr->lkey };
@@ -143,7 +149,8 @@ static void post_send(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
 }
 
 /* Wait for completions on cq, the way the program was told to */
-static int get_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+static int get_wc(struct ibv_cq *cq, struct ibv_comp_channel *channel,
+		  struct ibv_wc *wc)
 {
 	for (;;) {
 		int n = ibv_poll_cq(cq, 1, wc);
@@ -178,7 +185,7 @@ static void expect(struct side *s, enum ibv_wc_opcode op, uint64_t seq,
 {
 	struct ibv_wc wc;
 
-	if (get_wc(s->cq, &wc) < 0)
+	if (get_wc(s->cq, s->ch, &wc) < 0)
 		fail("poll_cq");
 	if (wc.status != IBV_WC_SUCCESS)
 		fail("%s %llu: completion status %s (wr_id %llu, QP 0x%x, vendor error 0x%x)",
@@ -263,19 +270,84 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dest, int gid_index,
 		fail("RTS: %s", strerror(errno));
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One round on pair p: SEND, WRITE_WITH_IMM, READ back; all checked */
+static void round_on(int p, uint64_t seq, uint8_t *base)
+{
+	struct side *a = &as[p], *b = &bs[p];
+	uint8_t *msg = SEND_AREA(base) + (seq % SLOTS) * MSG;
+	uint8_t *target = WRITE_AREA(base) + (seq % SLOTS) * MSG;
+
+	/* SEND: B's oldest RECV gets it */
+	fill(msg, seq);
+	post_send(a, IBV_WR_SEND, 3 * seq, msg, NULL);
+	expect(a, IBV_WC_SEND, 3 * seq, "send");
+	expect(b, IBV_WC_RECV, b->next_recv, "recv");
+	check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, seq,
+	      "received message");
+	b->next_recv++;
+	post_recv(b, posted[p]++);
+
+	/* WRITE_WITH_IMM into B's area, then READ it back */
+	post_send(a, IBV_WR_RDMA_WRITE_WITH_IMM, 3 * seq + 1, msg, target);
+	expect(a, IBV_WC_RDMA_WRITE, 3 * seq + 1, "write");
+	b->imm_expected = 3 * seq + 1;
+	expect(b, IBV_WC_RECV_RDMA_WITH_IMM, b->next_recv++, "write-imm recv");
+	check(target, seq, "written data");
+	post_recv(b, posted[p]++);
+	post_send(a, IBV_WR_RDMA_READ, 3 * seq + 2,
+		  READ_AREA(base) + (seq % SLOTS) * MSG, target);
+	expect(a, IBV_WC_RDMA_READ, 3 * seq + 2, "read");
+	check(READ_AREA(base) + (seq % SLOTS) * MSG, seq, "read-back data");
+}
+
+/* A thread runs rounds on the pairs t, t + nthreads, ... in turn */
+static void *worker(void *arg)
+{
+	int t = (intptr_t)arg, p = t;
+	uint8_t *base = buf + (size_t)t * BUF_LEN;
+	double next_report = now_s() + 1;
+	uint64_t seq = 0;
+
+	for (;;) {
+		double now;
+
+		round_on(p, seq++, base);
+		p += nthreads;
+		if (p >= npairs)
+			p = t;
+		__atomic_add_fetch(&total_rounds, 1, __ATOMIC_RELAXED);
+		now = now_s();
+		if (t == 0 && now >= next_report) {
+			printf("selfpair: rounds=%llu\n",
+			       (unsigned long long)__atomic_load_n(
+				       &total_rounds, __ATOMIC_RELAXED));
+			fflush(stdout);
+			next_report = now + 1;
+		}
+		if (stop || (end > 0 && now >= end))
+			return NULL;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
 	int i, gid_index = 1;
-	double end, next_report;
-	uint64_t seq = 0;
-	struct timespec ts;
 	union ibv_gid gid;
+	pthread_t *th;
 	struct ibv_pd *pd;
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s DEVICE SECONDS [--events] [--gid-index N]\n",
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -286,7 +358,11 @@ int main(int argc, char **argv)
 			gid_index = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pairs") && i + 1 < argc)
 			npairs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			nthreads = atoi(argv[++i]);
 	}
+	if (npairs < 1 || nthreads < 1 || nthreads > npairs)
+		fail("need 1 <= threads <= pairs");
 	list = ibv_get_device_list(NULL);
 	for (i = 0; list && list[i]; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -296,28 +372,40 @@ int main(int argc, char **argv)
 	if (ibv_query_gid(ctx, 1, gid_index, &gid))
 		fail("query_gid");
 	pd = ibv_alloc_pd(ctx);
-	buf = aligned_alloc(4096, BUF_LEN);
-	memset(buf, 0, BUF_LEN);
-	mr = ibv_reg_mr(pd, buf, BUF_LEN,
+	buf = aligned_alloc(4096, (size_t)nthreads * BUF_LEN);
+	if (!pd || !buf)
+		fail("pd/buffer: %s", strerror(errno));
+	memset(buf, 0, (size_t)nthreads * BUF_LEN);
+	mr = ibv_reg_mr(pd, buf, (size_t)nthreads * BUF_LEN,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				IBV_ACCESS_REMOTE_READ);
-	if (!pd || !mr)
-		fail("pd/mr: %s", strerror(errno));
-	if (events && !(channel = ibv_create_comp_channel(ctx)))
-		fail("comp channel");
 	as = calloc(npairs, sizeof(*as));
 	bs = calloc(npairs, sizeof(*bs));
 	posted = calloc(npairs, sizeof(*posted));
-	if (npairs < 1 || !as || !bs || !posted)
-		fail("bad --pairs");
-	/* One CQ for all A QPs, one for all B QPs */
-	as[0].cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, channel, 0);
-	bs[0].cq = ibv_create_cq(ctx, npairs * 2 * SLOTS, NULL, channel, 0);
-	if (!as[0].cq || !bs[0].cq)
-		fail("create_cq: %s", strerror(errno));
+	th = calloc(nthreads, sizeof(*th));
+	if (!mr || !as || !bs || !posted || !th)
+		fail("mr/arrays: %s", strerror(errno));
+
+	/* Per thread: a channel (--events), one CQ for its A QPs, one for B */
+	for (i = 0; i < nthreads; i++) {
+		struct ibv_comp_channel *ch = NULL;
+		int mine = (npairs - i + nthreads - 1) / nthreads;
+
+		if (events && !(ch = ibv_create_comp_channel(ctx)))
+			fail("comp channel");
+		as[i].ch = bs[i].ch = ch;
+		as[i].cq = ibv_create_cq(ctx, 4 * DEPTH, NULL, ch, 0);
+		bs[i].cq = ibv_create_cq(ctx, mine * 2 * SLOTS, NULL, ch, 0);
+		if (!as[i].cq || !bs[i].cq)
+			fail("create_cq: %s", strerror(errno));
+	}
 	for (i = 0; i < npairs; i++) {
-		as[i].cq = as[0].cq;
-		bs[i].cq = bs[0].cq;
+		int t = i % nthreads;
+
+		as[i].cq = as[t].cq;
+		bs[i].cq = bs[t].cq;
+		as[i].ch = bs[i].ch = as[t].ch;
+		as[i].base = bs[i].base = buf + (size_t)t * BUF_LEN;
 		as[i].qp = make_qp(pd, as[i].cq);
 		bs[i].qp = make_qp(pd, bs[i].cq);
 		connect_qp(as[i].qp, bs[i].qp->qp_num, gid_index, &gid, 0x100,
@@ -328,57 +416,15 @@ int main(int argc, char **argv)
 			post_recv(&bs[i], posted[i]);
 	}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	end = atof(argv[2]) > 0 ? ts.tv_sec + ts.tv_nsec / 1e9 + atof(argv[2]) :
-				  0;
+	end = atof(argv[2]) > 0 ? now_s() + atof(argv[2]) : 0;
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	next_report = ts.tv_sec + ts.tv_nsec / 1e9 + 1;
-	for (;;) {
-		double now;
-
-		int p = seq % npairs;
-		struct side *a = &as[p], *b = &bs[p];
-
-		/* SEND: B's oldest RECV gets it */
-		fill(SEND_AREA + (seq % SLOTS) * MSG, seq);
-		post_send(a, IBV_WR_SEND, 3 * seq,
-			  SEND_AREA + (seq % SLOTS) * MSG, NULL);
-		expect(a, IBV_WC_SEND, 3 * seq, "send");
-		expect(b, IBV_WC_RECV, b->next_recv, "recv");
-		check(RECV_AREA + (b->next_recv % SLOTS) * MSG, seq,
-		      "received message");
-		b->next_recv++;
-		post_recv(b, posted[p]++);
-
-		/* WRITE_WITH_IMM into B's area, then READ it back */
-		post_send(a, IBV_WR_RDMA_WRITE_WITH_IMM, 3 * seq + 1,
-			  SEND_AREA + (seq % SLOTS) * MSG,
-			  WRITE_AREA + (seq % SLOTS) * MSG);
-		expect(a, IBV_WC_RDMA_WRITE, 3 * seq + 1, "write");
-		b->imm_expected = 3 * seq + 1;
-		expect(b, IBV_WC_RECV_RDMA_WITH_IMM, b->next_recv++,
-		       "write-imm recv");
-		check(WRITE_AREA + (seq % SLOTS) * MSG, seq, "written data");
-		post_recv(b, posted[p]++);
-		post_send(a, IBV_WR_RDMA_READ, 3 * seq + 2,
-			  READ_AREA + (seq % SLOTS) * MSG,
-			  WRITE_AREA + (seq % SLOTS) * MSG);
-		expect(a, IBV_WC_RDMA_READ, 3 * seq + 2, "read");
-		check(READ_AREA + (seq % SLOTS) * MSG, seq, "read-back data");
-		seq++;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = ts.tv_sec + ts.tv_nsec / 1e9;
-		if (now >= next_report) {
-			printf("selfpair: rounds=%llu\n",
-			       (unsigned long long)seq);
-			fflush(stdout);
-			next_report = now + 1;
-		}
-		if (stop || (end > 0 && now >= end))
-			break;
-	}
-	printf("selfpair: OK rounds=%llu\n", (unsigned long long)seq);
+	for (i = 0; i < nthreads; i++)
+		if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i))
+			fail("pthread_create");
+	for (i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	printf("selfpair: OK rounds=%llu threads=%d pairs=%d\n",
+	       (unsigned long long)total_rounds, nthreads, npairs);
 	return 0;
 }
