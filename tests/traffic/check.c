@@ -54,7 +54,7 @@ static void check_result(struct tr_ep *ep, struct tr_qp *q,
 		got = *(const volatile uint64_t *)rs;
 		if (got != p->atomic_old)
 			tr_fail(ep, q,
-				"seq %llu (%s): returned %#llx, the counter held %#llx%s",
+				"seq %llu (%s): returned %#llx, expected the counter's value %#llx%s",
 				(unsigned long long)p->seq, tr_op_name(p->op),
 				(unsigned long long)got,
 				(unsigned long long)p->atomic_old,

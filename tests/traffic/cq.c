@@ -10,28 +10,37 @@
 
 #include "traffic.h"
 
+static void convert(const struct ibv_wc *w, struct tr_wc *wc)
+{
+	*wc = (struct tr_wc){
+		.wr_id = w->wr_id,
+		.status = w->status,
+		.opcode = w->opcode,
+		.vendor_err = w->vendor_err,
+		.byte_len = w->byte_len,
+		.qp_num = w->qp_num,
+		.src_qp = w->src_qp,
+		.imm = be32toh(w->imm_data),
+		.wc_flags = w->wc_flags,
+	};
+}
+
 static unsigned int poll_legacy(struct tr_ep *ep, struct ibv_cq *cq,
 				struct tr_wc *wc, unsigned int max)
 {
 	struct ibv_wc w[16];
+	unsigned int got = 0;
 	int n, i;
 
-	n = ibv_poll_cq(cq, max < 16 ? max : 16, w);
-	if (n < 0)
-		tr_fail(ep, NULL, "ibv_poll_cq failed (%d)", n);
-	for (i = 0; i < n; i++)
-		wc[i] = (struct tr_wc){
-			.wr_id = w[i].wr_id,
-			.status = w[i].status,
-			.opcode = w[i].opcode,
-			.vendor_err = w[i].vendor_err,
-			.byte_len = w[i].byte_len,
-			.qp_num = w[i].qp_num,
-			.src_qp = w[i].src_qp,
-			.imm = be32toh(w[i].imm_data),
-			.wc_flags = w[i].wc_flags,
-		};
-	return n;
+	/* Up to max: the caller takes fewer than max as "CQ empty". */
+	do {
+		n = ibv_poll_cq(cq, max - got < 16 ? max - got : 16, w);
+		if (n < 0)
+			tr_fail(ep, NULL, "ibv_poll_cq failed (%d)", n);
+		for (i = 0; i < n; i++)
+			convert(&w[i], &wc[got++]);
+	} while (n == 16 && got < max);
+	return got;
 }
 
 static void read_ex(struct ibv_cq_ex *cq, struct tr_wc *wc)
