@@ -31,7 +31,8 @@ step "test bed" buildlib/testbed/prepare.sh || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
 step "guest: stacking, perftest, rdmacm" vm --timeout 1200 -- tests/guest/stacking.sh
-step "two guests: perftest, rping across hosts over migr" vm --two --timeout 900 \
+step "guest: migr-traffic loopback, rxe0 and migr_rxe0" vm --timeout 600 -- tests/guest/traffic.sh
+step "two guests: perftest, rping, traffic over migr" vm --two --timeout 900 \
 	--a "tests/guest/two-host.sh server" --b "tests/guest/two-host.sh client"
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
 step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
