@@ -151,13 +151,98 @@ static uint8_t *consume(struct tr_ep *ep, struct tr_qp *q,
 		       (q->ud ? ep->o->size + TR_UD_GRH : ep->o->size);
 }
 
-void tr_check_recv(struct tr_ep *ep, const struct tr_wc *wc)
+/* A datagram: from the peer's UD QP, intact, numbered after the last one.
+ * Lost ones (a gap) are counted, and fail unless --ud-max-loss. */
+static void check_ud(struct tr_ep *ep, struct tr_qp *q, const struct tr_wc *wc,
+		     unsigned int kind, const uint8_t *buf)
+{
+	const uint8_t *data = buf + TR_UD_GRH;
+	const char *why;
+	uint64_t m, ack;
+
+	if (wc->src_qp != q->peer_qpn)
+		tr_fail(ep, q,
+			"datagram from QP number %#x, not the peer's %#x",
+			wc->src_qp, q->peer_qpn);
+	if (wc->byte_len != ep->ud_size + TR_UD_GRH)
+		tr_fail(ep, q, "datagram of %u bytes, expected %u + GRH",
+			wc->byte_len, ep->ud_size);
+	why = tr_verify(data, ep->ud_size, kind, ep->peer.id, q->idx, TR_NONE,
+			TR_NONE, &ack);
+	if (why)
+		tr_fail(ep, q, "datagram after message %llu (%s): %s",
+			(unsigned long long)q->msgs_next, tr_op_name(kind),
+			why);
+	m = tr_hdr_msg(data);
+	if (m < q->msgs_next)
+		tr_fail(ep, q,
+			"message %llu after %llu: duplicated or reordered",
+			(unsigned long long)m,
+			(unsigned long long)q->msgs_next - 1);
+	if (kind != OP_SEND && wc->imm != (uint32_t)m)
+		tr_fail(ep, q, "message %llu (%s): imm_data %u, expected %u",
+			(unsigned long long)m, tr_op_name(kind), wc->imm,
+			(uint32_t)m);
+	if (m > q->msgs_next && !ep->o->ud_max_loss)
+		tr_fail(ep, q,
+			"message %llu arrived, expected %llu: %llu datagrams lost (--ud-max-loss tolerates some)",
+			(unsigned long long)m, (unsigned long long)q->msgs_next,
+			(unsigned long long)(m - q->msgs_next));
+	q->lost += m - q->msgs_next;
+	q->msgs_next = m + 1;
+	if (ep->id == 0 && ack != TR_NONE && ack > q->peer_lost)
+		q->peer_lost = ack;
+	q->ud_last = tr_now();
+}
+
+/* An RC message: number m is the next one; its data (receive buffer or
+ * WRITE_IMM slot) and the plain WRITE it names check out. */
+static void check_rc(struct tr_ep *ep, struct tr_qp *q, const struct tr_wc *wc,
+		     unsigned int kind, const uint8_t *data)
 {
 	const struct tr_opts *o = ep->o;
-	uint64_t m, wseq, seq;
-	unsigned int kind, slot = 0;
-	uint32_t len = o->size;
+	uint64_t m = q->msgs_recv, wseq, seq;
 	const char *why;
+
+	if (kind != OP_SEND && wc->imm != (uint32_t)m)
+		tr_fail(ep, q, "message %llu (%s): imm_data %u, expected %u",
+			(unsigned long long)m, tr_op_name(kind), wc->imm,
+			(uint32_t)m);
+	if (kind == OP_WRITE_IMM)
+		data = q->remote + tr_off_wimm(o->size, m % ep->nslots);
+	else if (wc->byte_len != o->size)
+		tr_fail(ep, q,
+			"message %llu (%s): %u bytes received, expected %u",
+			(unsigned long long)m, tr_op_name(kind), wc->byte_len,
+			o->size);
+	why = tr_verify(data, o->size, kind, ep->peer.id, q->idx, TR_NONE, m,
+			&wseq);
+	if (why)
+		tr_fail(ep, q, "message %llu (%s, seq %llu): %s",
+			(unsigned long long)m, tr_op_name(kind),
+			(unsigned long long)tr_hdr_seq(data), why);
+	seq = tr_hdr_seq(data);
+	if (m && seq <= q->peer_last_seq)
+		tr_fail(ep, q, "message %llu: sender seq %llu after %llu",
+			(unsigned long long)m, (unsigned long long)seq,
+			(unsigned long long)q->peer_last_seq);
+	q->peer_last_seq = seq;
+	if (wseq != TR_NONE) {
+		why = tr_verify(q->remote + tr_off_write(o->size, ep->nslots,
+							 m % ep->nslots),
+				o->size, OP_WRITE, ep->peer.id, q->idx, wseq, m,
+				NULL);
+		if (why)
+			tr_fail(ep, q,
+				"write seq %llu (named by message %llu): %s",
+				(unsigned long long)wseq, (unsigned long long)m,
+				why);
+	}
+}
+
+void tr_check_recv(struct tr_ep *ep, const struct tr_wc *wc)
+{
+	unsigned int kind, slot = 0;
 	uint8_t *data;
 	struct tr_qp *q;
 
@@ -172,61 +257,21 @@ void tr_check_recv(struct tr_ep *ep, const struct tr_wc *wc)
 			"receive completion for unknown QP number %#x",
 			wc->qp_num);
 	data = consume(ep, q, wc, &slot);
-	m = q->msgs_recv;
 	if (wc->opcode == IBV_WC_RECV)
 		kind = wc->wc_flags & IBV_WC_WITH_IMM ? OP_SEND_IMM : OP_SEND;
 	else if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && !q->ud)
 		kind = OP_WRITE_IMM;
 	else
 		tr_fail(ep, q, "message %llu: receive completion opcode %d",
-			(unsigned long long)m, wc->opcode);
+			(unsigned long long)q->msgs_recv, wc->opcode);
 	if (kind == OP_WRITE_IMM && !(wc->wc_flags & IBV_WC_WITH_IMM))
 		tr_fail(ep, q,
 			"message %llu (write_imm): completion without IBV_WC_WITH_IMM",
-			(unsigned long long)m);
-	if (kind != OP_SEND && wc->imm != (uint32_t)m)
-		tr_fail(ep, q, "message %llu (%s): imm_data %u, expected %u",
-			(unsigned long long)m, tr_op_name(kind), wc->imm,
-			(uint32_t)m);
-	if (q->ud) {
-		len = ep->ud_size;
-		if (wc->src_qp != q->peer_qpn)
-			tr_fail(ep, q,
-				"message %llu: from QP number %#x, not the peer's %#x",
-				(unsigned long long)m, wc->src_qp, q->peer_qpn);
-		data += TR_UD_GRH;
-	} else if (kind == OP_WRITE_IMM) {
-		data = q->remote + tr_off_wimm(o->size, m % ep->nslots);
-	}
-	if (kind != OP_WRITE_IMM &&
-	    wc->byte_len != len + (q->ud ? TR_UD_GRH : 0))
-		tr_fail(ep, q,
-			"message %llu (%s): %u bytes received, expected %u",
-			(unsigned long long)m, tr_op_name(kind), wc->byte_len,
-			len);
-	why = tr_verify(data, len, kind, ep->peer.id, q->idx, TR_NONE, m,
-			&wseq);
-	if (why)
-		tr_fail(ep, q, "message %llu (%s, seq %llu): %s",
-			(unsigned long long)m, tr_op_name(kind),
-			(unsigned long long)tr_hdr_seq(data), why);
-	seq = tr_hdr_seq(data);
-	if (m && seq <= q->peer_last_seq)
-		tr_fail(ep, q, "message %llu: sender seq %llu after %llu",
-			(unsigned long long)m, (unsigned long long)seq,
-			(unsigned long long)q->peer_last_seq);
-	q->peer_last_seq = seq;
-	if (!q->ud && wseq != TR_NONE) {
-		why = tr_verify(q->remote + tr_off_write(o->size, ep->nslots,
-							 m % ep->nslots),
-				o->size, OP_WRITE, ep->peer.id, q->idx, wseq, m,
-				NULL);
-		if (why)
-			tr_fail(ep, q,
-				"write seq %llu (named by message %llu): %s",
-				(unsigned long long)wseq, (unsigned long long)m,
-				why);
-	}
+			(unsigned long long)q->msgs_recv);
+	if (q->ud)
+		check_ud(ep, q, wc, kind, data);
+	else
+		check_rc(ep, q, wc, kind, data);
 	q->msgs_recv++;
 	ep->t_progress = tr_now();
 	/* Only now may the peer reuse what this message occupied. */
@@ -254,13 +299,16 @@ void tr_check_done(struct tr_ep *ep)
 	}
 }
 
-/* The peer's FINAL: it received exactly what we sent, on every QP. */
+/* The peer's FINAL: it received exactly what we sent, on every QP (UD:
+ * no more; the peer judged its losses against --ud-max-loss). */
 void tr_check_final(struct tr_ep *ep, const struct tr_final *f)
 {
 	unsigned int i;
 
 	for (i = 0; i < ep->nall; i++)
-		if (f->msgs_recv[i] != ep->qps[i].msgs_posted)
+		if (f->msgs_recv[i] != ep->qps[i].msgs_posted &&
+		    (!ep->qps[i].ud || !ep->o->ud_max_loss ||
+		     f->msgs_recv[i] > ep->qps[i].msgs_posted))
 			tr_fail(ep, &ep->qps[i],
 				"sent %llu messages, the peer received %llu",
 				(unsigned long long)ep->qps[i].msgs_posted,

@@ -50,6 +50,20 @@ static void drain_cq(struct tr_ep *ep, bool send)
 	} while (n == POLL_BATCH);
 }
 
+/* Datagrams that did not come within TR_UD_GRACE are lost (counted, and
+ * judged against --ud-max-loss); without that option, none may be. */
+static bool ud_quiet(struct tr_ep *ep, struct tr_qp *q)
+{
+	return ep->o->ud_max_loss > 0 && tr_now() - q->ud_last > TR_UD_GRACE;
+}
+
+/* All the peer's UD messages arrived or are given up as lost. */
+static bool ud_received(struct tr_ep *ep, struct tr_qp *q)
+{
+	return ep->peer_done &&
+	       (q->msgs_next >= q->peer_msgs || ud_quiet(ep, q));
+}
+
 /* Nothing left to post and every posted WR completed. */
 static bool sending_finished(struct tr_ep *ep)
 {
@@ -65,11 +79,14 @@ static bool sending_finished(struct tr_ep *ep)
 			return false;
 		if (!q->ud && !stopped)
 			return false;
+		/* UD: the leader waits for the echoes, the echoing side
+		 * for all the leader's messages. */
 		if (q->ud && ep->id == 0 &&
-		    (!stopped || q->msgs_recv < q->posted))
+		    (!stopped ||
+		     (tr_ud_accounted(q) < q->msgs_posted && !ud_quiet(ep, q))))
 			return false;
 		if (q->ud && ep->id != 0 &&
-		    (!ep->peer_done || q->posted < q->peer_msgs))
+		    (!ud_received(ep, q) || q->posted < q->msgs_recv))
 			return false;
 	}
 	return true;
@@ -104,6 +121,23 @@ static void peer_message(struct tr_ep *ep)
 	tr_check_done(ep);
 }
 
+static void check_ud_loss(struct tr_ep *ep, struct tr_qp *q)
+{
+	uint64_t lost;
+
+	if (q->msgs_next > q->peer_msgs)
+		tr_fail(ep, q, "received message %llu, the peer sent only %llu",
+			(unsigned long long)q->msgs_next - 1,
+			(unsigned long long)q->peer_msgs);
+	lost = q->lost + q->peer_msgs - q->msgs_next;
+	if (lost > q->peer_msgs * ep->o->ud_max_loss / 100)
+		tr_fail(ep, q,
+			"%llu of the peer's %llu datagrams lost (over --ud-max-loss %g%%)",
+			(unsigned long long)lost,
+			(unsigned long long)q->peer_msgs, ep->o->ud_max_loss);
+	q->lost = lost;
+}
+
 /* All we sent is acknowledged and all the peer sent has arrived. */
 static bool complete(struct tr_ep *ep)
 {
@@ -114,6 +148,11 @@ static bool complete(struct tr_ep *ep)
 	for (i = 0; i < ep->nall; i++) {
 		struct tr_qp *q = &ep->qps[i];
 
+		if (q->ud) {
+			if (!ud_received(ep, q))
+				return false;
+			continue;
+		}
 		if (q->msgs_recv > q->peer_msgs)
 			tr_fail(ep, q,
 				"received %llu messages, the peer sent only %llu",
@@ -122,6 +161,9 @@ static bool complete(struct tr_ep *ep)
 		if (q->msgs_recv < q->peer_msgs)
 			return false;
 	}
+	for (i = 0; i < ep->nall; i++)
+		if (ep->qps[i].ud)
+			check_ud_loss(ep, &ep->qps[i]);
 	return true;
 }
 
@@ -143,18 +185,24 @@ static void check_stall(struct tr_ep *ep, double now)
 				now - ep->t_progress,
 				(unsigned long long)q->completed,
 				(unsigned long long)q->posted - 1);
-		if (ep->peer_done && q->msgs_recv < q->peer_msgs)
+		if (ep->peer_done && !q->ud && q->msgs_recv < q->peer_msgs)
 			tr_fail(ep, q,
 				"no completion for %.0f s: received %llu of the peer's %llu messages",
 				now - ep->t_progress,
 				(unsigned long long)q->msgs_recv,
 				(unsigned long long)q->peer_msgs);
-		if (q->ud && ep->id == 0 && q->msgs_recv < q->posted)
+		if (q->ud && ep->id == 0 && tr_ud_accounted(q) < q->msgs_posted)
 			tr_fail(ep, q,
-				"no completion for %.0f s: %llu UD echoes of %llu missing (lost datagram?)",
+				"no completion for %.0f s: echoes for messages %llu..%llu missing (datagrams lost?)",
 				now - ep->t_progress,
-				(unsigned long long)(q->posted - q->msgs_recv),
-				(unsigned long long)q->posted);
+				(unsigned long long)tr_ud_accounted(q),
+				(unsigned long long)q->msgs_posted - 1);
+		if (q->ud && ep->peer_done && q->msgs_next < q->peer_msgs)
+			tr_fail(ep, q,
+				"no completion for %.0f s: messages %llu..%llu of the peer missing (datagrams lost?)",
+				now - ep->t_progress,
+				(unsigned long long)q->msgs_next,
+				(unsigned long long)q->peer_msgs - 1);
 	}
 }
 
@@ -214,9 +262,12 @@ void tr_run(struct tr_ep **eps, unsigned int n)
 		deadline = t0 + o->duration;
 	if (o->mode == MODE_EVENT)
 		epfd = setup_epoll(eps, n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		eps[i]->t_start = eps[i]->t_progress = eps[i]->last_report_t =
 			t0;
+		for (j = 0; j < eps[i]->nall; j++)
+			eps[i]->qps[j].ud_last = t0;
+	}
 
 	while (left) {
 		now = tr_now();

@@ -30,6 +30,7 @@ static void usage(FILE *f)
 		"RDMA traffic generator and checker: RC QPs (optionally an SRQ and a UD\n"
 		"pair), every completion and every byte verified end to end. Both sides\n"
 		"send and receive; a TCP side channel carries addresses, keys and counts.\n"
+		"Both sides need the same --qps, --ud and --size.\n"
 		"\n"
 		"  -d, --dev DEV              RDMA device (required)\n"
 		"  -g, --gid-idx N            GID index (default: first IPv4-mapped GID)\n"
@@ -41,12 +42,16 @@ static void usage(FILE *f)
 		"  -q, --qps N                RC QPs (default 2, at most %d)\n"
 		"      --srq                  receive through one SRQ shared by the RC QPs\n"
 		"      --ud                   add a UD QP pair (address handle, SEND)\n"
+		"      --ud-max-loss PCT      tolerate losing up to PCT%% of UD datagrams\n"
+		"                             (default 0: any loss fails; use across hosts)\n"
 		"      --ops LIST             comma list of send,send_imm,write,write_imm,\n"
 		"                             read,cas,faa (default: all); write needs read\n"
 		"                             or a message op, which verifies it\n"
 		"      --api legacy|wr|mixed  ibv_post_send, ibv_wr_*, or alternating (default legacy)\n"
-		"      --mode poll|event      busy polling, or a completion channel in epoll\n"
-		"      --cq legacy|ex         ibv_poll_cq, or ibv_start_poll on an extended CQ\n"
+		"      --mode poll|event      busy polling (default), or a completion channel\n"
+		"                             in epoll\n"
+		"      --cq legacy|ex         ibv_poll_cq (default), or ibv_start_poll on an\n"
+		"                             extended CQ\n"
 		"  -t, --depth N              send/receive queue depth per QP (default 32)\n"
 		"  -s, --size N               message size in bytes (default 2048, at least 64)\n"
 		"  -D, --duration SEC         post for SEC seconds\n"
@@ -82,6 +87,7 @@ static unsigned long num(const char *s, unsigned long lo, unsigned long hi,
 	return v;
 }
 
+/* A non-negative number: seconds, or a percentage. */
 static double seconds(const char *s, const char *what)
 {
 	char *end;
@@ -135,6 +141,7 @@ enum {
 	O_JSON,
 	O_STALL,
 	O_CONNECT,
+	O_UD_LOSS,
 	O_FAULT,
 };
 
@@ -151,6 +158,7 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		{ "qps", required_argument, NULL, 'q' },
 		{ "srq", no_argument, NULL, O_SRQ },
 		{ "ud", no_argument, NULL, O_UD },
+		{ "ud-max-loss", required_argument, NULL, O_UD_LOSS },
 		{ "ops", required_argument, NULL, O_OPS },
 		{ "api", required_argument, NULL, O_API },
 		{ "mode", required_argument, NULL, O_MODE },
@@ -171,8 +179,8 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 	static const char *const apis[] = { "legacy", "wr", "mixed", NULL };
 	static const char *const modes[] = { "poll", "event", NULL };
 	static const char *const cqs[] = { "legacy", "ex", NULL };
-	static const char *const faults[] = { "none", "payload", "write",
-					      "imm",  "faa",	 NULL };
+	static const char *const faults[] = { "none", "payload", "write", "imm",
+					      "faa",  "udloss",	 NULL };
 	const unsigned int msg_ops =
 		1u << OP_SEND | 1u << OP_SEND_IMM | 1u << OP_WRITE_IMM;
 	int c, roles = 0;
@@ -267,6 +275,11 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		case O_CONNECT:
 			o->connect_timeout =
 				seconds(optarg, "bad --connect-timeout");
+			break;
+		case O_UD_LOSS:
+			o->ud_max_loss = seconds(optarg, "bad --ud-max-loss");
+			if (o->ud_max_loss > 100)
+				bad("bad --ud-max-loss", optarg);
 			break;
 		case O_FAULT:
 			o->fault = pick(optarg, faults, "bad --inject-fault");

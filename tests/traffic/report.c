@@ -117,6 +117,9 @@ static void summary_text(const struct tr_ep *ep)
 			       (unsigned long long)per_op[op]);
 	printf("; %llu messages received and verified",
 	       (unsigned long long)msgs_recv(ep));
+	if (ep->o->ud)
+		printf(" (UD: %llu lost)",
+		       (unsigned long long)ep->qps[ep->nqps].lost);
 	if (ep->o->mode == MODE_EVENT)
 		printf("; %llu completion events",
 		       (unsigned long long)ep->events);
@@ -143,11 +146,12 @@ static void summary_json(const struct tr_ep *ep, bool last)
 	for (i = 0; i < ep->nall; i++) {
 		const struct tr_qp *q = &ep->qps[i];
 
-		printf("%s{\"qp\":%u,\"type\":\"%s\",\"completed\":%llu,\"messages_sent\":%llu,\"messages_received\":%llu}",
+		printf("%s{\"qp\":%u,\"type\":\"%s\",\"completed\":%llu,\"messages_sent\":%llu,\"messages_received\":%llu,\"messages_lost\":%llu}",
 		       i ? "," : "", i, q->ud ? "ud" : "rc",
 		       (unsigned long long)q->completed,
 		       (unsigned long long)q->msgs_posted,
-		       (unsigned long long)q->msgs_recv);
+		       (unsigned long long)q->msgs_recv,
+		       (unsigned long long)q->lost);
 	}
 	printf("]}%s", last ? "" : ",");
 }
@@ -155,6 +159,7 @@ static void summary_json(const struct tr_ep *ep, bool last)
 void tr_summary(struct tr_ep **eps, unsigned int n)
 {
 	const struct tr_opts *o = eps[0]->o;
+	uint64_t lost = 0;
 	unsigned int i;
 
 	if (o->json) {
@@ -164,7 +169,11 @@ void tr_summary(struct tr_ep **eps, unsigned int n)
 		printf("]}\n");
 		return;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		summary_text(eps[i]);
-	printf("migr-traffic: PASS: every WR completed once and in order, all data and atomic results verified, counts match\n");
+		if (o->ud)
+			lost += eps[i]->qps[eps[i]->nqps].lost;
+	}
+	printf("migr-traffic: PASS: every WR completed once and in order, all data and atomic results verified, counts match%s\n",
+	       lost ? " (UD losses within --ud-max-loss)" : "");
 }

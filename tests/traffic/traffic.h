@@ -19,6 +19,7 @@
 #define TR_MAX_QPS 64
 #define TR_UD_GRH 40
 #define TR_NONE UINT64_MAX
+#define TR_UD_GRACE 1.0 /* s without a datagram: the rest is lost */
 
 /* Exit codes: verification failure vs usage vs environment. */
 enum { TR_EXIT_OK = 0, TR_EXIT_FAIL = 1, TR_EXIT_USAGE = 2, TR_EXIT_ERROR = 3 };
@@ -40,7 +41,14 @@ enum tr_role { ROLE_SERVER, ROLE_CLIENT, ROLE_LOOPBACK };
 enum tr_api { API_LEGACY, API_WR, API_MIXED };
 enum tr_mode { MODE_POLL, MODE_EVENT };
 enum tr_cqkind { CQ_LEGACY, CQ_EX };
-enum tr_fault { FAULT_NONE, FAULT_PAYLOAD, FAULT_WRITE, FAULT_IMM, FAULT_FAA };
+enum tr_fault {
+	FAULT_NONE,
+	FAULT_PAYLOAD,
+	FAULT_WRITE,
+	FAULT_IMM,
+	FAULT_FAA,
+	FAULT_UDLOSS,
+};
 
 struct tr_opts {
 	const char *dev;
@@ -64,6 +72,7 @@ struct tr_opts {
 	bool json;
 	double stall_timeout;
 	double connect_timeout;
+	double ud_max_loss; /* percent of UD datagrams that may be lost */
 	enum tr_fault fault;
 };
 
@@ -103,6 +112,13 @@ struct tr_qp {
 	uint64_t recv_posted, recv_done;
 	uint64_t msgs_recv;
 	uint64_t peer_last_seq;
+
+	/* UD: datagrams may be lost, never duplicated or reordered. */
+	uint64_t msgs_next; /* next message number expected */
+	uint64_t lost;
+	uint64_t peer_lost; /* endpoint 0: losses the echoes reported */
+	uint64_t ud_skip; /* endpoint 0: echoes given up waiting for */
+	double ud_last; /* last datagram or echo */
 
 	/* The peer's side of this QP. */
 	uint32_t peer_qpn, peer_psn, peer_rkey;
@@ -191,6 +207,17 @@ struct tr_ep {
 	bool fault_done;
 };
 
+/*
+ * UD flow control, endpoint 0: its messages the peer has accounted for,
+ * as echoed (received, or lost on the way there) or as echoes lost on the
+ * way back. Fewer than ud_window beyond that keeps both receive queues
+ * from running dry: each echo follows one received message.
+ */
+static inline uint64_t tr_ud_accounted(const struct tr_qp *q)
+{
+	return q->msgs_next + q->peer_lost + q->ud_skip;
+}
+
 /* opts.c */
 void tr_parse_opts(struct tr_opts *o, int argc, char **argv);
 const char *tr_op_name(unsigned int op);
@@ -205,6 +232,7 @@ const char *tr_verify(const uint8_t *buf, uint32_t len, unsigned int kind,
 		      unsigned int src, unsigned int qp, uint64_t seq,
 		      uint64_t msg, uint64_t *write_seq);
 uint64_t tr_hdr_seq(const uint8_t *buf);
+uint64_t tr_hdr_msg(const uint8_t *buf);
 uint64_t tr_atomic_init(unsigned int owner, unsigned int qp);
 size_t tr_remote_len(unsigned int size, unsigned int nslots);
 size_t tr_off_pattern(void);

@@ -164,6 +164,14 @@ uint64_t tr_hdr_seq(const uint8_t *buf)
 	return h.seq;
 }
 
+uint64_t tr_hdr_msg(const uint8_t *buf)
+{
+	struct tr_hdr h;
+
+	memcpy(&h, buf, sizeof(h));
+	return h.msg;
+}
+
 /* Each counter starts at a value both sides can compute. */
 uint64_t tr_atomic_init(unsigned int owner, unsigned int qp)
 {
