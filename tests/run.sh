@@ -31,7 +31,8 @@ step "test bed" buildlib/testbed/prepare.sh || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
 step "guest: stacking, perftest, rdmacm" vm --timeout 1200 -- tests/guest/stacking.sh
-step "two guests: perftest, rping across hosts over migr" vm --two --timeout 900 \
+step "guest: migr-traffic loopback, rxe0 and migr_rxe0" vm --timeout 600 -- tests/guest/traffic.sh
+step "two guests: perftest, rping, traffic over migr" vm --two --timeout 900 \
 	--a "tests/guest/two-host.sh server" --b "tests/guest/two-host.sh client"
 step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
