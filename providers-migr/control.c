@@ -33,14 +33,14 @@ static void json_report(FILE *out, struct migr_context *ctx, int ret,
 			const struct migr_switch_report *r)
 {
 	fprintf(out,
-		"{\"device\":\"%s\",\"ok\":%s,\"error\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
+		"{\"device\":\"%s\",\"contexts\":%u,\"ok\":%s,\"error\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
 		"\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
 		"\"release\":%.3f,\"rebuild\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
 		"\"objects\":{\"pds\":%u,\"mrs\":%u,\"channels\":%u,\"cqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"reposted_recvs\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
-		ibv_get_device_name(ctx->vctx.context.device),
-		ret ? "false" : "true", r->error, r->from, r->to,
+		ctx ? ibv_get_device_name(ctx->vctx.context.device) : "",
+		r->contexts, ret ? "false" : "true", r->error, r->from, r->to,
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
 		r->ms_release, r->ms_rebuild, r->ms_replay, r->ms_total, r->pds,
 		r->mrs, r->channels, r->cqs, r->qps, r->ahs, r->held_wrs,
@@ -48,24 +48,31 @@ static void json_report(FILE *out, struct migr_context *ctx, int ret,
 		r->device_maps);
 }
 
+/* All of the process's contexts move together: their QPs may be partners */
 static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 {
 	struct migr_switch_report rep;
-	struct migr_context *ctx;
-	bool first = true, ok = true;
+	struct migr_context *ctx, **v;
+	unsigned int n = 0;
+	int ret = ENOMEM;
 
-	fprintf(out, "{\"pid\":%d,\"switch\":[", getpid());
 	pthread_mutex_lock(&ctxs_lock);
-	list_for_each (&ctxs, ctx, entry) {
-		int ret = migr_switch(ctx, target, wait_ms, &rep);
-
-		fprintf(out, "%s", first ? "" : ",");
-		json_report(out, ctx, ret, &rep);
-		ok &= !ret;
-		first = false;
-	}
+	list_for_each (&ctxs, ctx, entry)
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	n = 0;
+	list_for_each (&ctxs, ctx, entry)
+		if (v)
+			v[n++] = ctx;
+	if (v)
+		ret = migr_switch(v, n, target, wait_ms, &rep);
+	else
+		snprintf(rep.error, sizeof(rep.error), "out of memory");
 	pthread_mutex_unlock(&ctxs_lock);
-	fprintf(out, "],\"ok\":%s}\n", ok && !first ? "true" : "false");
+	fprintf(out, "{\"pid\":%d,\"switch\":[", getpid());
+	json_report(out, n ? v[0] : NULL, ret, &rep);
+	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
+	free(v);
 }
 
 static void do_status(FILE *out)
@@ -211,9 +218,48 @@ void migr_control_add(struct migr_context *ctx)
 	pthread_mutex_unlock(&ctxs_lock);
 }
 
+/*
+ * The context of this process that holds the live QP numbered vqpn on the
+ * device ctx is on, if any: a partner in this process, whose table the QP
+ * can use. Call it without ctx's ctl_lock (lock order: ctxs, then ctl).
+ */
+struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn)
+{
+	struct migr_context *c, *found = NULL;
+	uint32_t phys;
+
+	pthread_mutex_lock(&ctxs_lock);
+	list_for_each (&ctxs, c, entry) {
+		if (c->lower && ctx->lower &&
+		    c->lower->device == ctx->lower->device &&
+		    migr_xlate_phys_of(&c->xlate, MIGR_XLATE_QPN, vqpn,
+				       &phys)) {
+			found = c;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctxs_lock);
+	return found;
+}
+
 void migr_control_del(struct migr_context *ctx)
 {
+	struct migr_context *c;
+	struct migr_qp *mqp;
+
 	pthread_mutex_lock(&ctxs_lock);
 	list_del(&ctx->entry);
+	/* QPs left connected to this context's QPs stop using its tables */
+	list_for_each (&ctxs, c, entry) {
+		pthread_mutex_lock(&c->rec.lock);
+		list_for_each (&c->rec.qps, mqp, entry) {
+			if (mqp->remote != &ctx->xlate)
+				continue;
+			mqp->remote = &c->remote;
+			mqp->self = false;
+			migr_qp_update_slow(mqp);
+		}
+		pthread_mutex_unlock(&c->rec.lock);
+	}
 	pthread_mutex_unlock(&ctxs_lock);
 }

@@ -153,6 +153,7 @@ out:
 int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq)
 {
 	uint64_t one = 1;
+	int ret;
 
 	pthread_mutex_lock(&mch->synth_lock);
 	if (mch->nsynth == mch->synth_cap) {
@@ -167,9 +168,11 @@ int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq)
 		mch->synth_cap = cap;
 	}
 	mch->synth[mch->nsynth++] = mcq;
+	/* Under the lock: the eventfd is readable exactly while owed */
+	ret = write(mch->synth_fd, &one, sizeof(one)) == sizeof(one) ? 0 :
+									 errno;
 	pthread_mutex_unlock(&mch->synth_lock);
-	return write(mch->synth_fd, &one, sizeof(one)) == sizeof(one) ? 0 :
-									errno;
+	return ret;
 }
 
 /* An event a switch owes, oldest first; NULL when none is owed */
@@ -183,10 +186,10 @@ static struct migr_cq *take_synth(struct migr_comp_channel *mch)
 		mcq = mch->synth[0];
 		memmove(mch->synth, mch->synth + 1,
 			--mch->nsynth * sizeof(*mch->synth));
-		/* keep the eventfd readable exactly while events are owed */
-		if (!mch->nsynth && read(mch->synth_fd, &cnt, sizeof(cnt)) < 0)
-			cnt = 0;
 	}
+	/* keep the eventfd readable exactly while events are owed */
+	if (!mch->nsynth && read(mch->synth_fd, &cnt, sizeof(cnt)) < 0)
+		cnt = 0;
 	pthread_mutex_unlock(&mch->synth_lock);
 	return mcq;
 }

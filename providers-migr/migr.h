@@ -135,6 +135,12 @@ struct migr_cq {
 	struct ibv_cq *dying; /* the old lower CQ while a switch releases */
 	pthread_mutex_t shadow_lock;
 	struct migr_shadow shadow;
+	/*
+	 * Shadow entries the switch moved that no event has announced yet:
+	 * an arm owes one event for them, once, never again for the same ones
+	 * (an application that re-arms before polling must not spin).
+	 */
+	uint32_t unsignalled;
 	/* record */
 	struct list_node entry;
 	int cqe_req, comp_vector;
@@ -370,6 +376,7 @@ void migr_wait_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
 /* control.c */
 void migr_control_add(struct migr_context *ctx);
 void migr_control_del(struct migr_context *ctx);
+struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn);
 
 /* record.c */
 void migr_record_init(struct migr_record *rec);

@@ -224,18 +224,17 @@ struct ibv_qp *migr_open_qp(struct ibv_context *context,
 }
 
 /*
- * Is the partner named by attr a QP of this process? Its GID is then one
- * of our device's and its number one of our live QPNs; its values are
- * then looked up in our own tables.
+ * Is the partner named by attr a QP of this process (in peer, a context on
+ * the same device)? Its GID is then one of our device's; its values are
+ * then looked up in peer's tables.
  */
-static bool partner_is_self(struct migr_qp *mqp, const struct ibv_qp_attr *attr)
+static bool partner_is_self(struct migr_qp *mqp, struct migr_context *peer,
+			    const struct ibv_qp_attr *attr)
 {
 	const struct ibv_ah_attr *ah = &attr->ah_attr;
 	union ibv_gid gid;
-	uint32_t phys;
 
-	if (!migr_xlate_phys_of(&mqp->ctx->xlate, MIGR_XLATE_QPN,
-				attr->dest_qp_num, &phys))
+	if (!peer)
 		return false;
 	if (!ah->is_global)
 		return true; /* IB without GRH: same subnet, LID-routed */
@@ -249,12 +248,16 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct migr_qp *mqp = to_mqp(qp);
 	struct ibv_qp_attr lattr = *attr;
+	struct migr_context *peer = NULL;
+	bool connect = (attr_mask & IBV_QP_DEST_QPN) && (attr_mask & IBV_QP_AV);
 	int ret;
 
+	if (connect)
+		peer = migr_local_peer(mqp->ctx, attr->dest_qp_num);
 	ctl_enter(qp->context);
-	if ((attr_mask & IBV_QP_DEST_QPN) && (attr_mask & IBV_QP_AV)) {
-		mqp->self = partner_is_self(mqp, attr);
-		mqp->remote = mqp->self ? &mqp->ctx->xlate : &mqp->ctx->remote;
+	if (connect) {
+		mqp->self = partner_is_self(mqp, peer, attr);
+		mqp->remote = mqp->self ? &peer->xlate : &mqp->ctx->remote;
 	}
 	/* The application names its partner by the partner's virtual QPN */
 	if (attr_mask & IBV_QP_DEST_QPN)

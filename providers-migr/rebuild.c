@@ -262,12 +262,10 @@ err:
 	return ret;
 }
 
-int migr_rebuild_all(struct migr_context *ctx, struct ibv_context *lower,
-		     const struct migr_gid_move *gids, char *why,
-		     size_t why_len)
+/* First half: every object of ctx on lower; QPs created, not connected */
+int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
+			 char *why, size_t why_len)
 {
-	struct migr_qp *mqp;
-	struct migr_ah *mah;
 	int ret, fd;
 
 	errno = 0;
@@ -286,9 +284,22 @@ int migr_rebuild_all(struct migr_context *ctx, struct ibv_context *lower,
 		ret = rebuild_queues(ctx, why, why_len);
 	if (!ret)
 		ret = create_qps(ctx, why, why_len);
-	if (ret)
-		return ret;
-	/* All QPs exist: partners in this process can be connected */
+	return ret;
+}
+
+/*
+ * Second half, once every context of the process has its QPs: connect them
+ * (partners in this process have their new numbers now), then the AHs.
+ */
+int migr_reconnect_all(struct migr_context *ctx,
+		       const struct migr_gid_move *gids, char *why,
+		       size_t why_len)
+{
+	struct migr_qp *mqp;
+	struct migr_ah *mah;
+	int ret;
+
+	errno = 0;
 	list_for_each (&ctx->rec.qps, mqp, entry) {
 		ret = reconnect_qp(mqp, gids, why, why_len);
 		if (ret)

@@ -85,6 +85,8 @@ int migr_cq_drain(struct migr_cq *mcq)
 
 	pthread_mutex_lock(&mcq->shadow_lock);
 	n = drain_locked(mcq);
+	if (n > 0)
+		mcq->unsignalled += n;
 	pthread_mutex_unlock(&mcq->shadow_lock);
 	return n;
 }
@@ -102,6 +104,8 @@ int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
 		sh->head = (sh->head + 1) % sh->cap;
 		sh->count--;
 	}
+	if (!sh->count)
+		mcq->unsignalled = 0;
 	/* Back to the fast path once the switch is over and all was said */
 	if (!sh->count &&
 	    !__atomic_load_n(&ctx->switch_active, __ATOMIC_ACQUIRE) &&
@@ -119,9 +123,10 @@ int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only)
 	/* Without a lower CQ the switch arms the new one for us */
 	if (mcq->lower)
 		ret = ibv_req_notify_cq(mcq->lower, solicited_only);
-	/* Entries already waiting in the shadow: the event is due now */
-	if (!ret && mcq->shadow.count && mcq->mch) {
+	/* Entries moved to the shadow and never announced: due now */
+	if (!ret && mcq->shadow.count && mcq->unsignalled && mcq->mch) {
 		mcq->armed = false;
+		mcq->unsignalled = 0;
 		ret = migr_channel_raise(mcq->mch, mcq);
 	}
 	pthread_mutex_unlock(&mcq->shadow_lock);

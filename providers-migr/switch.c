@@ -47,13 +47,35 @@ static struct ibv_device *find_device(struct ibv_device **list,
 	return NULL;
 }
 
-static struct migr_qp *find_qp(struct migr_context *ctx, uint32_t virt_qpn)
-{
-	struct migr_qp *mqp;
+/* The contexts a switch moves together, and what it keeps per context */
+struct sw_set {
+	struct migr_context **ctx;
+	unsigned int n;
+	struct migr_gid_move *gids; /* per context */
+	uint64_t **unused; /* per context, per QP in record order */
+};
 
-	list_for_each (&ctx->rec.qps, mqp, entry)
-		if (mqp->vqp.qp.qp_num == virt_qpn)
-			return mqp;
+#define for_each_ctx(set, i, c)                                                \
+	for ((i) = 0; (i) < (set)->n && ((c) = (set)->ctx[(i)]); (i)++)
+
+/* The QP a QP of this process is connected to (its table is its context's) */
+static struct migr_qp *peer_of(const struct sw_set *set,
+			       const struct migr_qp *mqp)
+{
+	struct migr_context *c;
+	struct migr_qp *p;
+	unsigned int i;
+
+	if (!mqp->self)
+		return NULL;
+	for_each_ctx(set, i, c)
+	{
+		if (mqp->remote != &c->xlate)
+			continue;
+		list_for_each (&c->rec.qps, p, entry)
+			if (p->vqp.qp.qp_num == mqp->attr.dest_qp_num)
+				return p;
+	}
 	return NULL;
 }
 
@@ -80,9 +102,10 @@ static int add_gid(struct migr_gid_move *g, struct ibv_context *from,
 	return 0;
 }
 
-/* Everything that must hold before anything is touched */
-static int precheck(struct migr_context *ctx, struct ibv_context *target,
-		    struct migr_gid_move *gids, struct migr_switch_report *rep)
+/* Everything that must hold for one context before anything is touched */
+static int precheck(const struct sw_set *set, struct migr_context *ctx,
+		    struct ibv_context *target, struct migr_gid_move *gids,
+		    struct migr_switch_report *rep)
 {
 	const char *blocker = migr_record_blocker(ctx);
 	struct migr_qp *mqp;
@@ -106,7 +129,7 @@ static int precheck(struct migr_context *ctx, struct ibv_context *target,
 		}
 		if (st < IBV_QPS_RTR)
 			continue;
-		if (!mqp->self || !find_qp(ctx, mqp->attr.dest_qp_num)) {
+		if (!peer_of(set, mqp)) {
 			REPORT(rep,
 			       "QP 0x%x is connected to another process; moving partners is not implemented yet",
 			       mqp->vqp.qp.qp_num);
@@ -141,6 +164,7 @@ static void suspend(struct migr_context *ctx)
 		__atomic_store_n(&mcq->switching, true, __ATOMIC_RELEASE);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
 		pthread_mutex_lock(&mqp->hold_lock);
+		mqp->marker_done = mqp->marker_failed = false;
 		__atomic_or_fetch(&mqp->slow, MIGR_SLOW_SUSPENDED,
 				  __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&mqp->hold_lock);
@@ -193,22 +217,27 @@ static unsigned int resume(struct migr_context *ctx)
 	return held;
 }
 
-static void drain_cqs(struct migr_context *ctx, unsigned int *moved)
+static void drain_cqs(const struct sw_set *set, unsigned int *moved)
 {
+	struct migr_context *c;
 	struct migr_cq *mcq;
+	unsigned int i;
 	int n;
 
-	list_for_each (&ctx->rec.cqs, mcq, entry) {
-		n = migr_cq_drain(mcq);
-		if (n > 0)
-			*moved += n;
+	for_each_ctx(set, i, c)
+	{
+		list_for_each (&c->rec.cqs, mcq, entry) {
+			n = migr_cq_drain(mcq);
+			if (n > 0)
+				*moved += n;
+		}
 	}
 }
 
 /* A zero-length WRITE (or READ) needs no buffer and consumes no RECV */
-static int post_marker(struct migr_context *ctx, struct migr_qp *mqp)
+static int post_marker(struct migr_context *ctx, struct migr_qp *mqp,
+		       const struct migr_qp *peer)
 {
-	struct migr_qp *peer = find_qp(ctx, mqp->attr.dest_qp_num);
 	struct ibv_send_wr wr = {
 		.wr_id = MIGR_MARKER_WRID,
 		.send_flags = IBV_SEND_SIGNALED,
@@ -234,72 +263,81 @@ static int post_marker(struct migr_context *ctx, struct migr_qp *mqp)
 	return ret;
 }
 
+/* QPs whose send queue has not been seen to drain yet; the first one */
+static unsigned int undrained(const struct sw_set *set, uint32_t *first)
+{
+	struct migr_context *c;
+	struct migr_qp *mqp;
+	unsigned int i, n = 0;
+
+	for_each_ctx(set, i, c)
+		list_for_each (&c->rec.qps, mqp,
+			       entry) if (mqp->attr.qp_state == IBV_QPS_RTS &&
+					  !mqp->marker_done && !n++) *first =
+			mqp->vqp.qp.qp_num;
+	return n;
+}
+
 /*
  * Wait until every connected send queue drained: each RTS QP gets a marker
  * behind the application's WRs; completions meanwhile go to the shadows.
  */
-static int drain(struct migr_context *ctx, unsigned int wait_ms,
+static int drain(const struct sw_set *set, unsigned int wait_ms,
 		 struct migr_switch_report *rep)
 {
 	double deadline = now_ms() + wait_ms;
-	unsigned int quiet = 0;
+	unsigned int quiet = 0, i;
+	struct migr_context *c;
 	struct migr_qp *mqp;
-	bool pending;
+	uint32_t first = 0;
 	int ret;
 
-	do {
-		pending = false;
-		list_for_each (&ctx->rec.qps, mqp, entry) {
-			if (mqp->attr.qp_state != IBV_QPS_RTS ||
-			    mqp->marker_posted || mqp->marker_done)
-				continue;
-			ret = post_marker(ctx, mqp);
-			if (ret == EOPNOTSUPP) {
-				REPORT(rep,
-				       "QP 0x%x: its partner allows neither remote write nor read, so its send queue cannot be seen to drain",
-				       mqp->vqp.qp.qp_num);
-				return ret;
+	for (;;) {
+		for_each_ctx(set, i, c)
+		{
+			list_for_each (&c->rec.qps, mqp, entry) {
+				if (mqp->attr.qp_state != IBV_QPS_RTS ||
+				    mqp->marker_posted || mqp->marker_done)
+					continue;
+				/* a full send queue: completions make room */
+				ret = post_marker(c, mqp, peer_of(set, mqp));
+				if (ret == EOPNOTSUPP) {
+					REPORT(rep,
+					       "QP 0x%x: its partner allows neither remote write nor read, so its send queue cannot be seen to drain",
+					       mqp->vqp.qp.qp_num);
+					return ret;
+				}
 			}
-			/* a full send queue: completions will make room */
-			pending = true;
 		}
-		drain_cqs(ctx, &rep->shadowed);
-		list_for_each (&ctx->rec.qps, mqp, entry) {
-			if (mqp->marker_failed) {
-				REPORT(rep, "QP 0x%x failed while draining",
-				       mqp->vqp.qp.qp_num);
-				return EIO;
+		drain_cqs(set, &rep->shadowed);
+		for_each_ctx(set, i, c)
+		{
+			list_for_each (&c->rec.qps, mqp, entry) {
+				if (mqp->marker_failed) {
+					REPORT(rep,
+					       "QP 0x%x failed while draining",
+					       mqp->vqp.qp.qp_num);
+					return EIO;
+				}
 			}
-			if (mqp->attr.qp_state == IBV_QPS_RTS &&
-			    !mqp->marker_done)
-				pending = true;
 		}
-		if (!pending)
+		if (!undrained(set, &first))
 			break;
 		if (now_ms() > deadline) {
-			unsigned int n = 0, first = 0;
-
-			list_for_each (&ctx->rec.qps, mqp, entry) {
-				if (mqp->attr.qp_state != IBV_QPS_RTS ||
-				    mqp->marker_done)
-					continue;
-				if (!n++)
-					first = mqp->vqp.qp.qp_num;
-			}
 			REPORT(rep,
 			       "the send queues did not drain within %u ms (%u QPs pending, first 0x%x)",
-			       wait_ms, n, first);
+			       wait_ms, undrained(set, &first), first);
 			return ETIMEDOUT;
 		}
 		usleep(50);
-	} while (1);
+	}
 
 	/* Receive completions may trail the acks that completed the markers */
 	while (quiet < 3) {
 		unsigned int before = rep->shadowed;
 
 		usleep(500);
-		drain_cqs(ctx, &rep->shadowed);
+		drain_cqs(set, &rep->shadowed);
 		quiet = rep->shadowed == before ? quiet + 1 : 0;
 	}
 	return 0;
@@ -309,14 +347,14 @@ static int drain(struct migr_context *ctx, unsigned int wait_ms,
  * RECVs posted but never used: the partner's SENDs used the oldest ones.
  * Both ends are in this process, so both counts are at hand.
  */
-static int unused_recvs(struct migr_context *ctx, struct migr_qp *mqp,
+static int unused_recvs(const struct sw_set *set, struct migr_qp *mqp,
 			uint64_t *unused)
 {
-	struct migr_qp *peer = NULL;
+	const struct migr_qp *peer = NULL;
 	uint64_t used = 0;
 
 	if (mqp->attr.qp_state >= IBV_QPS_RTR) {
-		peer = find_qp(ctx, mqp->attr.dest_qp_num);
+		peer = peer_of(set, mqp);
 		used = peer ? peer->n_consumers : 0;
 	}
 	if (used > mqp->rlog.head ||
@@ -374,8 +412,9 @@ static void rearm_cqs(struct migr_context *ctx)
 			continue;
 		ibv_req_notify_cq(mcq->lower, mcq->armed_solicited);
 		pthread_mutex_lock(&mcq->shadow_lock);
-		if (mcq->shadow.count && mcq->mch) {
+		if (mcq->shadow.count && mcq->unsignalled && mcq->mch) {
 			mcq->armed = false;
+			mcq->unsignalled = 0;
 			migr_channel_raise(mcq->mch, mcq);
 		}
 		pthread_mutex_unlock(&mcq->shadow_lock);
@@ -424,19 +463,62 @@ static struct ibv_context *open_by_name(const char *name,
 	return c;
 }
 
-static int switch_locked(struct migr_context *ctx, const char *target,
-			 unsigned int wait_ms, struct migr_switch_report *rep)
+/* Build every context on the device named name: objects, then links */
+static int rebuild_set(const struct sw_set *set, const char *name,
+		       const struct migr_gid_move *gids,
+		       struct migr_switch_report *rep)
 {
-	struct migr_gid_move gids = {}, back = {};
-	struct ibv_context *to, *orig;
-	uint64_t *unused = NULL;
-	struct migr_qp *mqp;
-	double t = now_ms();
-	unsigned int q = 0;
+	size_t off = strlen(rep->error);
+	struct migr_context *c;
+	struct ibv_context *to;
+	unsigned int i;
 	int ret;
 
+	for_each_ctx(set, i, c)
+	{
+		to = open_by_name(name, rep);
+		if (!to)
+			return ENODEV;
+		ret = migr_rebuild_objects(c, to, rep->error + off,
+					   sizeof(rep->error) - off);
+		if (ret)
+			return ret;
+	}
+	for_each_ctx(set, i, c)
+	{
+		ret = migr_reconnect_all(c, &gids[i], rep->error + off,
+					 sizeof(rep->error) - off);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void release_set(const struct sw_set *set,
+			struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+
+	for_each_ctx(set, i, c) rep->lost += migr_release_all(c);
+	if (rep->lost)
+		verbs_err(&set->ctx[0]->vctx,
+			  "switch: %u completions were left in released CQs\n",
+			  rep->lost);
+}
+
+static int switch_locked(struct sw_set *set, const char *target,
+			 unsigned int wait_ms, struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	struct ibv_context *to;
+	struct migr_qp *mqp;
+	double t = now_ms();
+	unsigned int i, q;
+	int ret = 0;
+
 	snprintf(rep->from, sizeof(rep->from), "%s",
-		 ibv_get_device_name(ctx->lower->device));
+		 ibv_get_device_name(set->ctx[0]->lower->device));
 	to = open_by_name(target, rep);
 	if (!to)
 		return ENODEV;
@@ -447,21 +529,33 @@ static int switch_locked(struct migr_context *ctx, const char *target,
 		ibv_close_device(to);
 		return EALREADY;
 	}
-	ret = precheck(ctx, to, &gids, rep);
-	count_objects(ctx, rep);
+	for_each_ctx(set, i, c)
+	{
+		if (strcmp(ibv_get_device_name(c->lower->device), rep->from)) {
+			REPORT(rep,
+			       "the process uses %s and %s; a switch moves one device's contexts",
+			       rep->from,
+			       ibv_get_device_name(c->lower->device));
+			ret = EINVAL;
+		}
+		if (!ret)
+			ret = precheck(set, c, to, &set->gids[i], rep);
+		count_objects(c, rep);
+		if (!ret) {
+			set->unused[i] = calloc(rep->qps + 1, sizeof(uint64_t));
+			if (!set->unused[i])
+				ret = ENOMEM;
+		}
+		if (ret)
+			break;
+	}
 	/* Between release and rebuild the process holds no device at all */
 	ibv_close_device(to);
-	to = NULL;
-	if (!ret) {
-		unused = calloc(rep->qps + 1, sizeof(*unused));
-		if (!unused)
-			ret = ENOMEM;
-	}
 	if (ret)
-		goto out_close;
+		return ret;
 
 	/* Suspend: from here on, posts are held and polls see the shadows */
-	suspend(ctx);
+	for_each_ctx(set, i, c) suspend(c);
 	ret = migr_quiesce(QUIESCE_MS);
 	if (ret) {
 		REPORT(rep, ret == ENOSYS ?
@@ -472,100 +566,112 @@ static int switch_locked(struct migr_context *ctx, const char *target,
 	rep->ms_suspend = now_ms() - t;
 
 	t = now_ms();
-	ret = drain(ctx, wait_ms, rep);
-	list_for_each (&ctx->rec.qps, mqp, entry) {
-		if (!ret && unused_recvs(ctx, mqp, &unused[q])) {
-			REPORT(rep, "QP 0x%x: its RECV count does not add up",
-			       mqp->vqp.qp.qp_num);
-			ret = EPROTO;
+	ret = drain(set, wait_ms, rep);
+	for_each_ctx(set, i, c)
+	{
+		q = 0;
+		list_for_each (&c->rec.qps, mqp, entry) {
+			if (!ret &&
+			    unused_recvs(set, mqp, &set->unused[i][q])) {
+				REPORT(rep,
+				       "QP 0x%x: its RECV count does not add up",
+				       mqp->vqp.qp.qp_num);
+				ret = EPROTO;
+			}
+			q++;
 		}
-		q++;
 	}
 	rep->ms_drain = now_ms() - t;
 	if (ret)
 		goto out_resume;
 
 	t = now_ms();
-	rep->lost = migr_release_all(ctx);
-	if (rep->lost)
-		verbs_err(&ctx->vctx,
-			  "switch: %u completions were left in released CQs\n",
-			  rep->lost);
+	release_set(set, rep);
 	migr_count_device_holds(&rep->device_fds, &rep->device_maps);
 	rep->ms_release = now_ms() - t;
 
 	t = now_ms();
-	to = open_by_name(rep->to, rep);
-	ret = to ? migr_rebuild_all(ctx, to, &gids, rep->error,
-				    sizeof(rep->error)) :
-		   ENODEV;
+	ret = rebuild_set(set, rep->to, set->gids, rep);
 	if (ret) {
 		/* Back where we were: the original device, same record */
-		migr_release_all(ctx);
 		rep->rolled_back = true;
-		orig = open_by_name(rep->from, rep);
-		if (!orig)
-			goto fatal;
-		for (q = 0; q < gids.n; q++) {
-			back.e[q].port = gids.e[q].port;
-			back.e[q].index = gids.e[q].index;
-			back.e[q].from = gids.e[q].to;
-			back.e[q].to = gids.e[q].from;
+		release_set(set, rep);
+		for_each_ctx(set, i, c)
+		{
+			struct migr_gid_move *g = &set->gids[i];
+
+			for (q = 0; q < g->n; q++) {
+				union ibv_gid tmp = g->e[q].from;
+
+				g->e[q].from = g->e[q].to;
+				g->e[q].to = tmp;
+			}
 		}
-		back.n = gids.n;
-		if (migr_rebuild_all(ctx, orig, &back,
-				     rep->error + strlen(rep->error),
-				     sizeof(rep->error) - strlen(rep->error)))
-			goto fatal;
+		if (rebuild_set(set, rep->from, set->gids, rep)) {
+			/* Nothing to run on: QPs stay suspended; say it */
+			verbs_err(&set->ctx[0]->vctx,
+				  "switch: rollback to %s failed: %s\n",
+				  rep->from, rep->error);
+			return EIO;
+		}
 	}
 	rep->ms_rebuild = now_ms() - t;
 
 	t = now_ms();
-	if (repost_recvs(ctx, unused, rep) && !ret)
-		ret = EIO;
-	rearm_cqs(ctx);
-	rep->held_wrs = resume(ctx);
+	for_each_ctx(set, i, c) if (repost_recvs(c, set->unused[i], rep) &&
+				    !ret) ret = EIO;
+	for_each_ctx(set, i, c)
+	{
+		rearm_cqs(c);
+		rep->held_wrs += resume(c);
+		if (!ret)
+			c->switches++;
+	}
 	rep->ms_replay = now_ms() - t;
-	if (!ret)
-		ctx->switches++;
-	free(unused);
 	return ret;
 
 out_resume:
 	rep->rolled_back = true;
-	rep->held_wrs = resume(ctx);
-out_close:
-	free(unused);
-	if (to)
-		ibv_close_device(to);
+	for_each_ctx(set, i, c) rep->held_wrs += resume(c);
 	return ret;
-fatal:
-	/* Nothing to run on: keep the QPs suspended, say it loudly */
-	verbs_err(&ctx->vctx, "switch: rollback to %s failed: %s\n", rep->from,
-		  rep->error);
-	free(unused);
-	return EIO;
 }
 
-int migr_switch(struct migr_context *ctx, const char *target,
+int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 		unsigned int wait_ms, struct migr_switch_report *rep)
 {
+	struct sw_set set = { .ctx = ctxs, .n = n };
 	double t0 = now_ms();
-	int ret;
+	unsigned int i;
+	int ret = ENOMEM;
 
 	memset(rep, 0, sizeof(*rep));
 	rep->device_fds = rep->device_maps = -1;
-	pthread_rwlock_wrlock(&ctx->ctl_lock);
-	ret = switch_locked(ctx, target, wait_ms, rep);
-	pthread_rwlock_unlock(&ctx->ctl_lock);
+	rep->contexts = n;
+	if (!n) {
+		REPORT(rep, "the process has no migr device open");
+		return ENODEV;
+	}
+	set.gids = calloc(n, sizeof(*set.gids));
+	set.unused = calloc(n, sizeof(*set.unused));
+	for (i = 0; i < n; i++)
+		pthread_rwlock_wrlock(&ctxs[i]->ctl_lock);
+	if (set.gids && set.unused)
+		ret = switch_locked(&set, target, wait_ms, rep);
+	for (i = n; i-- > 0;)
+		pthread_rwlock_unlock(&ctxs[i]->ctl_lock);
+	for (i = 0; set.unused && i < n; i++)
+		free(set.unused[i]);
+	free(set.unused);
+	free(set.gids);
 	rep->ms_total = now_ms() - t0;
 	if (ret)
-		verbs_err(&ctx->vctx, "switch to %s failed: %s\n", target,
+		verbs_err(&ctxs[0]->vctx, "switch to %s failed: %s\n", target,
 			  rep->error);
 	else
-		verbs_info(&ctx->vctx,
-			   "switched %s -> %s: %u QPs, %u MRs, %.2f ms\n",
-			   rep->from, rep->to, rep->qps, rep->mrs,
-			   rep->ms_total);
+		verbs_info(
+			&ctxs[0]->vctx,
+			"switched %s -> %s: %u contexts, %u QPs, %u MRs, %.2f ms\n",
+			rep->from, rep->to, n, rep->qps, rep->mrs,
+			rep->ms_total);
 	return ret;
 }

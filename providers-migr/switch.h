@@ -14,7 +14,7 @@
 struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
 	char to[IBV_SYSFS_NAME_MAX];
-	unsigned int pds, mrs, channels, cqs, qps, ahs;
+	unsigned int contexts, pds, mrs, channels, cqs, qps, ahs;
 	unsigned int held_wrs; /* posted while suspended, replayed */
 	unsigned int reposted_recvs; /* posted before, unused, posted again */
 	unsigned int shadowed; /* completions taken off the old CQs */
@@ -28,11 +28,12 @@ struct migr_switch_report {
 };
 
 /*
- * Move ctx to the device named target (a real device, or its migr twin).
- * wait_ms bounds the drain. Returns 0, or an errno with rep->error set;
- * on failure the context runs on its original device.
+ * Move the n contexts in ctxs (all on one device, partners among them) to
+ * the device named target (a real device, or its migr twin) together.
+ * wait_ms bounds the drain. Returns 0, or an errno with rep->error set; on
+ * failure the contexts run on their original device.
  */
-int migr_switch(struct migr_context *ctx, const char *target,
+int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 		unsigned int wait_ms, struct migr_switch_report *rep);
 
 /*
@@ -50,9 +51,11 @@ struct migr_gid_move {
 
 /* rebuild.c: the halves of the move, run with ctl_lock held for writing */
 unsigned int migr_release_all(struct migr_context *ctx);
-int migr_rebuild_all(struct migr_context *ctx, struct ibv_context *lower,
-		     const struct migr_gid_move *gids, char *why,
-		     size_t why_len);
+int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
+			 char *why, size_t why_len);
+int migr_reconnect_all(struct migr_context *ctx,
+		       const struct migr_gid_move *gids, char *why,
+		       size_t why_len);
 void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah);
 void migr_count_device_holds(int *fds, int *maps);
 

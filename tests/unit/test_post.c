@@ -5,6 +5,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "migr.h"
 #include "unit.h"
@@ -339,6 +341,53 @@ static void test_shadow_poll(void)
 	migr_shadow_free(&mcq);
 }
 
+static int fake_req_notify(struct ibv_cq *cq, int solicited_only)
+{
+	return 0;
+}
+
+/*
+ * An arm owes one event for entries the switch moved to the shadow, once:
+ * an application that re-arms on each event before polling must not spin.
+ */
+static void test_owed_events_once(void)
+{
+	struct migr_comp_channel mch = {};
+	struct ibv_wc wc[8];
+
+	setup(IBV_QPT_RC);
+	migr_record_init(&mctx.rec);
+	fake_ctx.ops.req_notify_cq = fake_req_notify;
+	pthread_mutex_init(&mch.synth_lock, NULL);
+	mch.synth_fd = eventfd(0, EFD_NONBLOCK);
+	CHECK(mch.synth_fd >= 0);
+	pthread_mutex_init(&mcq.shadow_lock, NULL);
+	mcq.lower = &fake_cq;
+	mcq.mch = &mch;
+	mcq.unsignalled = 0;
+	mcq.switching = true;
+	mctx.switch_active = true;
+	CHECK(migr_cq_drain(&mcq) == 3);
+	CHECK(migr_req_notify_cq(&mcq.vcq.cq, 0) == 0);
+	CHECK(mch.nsynth == 1);
+	/* re-armed before polling: the same entries owe nothing more */
+	CHECK(migr_req_notify_cq(&mcq.vcq.cq, 0) == 0);
+	CHECK(migr_req_notify_cq(&mcq.vcq.cq, 0) == 0);
+	CHECK(mch.nsynth == 1);
+	/* polled empty, then new entries moved: one more event is owed */
+	mctx.switch_active = false;
+	CHECK(migr_poll_cq(&mcq.vcq.cq, 8, wc) == 6);
+	CHECK(mcq.shadow.count == 0 && mcq.unsignalled == 0);
+	mcq.switching = true;
+	CHECK(migr_cq_drain(&mcq) == 3);
+	CHECK(migr_req_notify_cq(&mcq.vcq.cq, 0) == 0);
+	CHECK(mch.nsynth == 2);
+	close(mch.synth_fd);
+	free(mch.synth);
+	mcq.mch = NULL;
+	migr_shadow_free(&mcq);
+}
+
 int main(void)
 {
 	test_identity_passthrough();
@@ -349,5 +398,6 @@ int main(void)
 	test_suspended_posts_held();
 	test_counts_and_recv_log();
 	test_shadow_poll();
+	test_owed_events_once();
 	return unit_done("test_post");
 }
