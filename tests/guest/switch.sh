@@ -70,6 +70,25 @@ start_selfpair threads-events 0 --pairs 8 --threads 4 --events
 switch_many threads-events 10
 stop_selfpair threads-events
 
+# Two contexts in one process (migr-traffic --loopback opens migr_rxe0
+# once per side): they move together. Every op of the generator (SEND,
+# SEND_IMM, WRITE(_IMM), READ, CAS, FAA) is checked end to end; in event
+# mode a lost or endlessly repeated completion event shows as a stall.
+for mode in poll event; do
+	migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode -D 600 \
+		--stall-timeout 30 >"$LOGDIR/traffic-$mode.log" 2>&1 &
+	SP=$!
+	# running once its control socket listens (both contexts are open)
+	for _ in $(seq 300); do grep -q "@migr/$SP\$" /proc/net/unix && break; sleep 0.1; done
+	sleep 2
+	check "switch_10_times_traffic_$mode" sh -c "python3 $CONTROL $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$mode.switches.jsonl"
+	check "two_contexts_moved_$mode" grep -q '"contexts":2' "$LOGDIR/traffic-$mode.switches.jsonl"
+	kill -TERM $SP 2>/dev/null
+	wait $SP; rc=$?
+	check "traffic_verified_$mode" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/traffic-$mode.log"
+	tail -n 3 "$LOGDIR/traffic-$mode.log"
+done
+
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0
 check unknown_device_refused sh -c "! python3 $CONTROL $SP switch nosuchdev | tee $LOGDIR/f1.json | grep -q '\"ok\":true' && grep -q 'no RDMA device named nosuchdev' $LOGDIR/f1.json"
@@ -97,8 +116,8 @@ done
 python3 - "$LOGDIR" <<'PY' | tee "$LOGDIR/switch-phases.txt" || true
 import json, os, sys
 keys = ["suspend", "drain", "release", "rebuild", "replay"]
-print("%-7s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
-for run in ["poll", "events", "threads", "threads-events", "pairs32", "pairs256"]:
+print("%-14s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
+for run in ["poll", "events", "threads", "threads-events", "traffic-poll", "traffic-event", "pairs32", "pairs256"]:
     path = os.path.join(sys.argv[1], run + ".switches.jsonl")
     if not os.path.exists(path):
         continue
@@ -107,7 +126,7 @@ for run in ["poll", "events", "threads", "threads-events", "pairs32", "pairs256"
         continue
     avg = {k: sum(r["phases_ms"][k] for r in rows) / len(rows) for k in keys}
     tot = sorted(r["total_ms"] for r in rows)
-    print("%-7s %4d %3d " % (run, rows[0]["objects"]["qps"], len(rows)) +
+    print("%-14s %4d %3d " % (run, rows[0]["objects"]["qps"], len(rows)) +
           " ".join("%8.2f" % avg[k] for k in keys) +
           " %8.2f %8.2f" % (tot[len(tot) // 2], tot[-1]))
 print("(milliseconds, mean per phase; QEMU TCG guest, soft-RoCE)")
