@@ -170,7 +170,7 @@ int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq)
 	mch->synth[mch->nsynth++] = mcq;
 	/* Under the lock: the eventfd is readable exactly while owed */
 	ret = write(mch->synth_fd, &one, sizeof(one)) == sizeof(one) ? 0 :
-									 errno;
+								       errno;
 	pthread_mutex_unlock(&mch->synth_lock);
 	return ret;
 }
