@@ -30,7 +30,8 @@ if [ $host = 1 ]; then
 	echo
 fi
 if [ $vm = 1 ]; then
-	"$MIGR_TOP/buildlib/build-guest.sh" >/dev/null
+	# the program, libibverbs and the two providers it loads
+	"$MIGR_TOP/buildlib/build-guest.sh" migr-bench-rxe migr-rdmav34 rxe-rdmav34 >/dev/null
 	echo "== test-bed VM (QEMU TCG, soft-RoCE): absolute cycles are emulation cycles; read the ratios"
 	# rxe1 carries the process's loopback traffic after the switch only
 	"$MIGR_TOP/buildlib/testbed/run.sh" --timeout 900 -- bash -c \
