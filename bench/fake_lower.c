@@ -79,6 +79,14 @@ static int fake_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+void fake_last_send(uint32_t *lkey, uint32_t *rkey)
+{
+	const struct fake_wqe *w = &sq[(sq_head - 1) & (RING - 1)];
+
+	*lkey = w->sge[0].lkey;
+	*rkey = w->rkey;
+}
+
 void fake_lower_init(struct ibv_context *ctx)
 {
 	memset(ctx, 0, sizeof(*ctx));

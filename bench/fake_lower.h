@@ -19,5 +19,7 @@ struct fake_cq {
 };
 
 void fake_lower_init(struct ibv_context *ctx);
+/* The keys of the last WR the fake send queue took */
+void fake_last_send(uint32_t *lkey, uint32_t *rkey);
 
 #endif /* MIGR_FAKE_LOWER_H */

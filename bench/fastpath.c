@@ -213,6 +213,25 @@ static int switch_state(void)
 	return mctx.xlate.active && mqp[0].slow == MIGR_SLOW_XLATE ? 0 : -1;
 }
 
+/* The switched state really translates: physical below, virtual above */
+static int check_translated(void)
+{
+	struct ibv_send_wr *bad;
+	uint32_t l, r;
+
+	if (ibv_post_send(&mqp[0].vqp.qp, &swr[0], &bad))
+		return -1;
+	fake_last_send(&l, &r);
+	if (l != phys_key(1, 0) || r != phys_key(1, 3) || l == lkey[0])
+		return -1;
+	fake_cq1[1].seq = 0;
+	if (ibv_poll_cq(&mcq1.vcq.cq, 1, wc) != 1 ||
+	    wc[0].qp_num != mqp[0].vqp.qp.qp_num ||
+	    wc[0].qp_num == fake_qpn[1][0])
+		return -1;
+	return 0;
+}
+
 #define TIMED(stmt)                                                            \
 	do {                                                                   \
 		t0 = bench_t0();                                               \
@@ -353,7 +372,7 @@ int main(int argc, char **argv)
 			      &mcq0.vcq.cq };
 	measure("identity", &lower, &migr);
 
-	if (switch_state()) {
+	if (switch_state() || check_translated()) {
 		fprintf(stderr, "putting migr's objects in the switched state failed\n");
 		return 1;
 	}
