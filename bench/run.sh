@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../buildlib/lib/common.sh"
 
 cd "$MIGR_TOP"
-host=1 vm=1 batches=4000 rounds=300
+host=1 vm=1 batches=4000 rounds=50
 while [ $# -gt 0 ]; do
 	case $1 in
 	--host-only) vm=0; shift ;;
@@ -34,7 +34,9 @@ if [ $vm = 1 ]; then
 	"$MIGR_TOP/buildlib/build-guest.sh" migr-bench-rxe migr-rdmav34 rxe-rdmav34 >/dev/null
 	echo "== test-bed VM (QEMU TCG, soft-RoCE): absolute cycles are emulation cycles; read the ratios"
 	# rxe1 carries the process's loopback traffic after the switch only
-	"$MIGR_TOP/buildlib/testbed/run.sh" --timeout 900 -- bash -c \
+	# (libibverbs warns about the providers this partial build left out)
+	"$MIGR_TOP/buildlib/testbed/run.sh" --timeout 1800 -- bash -c \
 		". tests/guest/lib.sh && ensure_rxe1 &&
-		 \$MIGR_BUILD_DIR/bench/migr-bench-rxe --rounds $rounds rxe0 migr_rxe0 rxe1"
+		 \$MIGR_BUILD_DIR/bench/migr-bench-rxe --rounds $rounds rxe0 migr_rxe0 rxe1" 2>&1 |
+		grep -v "couldn't load driver"
 fi
