@@ -57,8 +57,8 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 
 static int fake_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	struct fake_cq *f = (struct fake_cq *)((char *)cq -
-					       offsetof(struct fake_cq, cq));
+	struct fake_cq *f =
+		(struct fake_cq *)((char *)cq - offsetof(struct fake_cq, cq));
 	int i, n = num_entries < f->per_poll ? num_entries : f->per_poll;
 
 	for (i = 0; i < n; i++, f->seq++) {

@@ -70,7 +70,8 @@ static const char *const op_name[NOPS] = {
 /* rxe-like values: an index above 8 random key bits */
 static uint32_t phys_key(int gen, int i)
 {
-	return (uint32_t)(0x200 * gen + 0x40 + i) << 8 | ((i * 37 + gen) & 0xff);
+	return (uint32_t)(0x200 * gen + 0x40 + i) << 8 |
+	       ((i * 37 + gen) & 0xff);
 }
 
 static void fake_cq_init(struct fake_cq *f, int per_poll, const uint32_t *qpn)
@@ -99,7 +100,8 @@ static int migr_qp_init(struct migr_qp *q, struct ibv_qp *lower, uint32_t pqpn)
 	q->lower = lower;
 	q->vqp.qp.context = &mctx.vctx.context;
 	q->vqp.qp.qp_type = IBV_QPT_RC;
-	if (migr_xlate_born(&mctx.xlate, MIGR_XLATE_QPN, pqpn, &q->vqp.qp.qp_num))
+	if (migr_xlate_born(&mctx.xlate, MIGR_XLATE_QPN, pqpn,
+			    &q->vqp.qp.qp_num))
 		return -1;
 	log->max_sge = 1;
 	log->stride = sizeof(struct migr_rlog_entry) + sizeof(struct ibv_sge);
@@ -162,11 +164,12 @@ static int setup(void)
 					    .length = 64,
 					    .lkey = lkey[i % NMR] };
 		rsge[i] = ssge[i];
-		swr[i] = (struct ibv_send_wr){ .wr_id = i,
-					       .sg_list = &ssge[i],
-					       .num_sge = 1,
-					       .opcode = IBV_WR_RDMA_WRITE,
-					       .send_flags = IBV_SEND_SIGNALED };
+		swr[i] =
+			(struct ibv_send_wr){ .wr_id = i,
+					      .sg_list = &ssge[i],
+					      .num_sge = 1,
+					      .opcode = IBV_WR_RDMA_WRITE,
+					      .send_flags = IBV_SEND_SIGNALED };
 		swr[i].wr.rdma.remote_addr = (uintptr_t)buf[(i + 1) % NWR];
 		swr[i].wr.rdma.rkey = rkey[(i + 3) % NMR];
 		rwr[i] = (struct ibv_recv_wr){ .wr_id = i,
@@ -273,7 +276,8 @@ static double run_batch(const struct side *s, enum op op, unsigned int base)
 static void measure(const char *path, const struct side *lower,
 		    const struct side *migr)
 {
-	double *l = calloc(batches, sizeof(*l)), *m = calloc(batches, sizeof(*m));
+	double *l = calloc(batches, sizeof(*l)),
+	       *m = calloc(batches, sizeof(*m));
 	unsigned int r;
 	int op;
 
@@ -299,8 +303,9 @@ static void measure(const char *path, const struct side *lower,
 		lmed = bench_quantile(l, batches, 0.5);
 		mmed = bench_quantile(m, batches, 0.5);
 		printf("%-10s %-12s %8.1f %8.1f %8.1f %8.1f %8.1f %7.1f%%\n",
-		       path, op_name[op], lmed, bench_quantile(l, batches, 0.99),
-		       mmed, bench_quantile(m, batches, 0.99), mmed - lmed,
+		       path, op_name[op], lmed,
+		       bench_quantile(l, batches, 0.99), mmed,
+		       bench_quantile(m, batches, 0.99), mmed - lmed,
 		       100.0 * (mmed - lmed) / lmed);
 	}
 	free(l);
@@ -366,18 +371,19 @@ int main(int argc, char **argv)
 	printf("%-10s %-12s %8s %8s %8s %8s %8s %8s\n", "path", "op", "lower",
 	       "p99", "migr", "p99", "added", "%");
 
-	lower = (struct side){ &fake_qp[0], &fake_cq1[0].cq,
-			       &fake_cq16[0].cq, &fake_cq0[0].cq };
+	lower = (struct side){ &fake_qp[0], &fake_cq1[0].cq, &fake_cq16[0].cq,
+			       &fake_cq0[0].cq };
 	migr = (struct side){ &mqp[0].vqp.qp, &mcq1.vcq.cq, &mcq16.vcq.cq,
 			      &mcq0.vcq.cq };
 	measure("identity", &lower, &migr);
 
 	if (switch_state() || check_translated()) {
-		fprintf(stderr, "putting migr's objects in the switched state failed\n");
+		fprintf(stderr,
+			"putting migr's objects in the switched state failed\n");
 		return 1;
 	}
-	lower = (struct side){ &fake_qp[1], &fake_cq1[1].cq,
-			       &fake_cq16[1].cq, &fake_cq0[1].cq };
+	lower = (struct side){ &fake_qp[1], &fake_cq1[1].cq, &fake_cq16[1].cq,
+			       &fake_cq0[1].cq };
 	measure("translated", &lower, &migr);
 	return 0;
 }

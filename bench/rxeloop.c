@@ -36,7 +36,10 @@
 enum op { OP_SEND, OP_RECV, OP_POLL1, OP_POLL0, NOPS };
 
 static const char *const op_name[NOPS] = {
-	"post_send", "post_recv", "poll_cq(1)", "poll_cq(0)",
+	"post_send",
+	"post_recv",
+	"poll_cq(1)",
+	"poll_cq(0)",
 };
 
 struct samples {

@@ -253,7 +253,7 @@ static int hold_wrs(struct migr_qp *mqp, struct ibv_send_wr *swr,
 /* Remember RECVs the lower accepted, up to stop, for a switch to repost */
 static inline __attribute__((always_inline)) void
 rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
-		     const struct ibv_recv_wr *stop)
+	 const struct ibv_recv_wr *stop)
 {
 	struct migr_rlog *log = &mqp->rlog;
 
@@ -417,8 +417,8 @@ static int post_srq_recv(void *lower, struct ibv_recv_wr *wr,
 int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr)
 {
-	int ret = recv_rewritten(&mqp->ctx->xlate, mqp->lower, post_qp_recv,
-				 wr, bad_wr);
+	int ret = recv_rewritten(&mqp->ctx->xlate, mqp->lower, post_qp_recv, wr,
+				 bad_wr);
 
 	rlog_add(mqp, wr, ret ? *bad_wr : NULL);
 	return ret;
