@@ -5,6 +5,26 @@
 
 #include "migr.h"
 
+/* Show the application the QPNs it knows: its own and its partners' */
+static inline __attribute__((always_inline)) void
+wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		wc[i].qp_num = migr_qpn_to_virt(&ctx->xlate, wc[i].qp_num);
+		/* Only UD receives name a sender; elsewhere it is zero */
+		if (wc[i].src_qp)
+			wc[i].src_qp = migr_remote_qpn_to_virt(&ctx->remote,
+							       wc[i].src_qp);
+	}
+}
+
+void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
+{
+	wc_to_virt(ctx, wc, n);
+}
+
 static void fill_cq(struct migr_cq *mcq)
 {
 	/* The lower CQ carries our CQ as cq_context: events map back O(1) */
@@ -114,22 +134,8 @@ int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	migr_leave();
 	if (likely(!ctx->xlate.active && !ctx->remote.active) || n <= 0)
 		return n;
-	migr_wc_to_virt(ctx, wc, n);
+	wc_to_virt(ctx, wc, n);
 	return n;
-}
-
-/* Show the application the QPNs it knows: its own and its partners' */
-void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		wc[i].qp_num = migr_qpn_to_virt(&ctx->xlate, wc[i].qp_num);
-		/* Only UD receives name a sender; elsewhere it is zero */
-		if (wc[i].src_qp)
-			wc[i].src_qp = migr_remote_qpn_to_virt(&ctx->remote,
-							       wc[i].src_qp);
-	}
 }
 
 int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only)

@@ -18,6 +18,8 @@
 
 #define WR_BATCH 16
 #define SGE_BATCH 256
+/* A lone WR with at most this many SGEs is rewritten in one small copy */
+#define ONE_WR_SGE 4
 
 struct sge_pool {
 	struct ibv_sge sge[SGE_BATCH];
@@ -103,6 +105,33 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 	}
 }
 
+/*
+ * The common post after a switch, one WR: what post_send_rewritten() does
+ * for a list of one, without the batch arrays and their loop.
+ */
+static int post_send_one(struct migr_qp *mqp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr)
+{
+	const struct migr_xlate *x = &mqp->ctx->xlate;
+	struct ibv_send_wr lwr = *wr, *lbad;
+	struct ibv_sge sge[ONE_WR_SGE];
+	int i, ret;
+
+	if (x->active && wr->num_sge > 0) {
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i] = wr->sg_list[i];
+			sge[i].lkey = migr_lkey_to_phys(x, sge[i].lkey);
+		}
+		lwr.sg_list = sge;
+	}
+	lwr.next = NULL;
+	xlate_send_wr(mqp, &lwr, wr);
+	ret = ibv_post_send(mqp->lower, &lwr, &lbad);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
 static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			       struct ibv_send_wr **bad_wr)
 {
@@ -111,6 +140,8 @@ static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	struct sge_pool pool;
 	int n, ret;
 
+	if (wr && !wr->next && wr->num_sge <= ONE_WR_SGE)
+		return post_send_one(mqp, wr, bad_wr);
 	while (wr) {
 		pool.used = 0;
 		for (n = 0; wr && n < WR_BATCH; n++, wr = wr->next) {
@@ -220,8 +251,9 @@ static int hold_wrs(struct migr_qp *mqp, struct ibv_send_wr *swr,
 }
 
 /* Remember RECVs the lower accepted, up to stop, for a switch to repost */
-static void rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
-		     const struct ibv_recv_wr *stop)
+static inline __attribute__((always_inline)) void
+rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
+	 const struct ibv_recv_wr *stop)
 {
 	struct migr_rlog *log = &mqp->rlog;
 
@@ -235,7 +267,10 @@ static void rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
 			n = log->max_sge;
 		e->wr_id = wr->wr_id;
 		e->num_sge = n;
-		if (n)
+		/* one SGE is the common case: no call to memcpy for it */
+		if (likely(n == 1))
+			e->sge[0] = wr->sg_list[0];
+		else if (n)
 			memcpy(e->sge, wr->sg_list, n * sizeof(e->sge[0]));
 		log->head++;
 	}
@@ -298,14 +333,40 @@ int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
-			     post_recv_fn post, struct ibv_recv_wr *wr,
-			     struct ibv_recv_wr **bad_wr)
+/* One RECV: what recv_rewritten() does for a list of one, in a small copy */
+static inline __attribute__((always_inline)) int
+post_recv_one(const struct migr_xlate *x, void *lower, post_recv_fn post,
+	      struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct ibv_recv_wr lwr = *wr, *lbad;
+	struct ibv_sge sge[ONE_WR_SGE];
+	int i, ret;
+
+	if (x->active && wr->num_sge > 0) {
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i] = wr->sg_list[i];
+			sge[i].lkey = migr_lkey_to_phys(x, sge[i].lkey);
+		}
+		lwr.sg_list = sge;
+	}
+	lwr.next = NULL;
+	ret = post(lower, &lwr, &lbad);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* Inlined where post is a known function, so it is called directly */
+static inline __attribute__((always_inline)) int
+recv_rewritten(const struct migr_xlate *x, void *lower, post_recv_fn post,
+	       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	struct ibv_recv_wr lwr[WR_BATCH], *orig[WR_BATCH], *lbad;
 	struct sge_pool pool;
 	int n, ret;
 
+	if (wr && !wr->next && wr->num_sge <= ONE_WR_SGE)
+		return post_recv_one(x, lower, post, wr, bad_wr);
 	while (wr) {
 		pool.used = 0;
 		for (n = 0; wr && n < WR_BATCH; n++, wr = wr->next) {
@@ -334,6 +395,13 @@ int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
 	return 0;
 }
 
+int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
+			     post_recv_fn post, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr)
+{
+	return recv_rewritten(x, lower, post, wr, bad_wr);
+}
+
 static int post_qp_recv(void *lower, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr)
 {
@@ -349,8 +417,8 @@ static int post_srq_recv(void *lower, struct ibv_recv_wr *wr,
 int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr)
 {
-	int ret = migr_post_recv_rewritten(&mqp->ctx->xlate, mqp->lower,
-					   post_qp_recv, wr, bad_wr);
+	int ret = recv_rewritten(&mqp->ctx->xlate, mqp->lower, post_qp_recv, wr,
+				 bad_wr);
 
 	rlog_add(mqp, wr, ret ? *bad_wr : NULL);
 	return ret;

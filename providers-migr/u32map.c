@@ -28,7 +28,7 @@ static void store_slot(uint64_t *slot, uint64_t s)
  */
 static uint64_t *find_slot(struct migr_u32tab *t, uint32_t key, bool for_insert)
 {
-	uint32_t i = migr_hash32(key) & t->mask;
+	uint32_t i = migr_u32tab_home(t, key);
 	uint64_t *tomb = NULL;
 
 	for (;; i = (i + 1) & t->mask) {
@@ -53,6 +53,7 @@ static int rehash(struct migr_u32map *m, uint32_t cap)
 	if (!t)
 		return ENOMEM;
 	t->mask = cap - 1;
+	t->shift = 32 - __builtin_ctz(cap);
 	t->retired = old;
 	memset(t->slot, 0xff, sizeof(t->slot[0]) * cap);
 	m->used = 0;

@@ -29,6 +29,7 @@
 
 struct migr_u32tab {
 	uint32_t mask; /* capacity - 1, capacity a power of two */
+	uint32_t shift; /* 32 - log2(capacity) */
 	struct migr_u32tab *retired; /* tables this one replaced */
 	uint64_t slot[]; /* key << 32 | value, or a marker */
 };
@@ -41,15 +42,15 @@ struct migr_u32map {
 	uint32_t live;
 };
 
-static inline uint32_t migr_hash32(uint32_t k)
+/*
+ * A key's home slot: Fibonacci hashing, the top bits of one multiply by
+ * 2^32 / phi. It spreads sequential QPNs and index-above-key-byte lkeys
+ * evenly and costs a few cycles on the post and poll paths.
+ */
+static inline uint32_t migr_u32tab_home(const struct migr_u32tab *t,
+					uint32_t key)
 {
-	/* Murmur3's finalizer: cheap and spreads sequential keys */
-	k ^= k >> 16;
-	k *= 0x85ebca6bu;
-	k ^= k >> 13;
-	k *= 0xc2b2ae35u;
-	k ^= k >> 16;
-	return k;
+	return (key * 0x9e3779b9u) >> t->shift;
 }
 
 static inline bool migr_u32map_get(const struct migr_u32map *m, uint32_t key,
@@ -68,7 +69,7 @@ static inline bool migr_u32map_get(const struct migr_u32map *m, uint32_t key,
 	if (!t)
 		return false;
 	/* Terminates: at least half of the slots are always empty */
-	for (i = migr_hash32(key) & t->mask;; i = (i + 1) & t->mask) {
+	for (i = migr_u32tab_home(t, key);; i = (i + 1) & t->mask) {
 		uint64_t s = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
 
 		if ((uint32_t)(s >> 32) == key) {
