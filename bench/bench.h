@@ -6,8 +6,11 @@
 #ifndef MIGR_BENCH_H
 #define MIGR_BENCH_H
 
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 /* Loads before the first read may not slip past it, nor the read later */
@@ -61,6 +64,21 @@ static inline double bench_timer_overhead(void)
 		v[i] = (double)(b - a);
 	}
 	return bench_quantile(v, N, 0.5);
+}
+
+/* Run on one CPU (the last one unless told), so batches compare */
+static inline void bench_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("sched_setaffinity");
+	else
+		printf("# pinned to CPU %d\n", cpu);
 }
 
 #endif /* MIGR_BENCH_H */

@@ -312,20 +312,6 @@ static void measure(const char *path, const struct side *lower,
 	free(m);
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
-	else
-		printf("# pinned to CPU %d\n", cpu);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -359,7 +345,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "--batch and --batches want positive counts\n");
 		return 2;
 	}
-	pin(cpu);
+	bench_pin_cpu(cpu);
 	if (setup()) {
 		fprintf(stderr, "setting up migr's objects failed\n");
 		return 1;

@@ -344,18 +344,6 @@ static void switch_self(const char *target)
 	printf("# switched to %s\n", target);
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -384,7 +372,7 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind != 3 || !rounds)
 		goto usage;
-	pin(cpu);
+	bench_pin_cpu(cpu);
 	overhead = bench_timer_overhead();
 	printf("# %s vs %s, then both on %s after a live switch: %u rounds of %d SENDs, timer overhead %.0f cycles\n",
 	       argv[optind], argv[optind + 1], argv[optind + 2], rounds,

@@ -105,6 +105,20 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 	}
 }
 
+/* A lone WR's SGEs (at most ONE_WR_SGE) with physical lkeys, into sge */
+static inline __attribute__((always_inline)) struct ibv_sge *
+one_wr_sges(const struct migr_xlate *x, struct ibv_sge *sge,
+	    const struct ibv_sge *from, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge[i] = from[i];
+		sge[i].lkey = migr_lkey_to_phys(x, sge[i].lkey);
+	}
+	return sge;
+}
+
 /*
  * The common post after a switch, one WR: what post_send_rewritten() does
  * for a list of one, without the batch arrays and their loop.
@@ -115,15 +129,10 @@ static int post_send_one(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	const struct migr_xlate *x = &mqp->ctx->xlate;
 	struct ibv_send_wr lwr = *wr, *lbad;
 	struct ibv_sge sge[ONE_WR_SGE];
-	int i, ret;
+	int ret;
 
-	if (x->active && wr->num_sge > 0) {
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i] = wr->sg_list[i];
-			sge[i].lkey = migr_lkey_to_phys(x, sge[i].lkey);
-		}
-		lwr.sg_list = sge;
-	}
+	if (x->active && wr->num_sge > 0)
+		lwr.sg_list = one_wr_sges(x, sge, wr->sg_list, wr->num_sge);
 	lwr.next = NULL;
 	xlate_send_wr(mqp, &lwr, wr);
 	ret = ibv_post_send(mqp->lower, &lwr, &lbad);
@@ -340,15 +349,10 @@ post_recv_one(const struct migr_xlate *x, void *lower, post_recv_fn post,
 {
 	struct ibv_recv_wr lwr = *wr, *lbad;
 	struct ibv_sge sge[ONE_WR_SGE];
-	int i, ret;
+	int ret;
 
-	if (x->active && wr->num_sge > 0) {
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i] = wr->sg_list[i];
-			sge[i].lkey = migr_lkey_to_phys(x, sge[i].lkey);
-		}
-		lwr.sg_list = sge;
-	}
+	if (x->active && wr->num_sge > 0)
+		lwr.sg_list = one_wr_sges(x, sge, wr->sg_list, wr->num_sge);
 	lwr.next = NULL;
 	ret = post(lower, &lwr, &lbad);
 	if (ret)
