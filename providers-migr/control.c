@@ -8,6 +8,8 @@
  *
  *   status\n                      -> one JSON line
  *   switch <device> [wait_ms]\n    -> one JSON line with the phase times
+ *   rebuild [wait_ms]\n             -> the same, every object rebuilt on the
+ *                                    device it is on (new physical numbers)
  *
  * MIGR_CONTROL=0 in the environment turns it off.
  */
@@ -155,6 +157,10 @@ static void serve(int fd)
 	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
 		   wait_ms > 0 && wait_ms <= 600000) {
 		do_switch(out, dev, wait_ms);
+	} else if ((!strcmp(req, "rebuild\n") ||
+		    sscanf(req, "rebuild %u", &wait_ms) == 1) &&
+		   wait_ms > 0 && wait_ms <= 600000) {
+		do_switch(out, NULL, wait_ms);
 	} else {
 		fprintf(out, "{\"ok\":false,\"error\":\"bad request\"}\n");
 	}

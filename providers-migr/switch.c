@@ -519,12 +519,12 @@ static int switch_locked(struct sw_set *set, const char *target,
 
 	snprintf(rep->from, sizeof(rep->from), "%s",
 		 ibv_get_device_name(set->ctx[0]->lower->device));
-	to = open_by_name(target, rep);
+	to = open_by_name(target ? target : rep->from, rep);
 	if (!to)
 		return ENODEV;
 	snprintf(rep->to, sizeof(rep->to), "%s",
 		 ibv_get_device_name(to->device));
-	if (!strcmp(rep->from, rep->to)) {
+	if (target && !strcmp(rep->from, rep->to)) {
 		REPORT(rep, "already on %s", rep->to);
 		ibv_close_device(to);
 		return EALREADY;

@@ -29,8 +29,10 @@ struct migr_switch_report {
 
 /*
  * Move the n contexts in ctxs (all on one device, partners among them) to
- * the device named target (a real device, or its migr twin) together.
- * wait_ms bounds the drain. Returns 0, or an errno with rep->error set; on
+ * the device named target (a real device, or its migr twin) together;
+ * with target NULL, rebuild every object on the device they are on (new
+ * physical numbers and keys, the same virtual ones). wait_ms bounds the
+ * drain. Returns 0, or an errno with rep->error set; on
  * failure the contexts run on their original device.
  */
 int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,

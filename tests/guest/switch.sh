@@ -105,6 +105,17 @@ other=rxe1; [ "$cur" = '"lower":"rxe1"' ] && other=rxe0
 check still_switches_after_faults python3 "$CONTROL" "$SP" switch $other
 stop_selfpair faults
 
+# Rebuild in place (what a restore does): new physical QPNs and keys on the
+# same device behind the same virtual ones; selfpair checks wc.qp_num and
+# every byte, the status shows each QP's physical number moved.
+start_selfpair rebuild 0 --pairs 2
+check rebuild_5_times sh -c "for i in 1 2 3 4 5; do python3 $CONTROL $SP rebuild || exit 1; sleep 0.3; done >$LOGDIR/rebuild.switches.jsonl"
+check rebuilt_qps_renumbered sh -c "python3 $CONTROL $SP status | python3 -c '
+import json, sys
+qps = [q for c in json.load(sys.stdin)[\"contexts\"] for q in c[\"qps\"]]
+assert len(qps) == 4 and all(q[\"phys\"] != q[\"qpn\"] for q in qps), qps'"
+stop_selfpair rebuild
+
 # Many QPs: 32 and 256 pairs (64 and 512 QPs) switched there and back
 for pairs in 32 256; do
 	start_selfpair "pairs$pairs" 0 --pairs $pairs
@@ -117,11 +128,11 @@ python3 - "$LOGDIR" <<'PY' | tee "$LOGDIR/switch-phases.txt" || true
 import json, os, sys
 keys = ["suspend", "drain", "release", "rebuild", "replay"]
 print("%-14s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
-for run in ["poll", "events", "threads", "threads-events", "traffic-poll", "traffic-event", "pairs32", "pairs256"]:
+for run in ["poll", "events", "threads", "threads-events", "traffic-poll", "traffic-event", "rebuild", "pairs32", "pairs256"]:
     path = os.path.join(sys.argv[1], run + ".switches.jsonl")
     if not os.path.exists(path):
         continue
-    rows = [c for l in open(path) for c in json.loads(l)["switch"] if c["ok"]]
+    rows = [c for l in open(path) for c in json.loads(l).get("switch", []) if c["ok"]]
     if not rows:
         continue
     avg = {k: sum(r["phases_ms"][k] for r in rows) / len(rows) for k in keys}
