@@ -74,8 +74,10 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
 		lattr.parent_domain = lower_pd(attr->parent_domain);
 
+	ctl_enter(context);
 	mcq->lower_ex = ibv_create_cq_ex(ctx_of(context)->lower, &lattr);
 	if (!mcq->lower_ex) {
+		ctl_leave(context);
 		free(mcq);
 		return NULL;
 	}
@@ -83,7 +85,14 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 	fill_cq(mcq);
 	mcq->vcq.cq_ex.comp_mask = mcq->lower_ex->comp_mask;
 	migr_cq_ex_set_ops(mcq);
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_CQ_EX, 1);
+	mcq->ex_attr = *attr;
+	mcq->mch = attr->channel ? to_mcomp_channel(attr->channel) : NULL;
+	if (migr_cq_ex_movable(attr))
+		migr_record_add(ctx_of(context), &ctx_of(context)->rec.cqs,
+				&mcq->entry);
+	else
+		migr_record_unsupported(ctx_of(context), MIGR_UNSUP_CQ_EX, 1);
+	ctl_leave(context);
 	return &mcq->vcq.cq_ex;
 }
 
@@ -98,7 +107,7 @@ int migr_destroy_cq(struct ibv_cq *cq)
 		ctl_leave(cq->context);
 		return ret;
 	}
-	if (mcq->lower_ex)
+	if (mcq->lower_ex && !migr_cq_ex_movable(&mcq->ex_attr))
 		migr_record_unsupported(ctx_of(cq->context), MIGR_UNSUP_CQ_EX,
 					-1);
 	else

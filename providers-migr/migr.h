@@ -133,6 +133,8 @@ struct migr_cq {
 	/* data path: polls take the slow path (shadow.c) while set */
 	bool switching;
 	struct ibv_cq *dying; /* the old lower CQ while a switch releases */
+	/* an extended CQ's creation attributes, for a rebuild */
+	struct ibv_cq_init_attr_ex ex_attr;
 	pthread_mutex_t shadow_lock;
 	struct migr_shadow shadow;
 	/*
@@ -391,6 +393,9 @@ void migr_record_modify_qp(struct migr_qp *mqp, const struct ibv_qp_attr *attr,
 
 /* shadow.c */
 int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc);
+void migr_shadow_pop(struct migr_cq *mcq);
+unsigned int migr_shadow_fill(struct migr_cq *mcq);
+void migr_shadow_settle(struct migr_cq *mcq);
 int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only);
 void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n);
 int migr_cq_drain(struct migr_cq *mcq);
@@ -466,6 +471,7 @@ int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int migr_resize_cq(struct ibv_cq *cq, int cqe);
 int migr_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 void migr_cq_ex_set_ops(struct migr_cq *mcq);
+bool migr_cq_ex_movable(const struct ibv_cq_init_attr_ex *attr);
 
 /* qp.c */
 struct ibv_qp *migr_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);

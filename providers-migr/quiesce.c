@@ -73,6 +73,21 @@ static uint64_t now_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
+/* Wait until a thread seen inside (odd *counter) has left once */
+static int wait_out(uint64_t *counter, uint64_t deadline)
+{
+	uint64_t seq = __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+
+	if (!(seq & 1))
+		return 0;
+	while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) == seq) {
+		if (now_ms() > deadline)
+			return ETIMEDOUT;
+		sched_yield();
+	}
+	return 0;
+}
+
 int migr_quiesce(unsigned int timeout_ms)
 {
 	uint64_t deadline = now_ms() + timeout_ms;
@@ -87,18 +102,13 @@ int migr_quiesce(unsigned int timeout_ms)
 
 	pthread_mutex_lock(&posters_lock);
 	for (p = posters; p && !ret; p = p->next) {
-		uint64_t seq = __atomic_load_n(&p->seq, __ATOMIC_ACQUIRE);
-
-		if (p == &migr_self || !(seq & 1))
+		if (p == &migr_self)
 			continue;
 		/* Inside a post or poll: lower calls never block, so wait */
-		while (__atomic_load_n(&p->seq, __ATOMIC_ACQUIRE) == seq) {
-			if (now_ms() > deadline) {
-				ret = ETIMEDOUT;
-				break;
-			}
-			sched_yield();
-		}
+		ret = wait_out(&p->seq, deadline);
+		/* Inside a poll session: the application ends it soon */
+		if (!ret)
+			ret = wait_out(&p->session, deadline);
 	}
 	pthread_mutex_unlock(&posters_lock);
 	return ret;

@@ -16,6 +16,12 @@
 
 struct migr_poster {
 	uint64_t seq; /* odd while the thread is inside a data-path call */
+	/*
+	 * Odd while it is inside an extended poll session (ibv_start_poll()
+	 * to ibv_end_poll()), a counter of its own: the application posts
+	 * inside sessions, and those calls count on seq.
+	 */
+	uint64_t session;
 	bool registered;
 	struct migr_poster *next;
 };
@@ -37,6 +43,20 @@ static inline void migr_leave(void)
 {
 	__asm__ __volatile__("" ::: "memory");
 	migr_self.seq++;
+}
+
+static inline void migr_session_enter(void)
+{
+	if (__builtin_expect(!migr_self.registered, 0))
+		migr_poster_register();
+	migr_self.session++;
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static inline void migr_session_leave(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+	migr_self.session++;
 }
 
 /* Once per process, before the first switch can happen */

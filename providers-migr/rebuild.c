@@ -161,17 +161,32 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 			     strerror(errno));
 	}
 	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		struct ibv_cq_init_attr_ex lattr = mcq->ex_attr;
+		struct ibv_cq_ex *lower_ex = NULL;
 		struct ibv_cq *lower;
 
-		lower = ibv_create_cq(ctx->lower, mcq->cqe_req, mcq,
-				      mcq->mch ? mcq->mch->lower : NULL,
-				      mcq->comp_vector);
+		if (mcq->lower_ex) {
+			lattr.cq_context = mcq;
+			lattr.channel = mcq->mch ? mcq->mch->lower : NULL;
+			lower_ex = ibv_create_cq_ex(ctx->lower, &lattr);
+			lower = lower_ex ? ibv_cq_ex_to_cq(lower_ex) : NULL;
+		} else {
+			lower = ibv_create_cq(ctx->lower, mcq->cqe_req, mcq,
+					      mcq->mch ? mcq->mch->lower : NULL,
+					      mcq->comp_vector);
+		}
 		if (!lower)
 			FAIL("creating a CQ of %d entries failed: %s",
-			     mcq->cqe_req, strerror(errno));
+			     mcq->lower_ex ? (int)lattr.cqe : mcq->cqe_req,
+			     strerror(errno));
 		mcq->vcq.cq.handle = lower->handle;
 		pthread_mutex_lock(&mcq->shadow_lock);
 		mcq->lower = lower;
+		if (lower_ex) {
+			/* nobody polls the lower now: its readers may change */
+			mcq->lower_ex = lower_ex;
+			migr_cq_ex_set_ops(mcq);
+		}
 		pthread_mutex_unlock(&mcq->shadow_lock);
 	}
 	return 0;

@@ -91,9 +91,36 @@ int migr_cq_drain(struct migr_cq *mcq)
 	return n;
 }
 
-int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
+/* The shadow's head entry was handed out; shadow_lock held */
+void migr_shadow_pop(struct migr_cq *mcq)
+{
+	struct migr_shadow *sh = &mcq->shadow;
+
+	sh->head = (sh->head + 1) % sh->cap;
+	if (!--sh->count)
+		mcq->unsignalled = 0;
+}
+
+/* What the shadow holds after taking the lower's news; shadow_lock held */
+unsigned int migr_shadow_fill(struct migr_cq *mcq)
+{
+	drain_locked(mcq);
+	return mcq->shadow.count;
+}
+
+/* Back to the fast path once the switch is over and all was said */
+void migr_shadow_settle(struct migr_cq *mcq)
 {
 	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
+
+	if (!mcq->shadow.count &&
+	    !__atomic_load_n(&ctx->switch_active, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&ctx->markers_out, __ATOMIC_RELAXED))
+		__atomic_store_n(&mcq->switching, false, __ATOMIC_RELEASE);
+}
+
+int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
+{
 	struct migr_shadow *sh = &mcq->shadow;
 	int n = 0, ret;
 
@@ -101,16 +128,9 @@ int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
 	ret = drain_locked(mcq);
 	while (n < num_entries && sh->count) {
 		wc[n++] = sh->wc[sh->head];
-		sh->head = (sh->head + 1) % sh->cap;
-		sh->count--;
+		migr_shadow_pop(mcq);
 	}
-	if (!sh->count)
-		mcq->unsignalled = 0;
-	/* Back to the fast path once the switch is over and all was said */
-	if (!sh->count &&
-	    !__atomic_load_n(&ctx->switch_active, __ATOMIC_ACQUIRE) &&
-	    !__atomic_load_n(&ctx->markers_out, __ATOMIC_RELAXED))
-		__atomic_store_n(&mcq->switching, false, __ATOMIC_RELEASE);
+	migr_shadow_settle(mcq);
 	pthread_mutex_unlock(&mcq->shadow_lock);
 	return n ? n : (ret < 0 ? ret : 0);
 }

@@ -74,12 +74,22 @@ stop_selfpair threads-events
 # once per side): they move together. Every op of the generator (SEND,
 # SEND_IMM, WRITE(_IMM), READ, CAS, FAA) is checked end to end; in event
 # mode a lost or endlessly repeated completion event shows as a stall.
-for mode in poll event; do
-	migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode -D 600 \
-		--stall-timeout 30 >"$LOGDIR/traffic-$mode.log" 2>&1 &
+# The -ex runs poll extended CQs (ibv_start_poll) through the switch.
+for run in poll event poll-ex event-ex; do
+	cq=legacy; [ "${run%-ex}" != "$run" ] && cq=ex
+	migr-traffic -d migr_rxe0 --loopback -q 4 --mode "${run%-ex}" --cq $cq \
+		-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 	SP=$!
 	# running once its control socket listens (both contexts are open)
 	for _ in $(seq 300); do grep -q "@migr/$SP\$" /proc/net/unix && break; sleep 0.1; done
+	sleep 2
+	check "switch_10_times_traffic_$run" sh -c "python3 $CONTROL $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
+	check "two_contexts_moved_$run" grep -q '"contexts":2' "$LOGDIR/traffic-$run.switches.jsonl"
+	kill -TERM $SP 2>/dev/null
+	wait $SP; rc=$?
+	check "traffic_verified_$run" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/traffic-$run.log"
+	tail -n 3 "$LOGDIR/traffic-$run.log"
+done
 	sleep 2
 	check "switch_10_times_traffic_$mode" sh -c "python3 $CONTROL $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$mode.switches.jsonl"
 	check "two_contexts_moved_$mode" grep -q '"contexts":2' "$LOGDIR/traffic-$mode.switches.jsonl"
@@ -128,7 +138,7 @@ python3 - "$LOGDIR" <<'PY' | tee "$LOGDIR/switch-phases.txt" || true
 import json, os, sys
 keys = ["suspend", "drain", "release", "rebuild", "replay"]
 print("%-14s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
-for run in ["poll", "events", "threads", "threads-events", "traffic-poll", "traffic-event", "rebuild", "pairs32", "pairs256"]:
+for run in ["poll", "events", "threads", "threads-events", "traffic-poll", "traffic-event", "traffic-poll-ex", "traffic-event-ex", "rebuild", "pairs32", "pairs256"]:
     path = os.path.join(sys.argv[1], run + ".switches.jsonl")
     if not os.path.exists(path):
         continue

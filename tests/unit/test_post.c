@@ -3,6 +3,7 @@
  * Unit tests for migr's data path (providers-migr/post.c, cq.c poll): a
  * fake lower provider records what migr hands it.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -388,6 +389,72 @@ static void test_owed_events_once(void)
 	migr_shadow_free(&mcq);
 }
 
+static int fake_cqx_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *a)
+{
+	return ENOENT;
+}
+
+static int fake_cqx_next(struct ibv_cq_ex *cq)
+{
+	return ENOENT;
+}
+
+static void fake_cqx_end(struct ibv_cq_ex *cq)
+{
+}
+
+static uint32_t fake_cqx_u32(struct ibv_cq_ex *cq)
+{
+	return 0xdead;
+}
+
+/*
+ * While switching, an extended poll session reads the shadow: entries in
+ * order, virtual QPNs, each handed out once, then back to the fast path.
+ */
+static void test_cq_ex_shadow_session(void)
+{
+	struct ibv_cq_ex fake_cqx = {
+		.start_poll = fake_cqx_start,
+		.next_poll = fake_cqx_next,
+		.end_poll = fake_cqx_end,
+		.read_qp_num = fake_cqx_u32,
+		.read_byte_len = fake_cqx_u32,
+	};
+	struct ibv_cq_ex *cq = &mcq.vcq.cq_ex;
+	struct ibv_poll_cq_attr attr = {};
+
+	setup(IBV_QPT_RC);
+	migr_record_init(&mctx.rec);
+	pthread_mutex_init(&mcq.shadow_lock, NULL);
+	mcq.lower = &fake_cq;
+	mcq.lower_ex = &fake_cqx;
+	migr_cq_ex_set_ops(&mcq);
+	CHECK(cq->read_qp_num && cq->read_byte_len && !cq->read_sl);
+	mcq.switching = true;
+	mctx.switch_active = true;
+	CHECK(migr_cq_drain(&mcq) == 3);
+	mcq.lower = NULL; /* released: only the shadow is left */
+	CHECK(ibv_start_poll(cq, &attr) == 0);
+	CHECK(cq->wr_id == 0 && ibv_wc_read_qp_num(cq) == 0x100);
+	CHECK(ibv_next_poll(cq) == 0);
+	CHECK(cq->wr_id == 1 && ibv_wc_read_qp_num(cq) == 0x101);
+	ibv_end_poll(cq);
+	CHECK(mcq.shadow.count == 1);
+	mctx.switch_active = false;
+	CHECK(ibv_start_poll(cq, &attr) == 0);
+	CHECK(cq->wr_id == 2 && ibv_wc_read_byte_len(cq) == 0);
+	CHECK(ibv_next_poll(cq) == ENOENT);
+	ibv_end_poll(cq);
+	CHECK(mcq.shadow.count == 0 && !mcq.switching);
+	/* the fast path again: the lower's readers */
+	mcq.lower = &fake_cq;
+	CHECK(ibv_start_poll(cq, &attr) == ENOENT);
+	CHECK(ibv_wc_read_byte_len(cq) == 0xdead);
+	mcq.lower_ex = NULL;
+	migr_shadow_free(&mcq);
+}
+
 int main(void)
 {
 	test_identity_passthrough();
@@ -399,5 +466,6 @@ int main(void)
 	test_counts_and_recv_log();
 	test_shadow_poll();
 	test_owed_events_once();
+	test_cq_ex_shadow_session();
 	return unit_done("test_post");
 }
