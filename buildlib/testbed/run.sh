@@ -18,8 +18,9 @@
 # 10.9.0.2, eth1 10.9.0.12) on one shared segment (a QEMU hub in each VM,
 # joined by the UDP link), rxe0 on eth0 and rxe1 on eth1, RoCEv2 IPv4 GID at
 # index 1 of each; each address answers ARP only on its own NIC. The repo
-# (and $MIGR_BUILD) is shared read-write at the same absolute path; commands run with the host's cwd, MIGR_GUEST=1, by bash. A
-# single CMD word is a shell string (bash -c); several words are an argv.
+# (and $MIGR_BUILD) is shared read-write at the same absolute path; commands
+# run with the host's cwd, MIGR_GUEST=1, by bash. A single CMD word is a shell
+# string (bash -c); several words are an argv.
 # Exit code: the command's; 124 if it timed out; 125 if a VM failed (no boot,
 # QEMU error). Logs: $MIGR_BUILD/testbed-logs/<run>/ (console-*.log = kernel).
 set -euo pipefail
