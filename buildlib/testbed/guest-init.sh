@@ -18,7 +18,7 @@ ln -sf /proc/self/fd /dev/fd 2>/dev/null
 
 ROLE=$(sed -n 's/.*migr\.role=\([^ ]*\).*/\1/p' /proc/cmdline)
 # shellcheck disable=SC1090
-. "/migr/env-$ROLE" # MIGR_SHARES, MIGR_IP, MIGR_TIMEOUT, MIGR_CWD
+. "/migr/env-$ROLE" # MIGR_SHARES, MIGR_IP, MIGR_IP1, MIGR_TIMEOUT
 
 finish() { # finish RC: record the result and power off
 	dmesg >"/migr/dmesg-$ROLE.txt" 2>/dev/null
@@ -45,7 +45,8 @@ for d in $MIGR_SHARES; do
 	i=$((i + 1))
 done
 
-# Soft-RoCE: rxe0 on veth0 (one VM) or on eth0 (two VMs on a QEMU socket link).
+# Soft-RoCE: rxe0 on veth0 (one VM) or on eth0 (two VMs on a QEMU socket link),
+# and with MIGR_IP1 (run.sh --two --nics 2) rxe1 on eth1.
 modprobe rdma_rxe || setup_failed "modprobe rdma_rxe"
 if [ -z "$MIGR_IP" ]; then
 	modprobe veth || setup_failed "modprobe veth"
@@ -55,10 +56,45 @@ if [ -z "$MIGR_IP" ]; then
 	rdma link add rxe0 type rxe netdev veth0 || setup_failed "rdma link add rxe0"
 else
 	modprobe virtio_net || setup_failed "modprobe virtio_net"
+	last=eth0
+	[ -z "${MIGR_IP1:-}" ] || last=eth1
 	n=0
-	while [ ! -e /sys/class/net/eth0 ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+	while [ ! -e /sys/class/net/$last ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+	if [ -n "${MIGR_IP1:-}" ]; then
+		# run.sh --nics 2: all four NICs of the two VMs share one segment
+		# and one subnet. eth1 is the NIC whose MAC is 52:54:00:4d:01:xx
+		# (swap the names if the kernel probed them the other way round).
+		case $(cat /sys/class/net/eth0/address 2>/dev/null) in
+		52:54:00:4d:01:*)
+			{ ip link set eth0 name ethtmp && ip link set eth1 name eth0 && ip link set ethtmp name eth1; } ||
+				setup_failed "eth0/eth1 names"
+			;;
+		esac
+		# Each address must answer ARP only on its own NIC (arp_ignore=1)
+		# and ask with the NIC's own address (arp_announce=2): rxe hands a
+		# packet to the rxe device of the NIC it arrived on, which drops it
+		# unless the destination is one of its own GIDs. Replies may arrive
+		# on the other NIC than the main table's first route: no rp_filter.
+		for c in all default eth0 eth1; do
+			echo 1 >/proc/sys/net/ipv4/conf/$c/arp_ignore &&
+				echo 2 >/proc/sys/net/ipv4/conf/$c/arp_announce &&
+				echo 0 >/proc/sys/net/ipv4/conf/$c/rp_filter || setup_failed "ARP sysctls of $c"
+		done
+	fi
 	{ ip addr add "$MIGR_IP/24" dev eth0 && ip link set eth0 up; } || setup_failed "eth0 $MIGR_IP"
+	if [ -n "${MIGR_IP1:-}" ]; then
+		# Source-address routing, so that traffic from an address leaves
+		# by its NIC (rxe itself always routes out of its own netdev).
+		{ ip addr add "$MIGR_IP1/24" dev eth1 && ip link set eth1 up &&
+			ip route add 10.9.0.0/24 dev eth0 src "$MIGR_IP" table 100 &&
+			ip route add 10.9.0.0/24 dev eth1 src "$MIGR_IP1" table 101 &&
+			ip rule add from "$MIGR_IP" table 100 && ip rule add from "$MIGR_IP1" table 101; } ||
+			setup_failed "eth1 $MIGR_IP1"
+	fi
 	rdma link add rxe0 type rxe netdev eth0 || setup_failed "rdma link add rxe0"
+	if [ -n "${MIGR_IP1:-}" ]; then
+		rdma link add rxe1 type rxe netdev eth1 || setup_failed "rdma link add rxe1"
+	fi
 fi
 
 # Commands may use rxe0 at once: wait (up to 10 s) for its port to be ACTIVE.
@@ -68,6 +104,14 @@ until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null || [ $
 	n=$((n + 1))
 done
 grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || setup_failed "rxe0 port not ACTIVE"
+if [ -n "${MIGR_IP1:-}" ]; then
+	n=0
+	until grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state 2>/dev/null || [ $n -ge 100 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state || setup_failed "rxe1 port not ACTIVE"
+fi
 cut -d' ' -f1 /proc/uptime >"/migr/up-$ROLE"
 echo "MIGR-GUEST-UP uptime=$(cat "/migr/up-$ROLE")"
 

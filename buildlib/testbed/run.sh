@@ -3,7 +3,8 @@
 # and return their output and exit code.
 #
 # usage: buildlib/testbed/run.sh [OPTIONS] -- CMD [ARG...]
-#        buildlib/testbed/run.sh --two [OPTIONS] --a 'CMD_A' --b 'CMD_B'
+#        buildlib/testbed/run.sh --two [--nics 2] [OPTIONS] --a 'CMD_A' --b 'CMD_B'
+#   --nics 2       with --two: a second NIC per VM, eth1 with rxe1 (see below)
 #   --mem SIZE     guest memory (default 2G)
 #   --smp N        guest CPUs (default 2 for one VM, 1 each for --two)
 #   --timeout S    limit for the command(s), in seconds (default 600)
@@ -13,9 +14,13 @@
 #
 # One VM: rdma_rxe, veth0 (10.0.0.1/24) + veth1, rxe0 on veth0. Two VMs: A and
 # B joined by a QEMU UDP socket link, 10.9.0.1 and 10.9.0.2 on eth0, rxe0 on
-# eth0 in each. The repo (and $MIGR_BUILD) is shared read-write at the same
-# absolute path; commands run with the host's cwd, MIGR_GUEST=1, by bash. A
-# single CMD word is a shell string (bash -c); several words are an argv.
+# eth0 in each. --nics 2: A (eth0 10.9.0.1, eth1 10.9.0.11) and B (eth0
+# 10.9.0.2, eth1 10.9.0.12) on one shared segment (a QEMU hub in each VM,
+# joined by the UDP link), rxe0 on eth0 and rxe1 on eth1, RoCEv2 IPv4 GID at
+# index 1 of each; each address answers ARP only on its own NIC. The repo
+# (and $MIGR_BUILD) is shared read-write at the same absolute path; commands
+# run with the host's cwd, MIGR_GUEST=1, by bash. A single CMD word is a shell
+# string (bash -c); several words are an argv.
 # Exit code: the command's; 124 if it timed out; 125 if a VM failed (no boot,
 # QEMU error). Logs: $MIGR_BUILD/testbed-logs/<run>/ (console-*.log = kernel).
 set -euo pipefail
@@ -26,12 +31,13 @@ K=$(sed -n 's/^linux-image-\(.*\)=.*/\1/p' "$TB/stamps/kernel" 2>/dev/null || tr
 BOOT_TIMEOUT=${MIGR_BOOT_TIMEOUT:-240} # boot to rxe0 takes ~5 s; generous for a loaded host
 KEEP_LOGS=40
 
-usage() { sed -n '5,12s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '5,13s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
-two=0 mem=2G smp="" timeout=600 debug=0 cmd_a="" cmd_b="" extra_env=() rootfs=""
+two=0 nics=1 mem=2G smp="" timeout=600 debug=0 cmd_a="" cmd_b="" extra_env=() rootfs=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--two) two=1; shift ;;
+	--nics) nics=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
@@ -47,6 +53,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -gt 0 ] || die "--timeout wants a number of seconds"
+[[ $nics == [12] ]] || die "--nics wants 1 or 2"
+[ "$nics" = 1 ] || [ $two = 1 ] || die "--nics 2 needs --two"
 if [ $two = 1 ]; then
 	[ -n "$cmd_a" ] && [ -n "$cmd_b" ] && [ $# -eq 0 ] || die "--two wants --a 'CMD_A' and --b 'CMD_B' (and nothing after --)"
 	smp=${smp:-1}
@@ -106,10 +114,11 @@ case $cwd/ in
 *) log "warning: cwd $cwd is not shared with the guest; the command runs in $MIGR_TOP"; cwd=$MIGR_TOP ;;
 esac
 
-write_job() { # write_job ROLE IP CMD...
-	local role=$1 ip=$2
+write_job() { # write_job ROLE IP[,IP1] CMD...: IP on eth0, IP1 on eth1 (--nics 2)
+	local role=$1 ip=${2%%,*} ip1=""
+	[ "$ip" = "$2" ] || ip1=${2#*,}
 	shift 2
-	printf 'MIGR_SHARES=%q\nMIGR_IP=%q\nMIGR_TIMEOUT=%q\n' "${shares[*]}" "$ip" "$timeout" >"$run/env-$role"
+	printf 'MIGR_SHARES=%q\nMIGR_IP=%q\nMIGR_IP1=%q\nMIGR_TIMEOUT=%q\n' "${shares[*]}" "$ip" "$ip1" "$timeout" >"$run/env-$role"
 	{
 		echo "# job $role of run.sh"
 		printf 'cd -- %q || exit 125\n' "$cwd"
@@ -170,8 +179,13 @@ trap 'log "interrupted; stopping the VMs (logs: $run)"; exit 130' INT TERM HUP
 
 if [ $two = 1 ]; then
 	roles=(A B)
-	write_job A 10.9.0.1 "$cmd_a"
-	write_job B 10.9.0.2 "$cmd_b"
+	if [ "$nics" = 2 ]; then
+		write_job A 10.9.0.1,10.9.0.11 "$cmd_a"
+		write_job B 10.9.0.2,10.9.0.12 "$cmd_b"
+	else
+		write_job A 10.9.0.1 "$cmd_a"
+		write_job B 10.9.0.2 "$cmd_b"
+	fi
 	take_slots 2
 	# Two free UDP ports for the link, checked against the host's open sockets.
 	while :; do
@@ -179,10 +193,29 @@ if [ $two = 1 ]; then
 		ss -Huan "( sport = :$port or sport = :$((port + 1)) )" 2>/dev/null | grep -q . || break
 	done
 	echo "udp link 127.0.0.1:$port <-> 127.0.0.1:$((port + 1))" >"$run/net"
-	start_vm A -netdev "socket,id=n0,udp=127.0.0.1:$((port + 1)),localaddr=127.0.0.1:$port" \
-		-device virtio-net-pci,netdev=n0,mac=52:54:00:4d:00:01
-	start_vm B -netdev "socket,id=n0,udp=127.0.0.1:$port,localaddr=127.0.0.1:$((port + 1))" \
-		-device virtio-net-pci,netdev=n0,mac=52:54:00:4d:00:02
+	if [ "$nics" = 2 ]; then
+		# One Ethernet segment for all four NICs: in each QEMU, a hub joins
+		# eth0, eth1 and the UDP link to the other QEMU's hub. rxe hands a
+		# packet to the rxe device of the NIC it arrived on, which drops it
+		# unless the destination IP is one of its own GIDs; so A's rxe1 can
+		# reach B's rxe0 only if eth1's frames can reach B's eth0.
+		echo "nics 2: hub per VM (eth0 + eth1 + link); A 10.9.0.1 eth0, 10.9.0.11 eth1; B 10.9.0.2 eth0, 10.9.0.12 eth1" >>"$run/net"
+		hub_net() { # hub_net LOCALPORT PEERPORT N: set net=(QEMU args of VM N's hub)
+			net=(-netdev "socket,id=link,udp=127.0.0.1:$2,localaddr=127.0.0.1:$1"
+				-netdev hubport,id=hub_link,hubid=0,netdev=link
+				-netdev hubport,id=n0,hubid=0 -device "virtio-net-pci,netdev=n0,mac=52:54:00:4d:00:0$3"
+				-netdev hubport,id=n1,hubid=0 -device "virtio-net-pci,netdev=n1,mac=52:54:00:4d:01:0$3")
+		}
+		hub_net "$port" $((port + 1)) 1
+		start_vm A "${net[@]}"
+		hub_net $((port + 1)) "$port" 2
+		start_vm B "${net[@]}"
+	else
+		start_vm A -netdev "socket,id=n0,udp=127.0.0.1:$((port + 1)),localaddr=127.0.0.1:$port" \
+			-device virtio-net-pci,netdev=n0,mac=52:54:00:4d:00:01
+		start_vm B -netdev "socket,id=n0,udp=127.0.0.1:$port,localaddr=127.0.0.1:$((port + 1))" \
+			-device virtio-net-pci,netdev=n0,mac=52:54:00:4d:00:02
+	fi
 	stream A "A| " "$run/output-A.log"
 	stream B "B| " "$run/output-B.log"
 else

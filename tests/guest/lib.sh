@@ -64,6 +64,8 @@ pair() {
 # ensure_rxe1: a second soft-RoCE device in this guest (rxe1 on veth1,
 # 10.0.0.2), for moving a process between devices. rxe0 and rxe1 never
 # exchange traffic with each other (that hangs and crashes rxe on 6.12).
+# Under run.sh --two --nics 2, rxe1 is already up, on eth1 (10.9.0.11 in A,
+# 10.9.0.12 in B), and only waited for.
 ensure_rxe1() {
 	if [ ! -e /sys/class/infiniband/rxe1 ]; then
 		ip addr add 10.0.0.2/24 dev veth1 &&
