@@ -215,6 +215,11 @@ struct migr_qp {
 	uint32_t async_events;
 	/* an ibv_wr_*() builder failed before reaching the lower QP */
 	int wr_err;
+	/* SENDs, SEND_IMMs and WRITE_IMMs of the open ibv_wr_*() batch */
+	unsigned int wr_consumers;
+	/* the open batch began while suspended: it is recorded (qp_ex_hold.c) */
+	bool wr_recording;
+	struct migr_held_wr *wr_rec, **wr_rec_tail;
 };
 
 struct migr_ah {
@@ -494,6 +499,19 @@ int migr_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 int migr_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 		      uint16_t lid);
 void migr_qp_ex_set_ops(struct migr_qp *mqp);
+bool migr_qp_ex_movable(uint64_t send_ops_flags);
+
+/* qp_ex_hold.c: an ibv_wr_*() batch begun while the QP is suspended */
+struct ibv_send_wr *migr_wr_rec_new(struct migr_qp *mqp,
+				    enum ibv_wr_opcode opcode);
+struct ibv_send_wr *migr_wr_rec_cur(struct migr_qp *mqp);
+void migr_wr_rec_sges(struct migr_qp *mqp, size_t n, const struct ibv_sge *sge);
+void migr_wr_rec_inline(struct migr_qp *mqp, size_t n,
+			const struct ibv_data_buf *buf);
+int migr_wr_rec_complete(struct migr_qp *mqp);
+int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+void migr_wr_rec_abort(struct migr_qp *mqp);
 void migr_qp_update_slow(struct migr_qp *mqp);
 void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
 			const struct ibv_qp_init_attr_ex *attr,

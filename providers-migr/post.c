@@ -285,6 +285,13 @@ rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
 	}
 }
 
+/* Hold send WRs of an ibv_wr_*() batch (qp_ex_hold.c); hold_lock held */
+int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return hold_wrs(mqp, wr, NULL, (void **)bad_wr);
+}
+
 /* Posts that met a flag: held while suspended, else rewritten */
 static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad_wr)

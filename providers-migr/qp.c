@@ -69,7 +69,8 @@ void migr_qp_update_slow(struct migr_qp *mqp)
 
 static bool qp_switchable(const struct migr_qp *mqp)
 {
-	return mqp->vqp.qp.qp_type == IBV_QPT_RC && !mqp->lower_ex;
+	return mqp->vqp.qp.qp_type == IBV_QPT_RC &&
+	       (!mqp->lower_ex || migr_qp_ex_movable(mqp->init.send_ops_flags));
 }
 
 /* Fill what a provider fills in a new QP, from the lower one */
@@ -98,6 +99,7 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 	}
 	pthread_mutex_init(&mqp->hold_lock, NULL);
 	mqp->held_tail = &mqp->held;
+	mqp->wr_rec_tail = &mqp->wr_rec;
 	mqp->init = *attr;
 	mqp->attr.qp_state = IBV_QPS_RESET;
 	mqp->attr_mask = IBV_QP_STATE;

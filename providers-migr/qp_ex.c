@@ -3,7 +3,9 @@
  * The extended send path (ibv_wr_*()). The application builds WRs on our
  * ibv_qp_ex; every builder is replayed on the lower QP's ibv_qp_ex with the
  * identifiers translated. Nothing here locks, allocates or enters the
- * kernel: a builder costs one extra indirect call.
+ * kernel: a builder costs one extra indirect call. A batch that begins
+ * while a switch holds the QP's posts is recorded instead (qp_ex_hold.c);
+ * each builder checks one flag for that.
  */
 #include <errno.h>
 
@@ -42,11 +44,23 @@ static inline struct ibv_qp_ex *start_wr(struct ibv_qp_ex *qpx)
 	return lower;
 }
 
+/*
+ * A batch is one stretch inside (a counter of its own: a batch may be
+ * built inside a poll session); a switch waits for it to complete.
+ */
 static void qpx_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
 	mqp->wr_err = 0;
+	mqp->wr_consumers = 0;
+	migr_batch_enter();
+	if (unlikely(__atomic_load_n(&mqp->slow, __ATOMIC_RELAXED) &
+		     MIGR_SLOW_SUSPENDED)) {
+		migr_batch_leave();
+		mqp->wr_recording = true;
+		return;
+	}
 	mqp->lower_ex->wr_start(mqp->lower_ex);
 }
 
@@ -55,42 +69,100 @@ static int qpx_wr_complete(struct ibv_qp_ex *qpx)
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 	int err = mqp->wr_err;
 
+	if (unlikely(mqp->wr_recording))
+		return migr_wr_rec_complete(mqp);
 	/* Like a provider's own builder error: nothing of the batch is posted */
 	if (unlikely(err)) {
 		mqp->wr_err = 0;
 		mqp->lower_ex->wr_abort(mqp->lower_ex);
+		migr_batch_leave();
 		return err;
 	}
-	return mqp->lower_ex->wr_complete(mqp->lower_ex);
+	err = mqp->lower_ex->wr_complete(mqp->lower_ex);
+	if (likely(!err))
+		mqp->n_consumers += mqp->wr_consumers;
+	migr_batch_leave();
+	return err;
 }
 
 static void qpx_wr_abort(struct ibv_qp_ex *qpx)
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
+	if (unlikely(mqp->wr_recording)) {
+		migr_wr_rec_abort(mqp);
+		return;
+	}
 	mqp->wr_err = 0;
 	mqp->lower_ex->wr_abort(mqp->lower_ex);
+	migr_batch_leave();
+}
+
+/* A WR of a recorded batch, or NULL when the batch goes to the lower QP */
+static inline struct ibv_send_wr *rec_wr(struct ibv_qp_ex *qpx,
+					 enum ibv_wr_opcode opcode)
+{
+	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
+
+	if (likely(!mqp->wr_recording))
+		return NULL;
+	/* the batch fails at wr_complete() if the WR could not be noted */
+	return migr_wr_rec_new(mqp, opcode) ?: (struct ibv_send_wr *)-1;
+}
+
+#define REC_FAILED(wr) ((wr) == (struct ibv_send_wr *)-1)
+
+/* Builders a recorded batch cannot carry; no QP using them is moved */
+static inline bool rec_refuse(struct ibv_qp_ex *qpx)
+{
+	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
+
+	if (likely(!mqp->wr_recording))
+		return false;
+	mqp->wr_err = EOPNOTSUPP;
+	return true;
 }
 
 static void qpx_wr_send(struct ibv_qp_ex *qpx)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_SEND);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr))
+		return;
+	qp_ex_to_mqp(qpx)->wr_consumers++;
+	lower = start_wr(qpx);
 	lower->wr_send(lower);
 }
 
 static void qpx_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_SEND_WITH_IMM);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		if (!REC_FAILED(wr))
+			wr->imm_data = imm_data;
+		return;
+	}
+	qp_ex_to_mqp(qpx)->wr_consumers++;
+	lower = start_wr(qpx);
 	lower->wr_send_imm(lower, imm_data);
 }
 
 /* Send with invalidate names an rkey of the partner's memory */
 static void qpx_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_SEND_WITH_INV);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		if (!REC_FAILED(wr))
+			wr->invalidate_rkey = invalidate_rkey;
+		return;
+	}
+	qp_ex_to_mqp(qpx)->wr_consumers++;
+	lower = start_wr(qpx);
 	lower->wr_send_inv(lower, migr_remote_rkey_to_phys(qpx_remote(qpx),
 							   invalidate_rkey));
 }
@@ -98,16 +170,35 @@ static void qpx_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 static void qpx_wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz,
 			    uint16_t mss)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(rec_refuse(qpx)))
+		return;
+	lower = start_wr(qpx);
 	lower->wr_send_tso(lower, hdr, hdr_sz, mss);
+}
+
+/* Note an RDMA WR of a recorded batch; the replay translates its rkey */
+static void rec_rdma(struct ibv_send_wr *wr, uint32_t rkey,
+		     uint64_t remote_addr)
+{
+	if (REC_FAILED(wr))
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = remote_addr;
 }
 
 static void qpx_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 			      uint64_t remote_addr)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_RDMA_WRITE);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		rec_rdma(wr, rkey, remote_addr);
+		return;
+	}
+	lower = start_wr(qpx);
 	lower->wr_rdma_write(lower,
 			     migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			     remote_addr);
@@ -116,8 +207,17 @@ static void qpx_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 static void qpx_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 				  uint64_t remote_addr, __be32 imm_data)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		rec_rdma(wr, rkey, remote_addr);
+		if (!REC_FAILED(wr))
+			wr->imm_data = imm_data;
+		return;
+	}
+	qp_ex_to_mqp(qpx)->wr_consumers++;
+	lower = start_wr(qpx);
 	lower->wr_rdma_write_imm(
 		lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 		remote_addr, imm_data);
@@ -126,19 +226,44 @@ static void qpx_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 static void qpx_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			     uint64_t remote_addr)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_RDMA_READ);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		rec_rdma(wr, rkey, remote_addr);
+		return;
+	}
+	lower = start_wr(qpx);
 	lower->wr_rdma_read(lower,
 			    migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			    remote_addr);
+}
+
+/* Note an atomic WR of a recorded batch */
+static void rec_atomic(struct ibv_send_wr *wr, uint32_t rkey,
+		       uint64_t remote_addr, uint64_t compare_add,
+		       uint64_t swap)
+{
+	if (REC_FAILED(wr))
+		return;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = remote_addr;
+	wr->wr.atomic.compare_add = compare_add;
+	wr->wr.atomic.swap = swap;
 }
 
 static void qpx_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 				  uint64_t remote_addr, uint64_t compare,
 				  uint64_t swap)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		rec_atomic(wr, rkey, remote_addr, compare, swap);
+		return;
+	}
+	lower = start_wr(qpx);
 	lower->wr_atomic_cmp_swp(
 		lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 		remote_addr, compare, swap);
@@ -147,8 +272,14 @@ static void qpx_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 static void qpx_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 				    uint64_t remote_addr, uint64_t add)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		rec_atomic(wr, rkey, remote_addr, add, 0);
+		return;
+	}
+	lower = start_wr(qpx);
 	lower->wr_atomic_fetch_add(
 		lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 		remote_addr, add);
@@ -157,8 +288,11 @@ static void qpx_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 static void qpx_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 				uint64_t remote_addr, const void *atomic_wr)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(rec_refuse(qpx)))
+		return;
+	lower = start_wr(qpx);
 	lower->wr_atomic_write(lower,
 			       migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			       remote_addr, atomic_wr);
@@ -168,8 +302,11 @@ static void qpx_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
 			 uint64_t remote_addr, size_t len, uint8_t type,
 			 uint8_t level)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(rec_refuse(qpx)))
+		return;
+	lower = start_wr(qpx);
 	lower->wr_flush(lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
 			remote_addr, len, type, level);
 }
@@ -179,9 +316,13 @@ static void qpx_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			   const struct ibv_mw_bind_info *bind_info)
 {
 	const struct migr_xlate *x = qpx_xlate(qpx);
-	struct ibv_qp_ex *lower = start_wr(qpx);
 	struct ibv_mw_bind_info linfo = *bind_info;
 	struct ibv_mw *lmw = lower_mw(mw);
+	struct ibv_qp_ex *lower;
+
+	if (unlikely(rec_refuse(qpx)))
+		return;
+	lower = start_wr(qpx);
 
 	/*
 	 * Providers do not move a type 2 window's rkey on a bind; the
@@ -196,8 +337,15 @@ static void qpx_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 
 static void qpx_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
-	struct ibv_qp_ex *lower = start_wr(qpx);
+	struct ibv_send_wr *wr = rec_wr(qpx, IBV_WR_LOCAL_INV);
+	struct ibv_qp_ex *lower;
 
+	if (unlikely(wr)) {
+		if (!REC_FAILED(wr))
+			wr->invalidate_rkey = invalidate_rkey;
+		return;
+	}
+	lower = start_wr(qpx);
 	lower->wr_local_inv(lower,
 			    migr_rkey_to_phys(qpx_xlate(qpx), invalidate_rkey));
 }
@@ -207,6 +355,8 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
+	if (unlikely(rec_refuse(qpx)))
+		return;
 	lower->wr_set_ud_addr(lower, lower_ah(ah),
 			      migr_remote_qpn_to_phys(qpx_remote(qpx),
 						      remote_qpn),
@@ -217,6 +367,8 @@ static void qpx_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
+	if (unlikely(rec_refuse(qpx)))
+		return;
 	lower->wr_set_xrc_srqn(lower, migr_remote_srqn_to_phys(qpx_remote(qpx),
 							       remote_srqn));
 }
@@ -226,6 +378,12 @@ static void qpx_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
+	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+		struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+		migr_wr_rec_inline(qp_ex_to_mqp(qpx), 1, &buf);
+		return;
+	}
 	lower->wr_set_inline_data(lower, addr, length);
 }
 
@@ -234,6 +392,10 @@ static void qpx_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
+	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+		migr_wr_rec_inline(qp_ex_to_mqp(qpx), num_buf, buf_list);
+		return;
+	}
 	lower->wr_set_inline_data_list(lower, num_buf, buf_list);
 }
 
@@ -242,6 +404,14 @@ static void qpx_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
+	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+		struct ibv_sge sge = { .addr = addr,
+				       .length = length,
+				       .lkey = lkey };
+
+		migr_wr_rec_sges(qp_ex_to_mqp(qpx), 1, &sge);
+		return;
+	}
 	lower->wr_set_sge(lower, migr_lkey_to_phys(qpx_xlate(qpx), lkey), addr,
 			  length);
 }
@@ -272,6 +442,10 @@ static void qpx_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
+	if (unlikely(mqp->wr_recording)) {
+		migr_wr_rec_sges(mqp, num_sge, sg_list);
+		return;
+	}
 	if (likely(!mqp->ctx->xlate.active)) {
 		mqp->lower_ex->wr_set_sge_list(mqp->lower_ex, num_sge, sg_list);
 		return;
@@ -310,6 +484,18 @@ void migr_qp_ex_set_ops(struct migr_qp *mqp)
 	QPX_SET(wr_atomic_write);
 	QPX_SET(wr_flush);
 
-	mqp->wr_err = 0;
 	mqp->vqp.comp_mask |= VERBS_QP_EX;
+}
+
+/* The builders a recorded batch can carry (qp_ex_hold.c) */
+bool migr_qp_ex_movable(uint64_t send_ops_flags)
+{
+	const uint64_t recordable =
+		IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+		IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |
+		IBV_QP_EX_WITH_SEND_WITH_INV;
+
+	return !(send_ops_flags & ~recordable);
 }

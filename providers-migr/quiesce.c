@@ -109,6 +109,9 @@ int migr_quiesce(unsigned int timeout_ms)
 		/* Inside a poll session: the application ends it soon */
 		if (!ret)
 			ret = wait_out(&p->session, deadline);
+		/* Inside an ibv_wr_*() batch: it completes soon */
+		if (!ret)
+			ret = wait_out(&p->batch, deadline);
 	}
 	pthread_mutex_unlock(&posters_lock);
 	return ret;

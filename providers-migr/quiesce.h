@@ -22,6 +22,8 @@ struct migr_poster {
 	 * inside sessions, and those calls count on seq.
 	 */
 	uint64_t session;
+	/* odd while it builds an ibv_wr_*() batch (wr_start to complete) */
+	uint64_t batch;
 	bool registered;
 	struct migr_poster *next;
 };
@@ -57,6 +59,20 @@ static inline void migr_session_leave(void)
 {
 	__asm__ __volatile__("" ::: "memory");
 	migr_self.session++;
+}
+
+static inline void migr_batch_enter(void)
+{
+	if (__builtin_expect(!migr_self.registered, 0))
+		migr_poster_register();
+	migr_self.batch++;
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static inline void migr_batch_leave(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+	migr_self.batch++;
 }
 
 /* Once per process, before the first switch can happen */

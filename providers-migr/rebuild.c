@@ -207,6 +207,14 @@ static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 			FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
 			     strerror(errno));
 		mqp->vqp.qp.handle = mqp->lower->handle;
+		/* The builders of ibv_wr_*() now go to the new QP's */
+		if (mqp->lower_ex) {
+			mqp->lower_ex = ibv_qp_to_qp_ex(mqp->lower);
+			if (!mqp->lower_ex)
+				FAIL("QP 0x%x lost its ibv_wr_*() interface",
+				     mqp->vqp.qp.qp_num);
+			migr_qp_ex_set_ops(mqp);
+		}
 		errno = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_QPN,
 					 mqp->vqp.qp.qp_num,
 					 mqp->lower->qp_num);

@@ -74,10 +74,13 @@ stop_selfpair threads-events
 # once per side): they move together. Every op of the generator (SEND,
 # SEND_IMM, WRITE(_IMM), READ, CAS, FAA) is checked end to end; in event
 # mode a lost or endlessly repeated completion event shows as a stall.
-# The -ex runs poll extended CQs (ibv_start_poll) through the switch.
-for run in poll event poll-ex event-ex; do
-	cq=legacy; [ "${run%-ex}" != "$run" ] && cq=ex
-	migr-traffic -d migr_rxe0 --loopback -q 4 --mode "${run%-ex}" --cq $cq \
+# The later runs poll extended CQs (ibv_start_poll) and post with
+# ibv_wr_*() (batches begun while suspended are recorded and replayed),
+# only or alternating with ibv_post_send().
+for run in poll:legacy:legacy event:legacy:legacy poll:ex:wr event:ex:mixed; do
+	IFS=: read -r mode cq api <<<"$run"
+	run=$mode-$cq-$api
+	migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api \
 		-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 	SP=$!
 	# running once its control socket listens (both contexts are open)
@@ -137,8 +140,8 @@ done
 python3 - "$LOGDIR" <<'PY' | tee "$LOGDIR/switch-phases.txt" || true
 import json, os, sys
 keys = ["suspend", "drain", "release", "rebuild", "replay"]
-print("%-14s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
-for run in ["poll", "events", "threads", "threads-events", "traffic-poll", "traffic-event", "traffic-poll-ex", "traffic-event-ex", "rebuild", "pairs32", "pairs256"]:
+print("%-27s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
+for run in ["poll", "events", "threads", "threads-events", "traffic-poll-legacy-legacy", "traffic-event-legacy-legacy", "traffic-poll-ex-wr", "traffic-event-ex-mixed", "rebuild", "pairs32", "pairs256"]:
     path = os.path.join(sys.argv[1], run + ".switches.jsonl")
     if not os.path.exists(path):
         continue
@@ -147,7 +150,7 @@ for run in ["poll", "events", "threads", "threads-events", "traffic-poll", "traf
         continue
     avg = {k: sum(r["phases_ms"][k] for r in rows) / len(rows) for k in keys}
     tot = sorted(r["total_ms"] for r in rows)
-    print("%-14s %4d %3d " % (run, rows[0]["objects"]["qps"], len(rows)) +
+    print("%-27s %4d %3d " % (run, rows[0]["objects"]["qps"], len(rows)) +
           " ".join("%8.2f" % avg[k] for k in keys) +
           " %8.2f %8.2f" % (tot[len(tot) // 2], tot[-1]))
 print("(milliseconds, mean per phase; QEMU TCG guest, soft-RoCE)")
