@@ -45,6 +45,12 @@ pair() {
 		until ss -ltn "( sport = :$PAIR_PORT )" | grep -q LISTEN; do
 			i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1
 		done
+	elif [ -n "${PAIR_CM:-}" ]; then
+		# an rdma_cm server: once the kernel lists its listening cm_id
+		local i=0
+		until rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN"; do
+			i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1
+		done
 	else
 		sleep "${PAIR_DELAY:-1.5}"
 	fi

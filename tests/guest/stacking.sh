@@ -37,17 +37,17 @@ done
 # real device by default, the twin when twins are listed first.
 export VERBS_LOG_FILE=$LOGDIR/rping_after.verbs.log
 rm -f "$VERBS_LOG_FILE"
-pair rping_after "rping -s -a $IP -C 5 -v" "rping -c -a $IP -C 5 -v"
+PAIR_CM=1 pair rping_after "rping -s -a $IP -C 5 -v" "rping -c -a $IP -C 5 -v"
 if opened_migr "$VERBS_LOG_FILE"; then fail rping_after_used_real "$VERBS_LOG_FILE"; fi
 
 export RDMAV_STACKED_DEVICES=first
 export VERBS_LOG_FILE=$LOGDIR/rping.verbs.log
 rm -f "$VERBS_LOG_FILE"
-pair rping_first "rping -s -a $IP -C 20 -v" "rping -c -a $IP -C 20 -v"
+PAIR_CM=1 pair rping_first "rping -s -a $IP -C 20 -v" "rping -c -a $IP -C 20 -v"
 opened_migr "$VERBS_LOG_FILE" || fail rping_used_migr "$VERBS_LOG_FILE"
 export VERBS_LOG_FILE=$LOGDIR/ucmatose.verbs.log
 rm -f "$VERBS_LOG_FILE"
-pair ucmatose_first "ucmatose" "ucmatose -s $IP"
+PAIR_CM=1 pair ucmatose_first "ucmatose" "ucmatose -s $IP"
 opened_migr "$VERBS_LOG_FILE" || fail ucmatose_used_migr "$VERBS_LOG_FILE"
 unset RDMAV_STACKED_DEVICES VERBS_LOG_FILE
 

@@ -93,14 +93,6 @@ for run in poll:legacy:legacy event:legacy:legacy poll:ex:wr event:ex:mixed; do
 	check "traffic_verified_$run" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/traffic-$run.log"
 	tail -n 3 "$LOGDIR/traffic-$run.log"
 done
-	sleep 2
-	check "switch_10_times_traffic_$mode" sh -c "python3 $CONTROL $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$mode.switches.jsonl"
-	check "two_contexts_moved_$mode" grep -q '"contexts":2' "$LOGDIR/traffic-$mode.switches.jsonl"
-	kill -TERM $SP 2>/dev/null
-	wait $SP; rc=$?
-	check "traffic_verified_$mode" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/traffic-$mode.log"
-	tail -n 3 "$LOGDIR/traffic-$mode.log"
-done
 
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0
