@@ -371,6 +371,9 @@ void migr_wait_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
 void migr_control_add(struct migr_context *ctx);
 void migr_control_del(struct migr_context *ctx);
 
+/* register.c: tell migrd(8) about this process, best effort */
+void migr_register(struct migr_context *ctx);
+
 /* record.c */
 void migr_record_init(struct migr_record *rec);
 void migr_record_add(struct migr_context *ctx, struct list_head *list,
