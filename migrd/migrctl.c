@@ -104,7 +104,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	o->wait_ms = 5000;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:d:w:H:jh", lo, NULL)) != -1) {
+	opterr = 0; /* our errors are one line, "migrctl: error: ..." */
+	while ((c = getopt_long(argc, argv, ":p:d:w:H:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pid = number("pid", optarg, 1, REQ_PID_MAX);
@@ -123,8 +124,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'h':
 			usage(0);
+		case ':':
+			die("option '%s' needs a value", argv[optind - 1]);
 		default:
-			usage(2);
+			die("unknown option '%s' (see migrctl --help)",
+			    argv[optind - 1]);
 		}
 	}
 	o->args = argv + optind;

@@ -75,7 +75,7 @@ PY
 LONG=$(printf '%0600d' 0)
 
 : >"$LOGDIR/migrd.log"
-check migrd_starts start_migrd
+if start_migrd; then pass migrd_starts; else fail migrd_starts "$LOGDIR/migrd.log"; fi
 check migrd_status_empty sh -c "migrctl status | tee $LOGDIR/migrd-empty.txt | grep -q 'no migr processes'"
 
 # Registration: selfpair opens migr_rxe0 and tells migrd
@@ -108,7 +108,7 @@ check oversize_refused sh -c "python3 $RAW $SOCK 'migrd/1 status $LONG\n' | grep
 check truncated_refused sh -c "python3 $RAW $SOCK 'migrd/1 status' | grep -q 'incomplete request'"
 check unknown_request_refused sh -c "python3 $RAW $SOCK 'migrd/1 frobnicate 1\n' | grep -q 'unknown request .frobnicate.'"
 check control_byte_refused sh -c "python3 $RAW $SOCK 'migrd/1 status\x01\n' | grep -q 'control or non-ASCII'"
-check still_running_after_refusals kill -0 "$SP"
+check still_running_after_refusals sh -c "kill -0 $SP"
 
 # qpn-owner: the device QP number selfpair holds on rxe0 belongs to it
 qpn=$(migrctl status --pid "$SP" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["qps"][0]["phys"])')
@@ -123,14 +123,20 @@ import socket, struct, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
 body = b"\0" * 32
 s.sendall(b"MGRD" + struct.pack(">BBHQI", 1, 1, 0, 0, len(body)) + body + b"\x42" * 32)
-assert s.recv(100) == b"", "migrd answered a forged hello"
+try:
+    assert s.recv(100) == b"", "migrd answered a forged hello"
+except ConnectionResetError:
+    pass
 PY
 check forged_frame_logged grep -q 'refused: bad message authentication code' "$LOGDIR/migrd.log"
 check wrong_peer_version_refused python3 - "$PORT" <<'PY'
 import socket, struct, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
 s.sendall(b"MGRD" + struct.pack(">BBHQI", 2, 1, 0, 0, 32) + b"\0" * 64)
-assert s.recv(100) == b""
+try:
+    assert s.recv(100) == b"", "migrd answered a frame of version 2"
+except ConnectionResetError:
+    pass
 PY
 check wrong_peer_version_logged grep -q 'peer speaks protocol version 2, this migrd speaks 1' "$LOGDIR/migrd.log"
 install -m 0644 "$RUN/key" "$RUN/key644"
@@ -156,7 +162,7 @@ check migrd_stopped sh -c "[ ! -S $SOCK ]"
 start_selfpair nomigrd
 SP3=$SP
 sleep 2
-check runs_without_migrd kill -0 "$SP3"
+check runs_without_migrd sh -c "kill -0 $SP3"
 check no_migrd_noise sh -c "! grep -i migrd $LOGDIR/migrd-nomigrd.verbs.log $LOGDIR/migrd-nomigrd.log"
 stop_selfpair nomigrd "$SP3"
 stop_selfpair main "$MAIN"
