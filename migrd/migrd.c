@@ -247,13 +247,14 @@ static int parse_args(int argc, char **argv, bool *fg)
 	return 0;
 }
 
-/* Peers need the key; a key file that exists but is unsafe is fatal */
+/*
+ * Peers need the key, to listen and to ask them (also with listen = none);
+ * a key file that exists but is unsafe is fatal.
+ */
 static int load_key(void)
 {
 	char err[512];
 
-	if (!strcmp(g.conf.listen, "none"))
-		return 0;
 	if (access(g.conf.key_file, F_OK) && errno == ENOENT) {
 		log_info("no peer key %s: peer daemons are off",
 			 g.conf.key_file);
