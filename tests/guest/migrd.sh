@@ -165,6 +165,10 @@ sleep 2
 check runs_without_migrd sh -c "kill -0 $SP3"
 check no_migrd_noise sh -c "! grep -i migrd $LOGDIR/migrd-nomigrd.verbs.log $LOGDIR/migrd-nomigrd.log"
 stop_selfpair nomigrd "$SP3"
+# At debug level the library says why it did not register
+VERBS_LOG_LEVEL=4 start_selfpair nomigrd-debug
+check debug_says_no_migrd grep -q "no migrd at $SOCK" "$LOGDIR/migrd-nomigrd-debug.verbs.log"
+stop_selfpair nomigrd-debug "$SP"
 stop_selfpair main "$MAIN"
 
 summary migrd
