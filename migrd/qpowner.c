@@ -6,6 +6,8 @@
 
 #include "qpowner.h"
 
+#define PORTS_MAX 32
+
 struct dev_lookup {
 	const char *name;
 	int index;
@@ -56,7 +58,7 @@ static int err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	return NL_STOP;
 }
 
-static int find_qp(struct nl_sock *nl, int index, uint32_t qpn,
+static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
 		   struct qp_lookup *q, int *kerr)
 {
 	struct nl_msg *msg;
@@ -67,6 +69,7 @@ static int find_qp(struct nl_sock *nl, int index, uint32_t qpn,
 	if (!msg)
 		return -1;
 	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index) ||
+	    nla_put_u32(msg, RDMA_NLDEV_ATTR_PORT_INDEX, port) ||
 	    nla_put_u32(msg, RDMA_NLDEV_ATTR_RES_LQPN, qpn)) {
 		nlmsg_free(msg);
 		return -1;
@@ -89,6 +92,7 @@ int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	struct qp_lookup q = {};
 	struct nl_sock *nl;
 	int kerr = 0, ret = -1;
+	uint32_t port;
 
 	nl = rdmanl_socket_alloc();
 	if (!nl) {
@@ -103,10 +107,21 @@ int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 		snprintf(err, errlen, "no RDMA device '%s'", ibdev);
 		goto out;
 	}
-	if (find_qp(nl, d.index, qpn, &q, &kerr)) {
-		snprintf(err, errlen, "RDMA netlink QP query failed");
-		goto out;
+	/*
+	 * A QP lookup names a port (the kernel refuses one without): try each
+	 * until the QP is found or the port does not exist (EINVAL).
+	 */
+	for (port = 1; port <= PORTS_MAX; port++) {
+		kerr = 0;
+		if (find_qp(nl, d.index, port, qpn, &q, &kerr)) {
+			snprintf(err, errlen, "RDMA netlink QP query failed");
+			goto out;
+		}
+		if (q.found || (kerr && kerr != ENOENT && kerr != EAGAIN))
+			break;
 	}
+	if (kerr == EINVAL && port > 1)
+		kerr = ENOENT; /* past the last port */
 	if (kerr || !q.found) {
 		snprintf(err, errlen, "no QP %u on %s%s%s", qpn, ibdev,
 			 kerr && kerr != ENOENT ? ": " : "",

@@ -19,7 +19,7 @@
 #include "sha256.h"
 
 #define WIRE_VERSION 1
-#define WIRE_HDR_LEN 24
+#define WIRE_HDR_LEN 20
 #define WIRE_BODY_MAX 4096
 #define WIRE_FRAME_MAX (WIRE_HDR_LEN + WIRE_BODY_MAX + SHA256_LEN)
 #define WIRE_NONCE_LEN 32
