@@ -194,6 +194,8 @@ static void do_qpn_owner(const struct req *r, struct sbuf *out)
 		ops_error(out, err);
 		return;
 	}
+	if (pid > 0)
+		pid = proc_tgid(pid);
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"ibdev\":", REQ_VERSION);
 	sb_json_str(out, r->dev);
 	sb_printf(out, ",\"qpn\":%u,\"pid\":%d", r->qpn, pid);

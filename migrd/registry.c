@@ -62,6 +62,23 @@ int proc_uid(int pid, uid_t *uid)
 	return ret;
 }
 
+int proc_tgid(int tid)
+{
+	char path[64], line[256];
+	int tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static void proc_comm(int pid, char *buf, size_t len)
 {
 	char path[64];

@@ -28,6 +28,12 @@ int registry_list(struct proc_info *out, int max);
 bool registry_find(int pid, struct proc_info *out);
 void registry_prune(void);
 
+/*
+ * The process a thread belongs to: the kernel names the thread that created
+ * an RDMA object (after a switch, migr's control thread), not its process.
+ */
+int proc_tgid(int tid);
+
 /* The uid owning pid (its effective uid); -1 if it is gone */
 int proc_uid(int pid, uid_t *uid);
 
