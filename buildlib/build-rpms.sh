@@ -55,6 +55,9 @@ for p in $series; do cp "$MIGR_TOP/rdma-core/patches/$p" "$TOPDIR/SOURCES/"; don
 (cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard providers-migr) |
 	tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
 	gzip -n >"$TOPDIR/SOURCES/providers-migr.tar.gz"
+(cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard migrd) |
+	tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
+	gzip -n >"$TOPDIR/SOURCES/migrd.tar.gz"
 cp "$SPEC" "$TOPDIR/SPECS/"
 
 log "rpmbuild -ba --nodeps (about 3 minutes on 2 cores; log: $TOPDIR/rpmbuild.log)"
@@ -94,7 +97,7 @@ man_mentions() { # man_mentions RPM PATH WORD: the man page at PATH (gz) mention
 }
 
 pkgs="rdma-core rdma-core-devel libibverbs libibverbs-migr libibverbs-utils librdmacm librdmacm-utils
-libibumad ibacm iwpmd srp_daemon infiniband-diags python3-pyverbs"
+libibumad ibacm iwpmd srp_daemon infiniband-diags python3-pyverbs migr-tools"
 {
 	echo "# RPMs of $ver ($arch), checked by buildlib/build-rpms.sh"
 	for p in $pkgs; do check "package $p built" rpmf "$p"; done
@@ -107,6 +110,11 @@ libibumad ibacm iwpmd srp_daemon infiniband-diags python3-pyverbs"
 	check "libibverbs-migr: migr.driver is not %config" not_config "$m" /etc/libibverbs.d/migr.driver
 	check "libibverbs-migr has the man page migr(7)" has_file "$m" /usr/share/man/man7/migr.7.gz
 	check "man page migr(7) documents stacking.conf" man_mentions "$m" /usr/share/man/man7/migr.7.gz stacking.conf
+	t=$(rpmf migr-tools)
+	check "migr-tools has migrd, migrctl and migrd.service" sh -c "rpm -qpl '$t' | grep -qx /usr/sbin/migrd && rpm -qpl '$t' | grep -qx /usr/bin/migrctl && rpm -qpl '$t' | grep -qx /usr/lib/systemd/system/migrd.service"
+	check "migr-tools: migrd.conf is %config(noreplace)" is_noreplace "$t" /etc/migr/migrd.conf
+	check "migr-tools has migrd(8) and migrctl(8)" sh -c "rpm -qpl '$t' | grep -qx /usr/share/man/man8/migrd.8.gz && rpm -qpl '$t' | grep -qx /usr/share/man/man8/migrctl.8.gz"
+	check "infiniband-diags has no migr man page" lacks_file "$(rpmf infiniband-diags)" migr
 	check "rdma-core-devel: ibv_get_device_list(3) documents stacked_devices" man_mentions "$d" /usr/share/man/man3/ibv_get_device_list.3.gz stacked_devices
 	check "libibverbs-migr requires libibverbs of exactly its version" requires "$m" "libibverbs(x86-64) = $ver"
 	check "libibverbs-migr has no scriptlets" no_scripts "$m"

@@ -1,11 +1,11 @@
 #!/bin/bash
 # Prepare the rdma-core fork: fetch Debian's pinned rdma-core orig tarball,
 # unpack it, apply rdma-core/patches/series and put providers-migr/ in place
-# as providers/migr.
+# as providers/migr, and migrd/ (daemon and tool) as migrd.
 #
 # usage: buildlib/upstream.sh [--dest DIR] [--copy] [--force]
 #   --dest DIR  where the prepared tree goes (default build/src/rdma-core-VER)
-#   --copy      copy providers-migr/ instead of linking it (for packaging)
+#   --copy      copy providers-migr/ and migrd/ instead of linking them
 #   --force     re-create the tree even if it is up to date
 # Prints the prepared tree's path on stdout.
 set -euo pipefail
@@ -52,8 +52,10 @@ done <"$patches/series"
 
 if [ $copy -eq 1 ]; then
 	cp -a "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
+	cp -a "$MIGR_TOP/migrd" "$dest.tmp/migrd"
 else
 	ln -s "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
+	ln -s "$MIGR_TOP/migrd" "$dest.tmp/migrd"
 fi
 echo "$stamp" >"$dest.tmp/.migr-stamp"
 mv "$dest.tmp" "$dest"

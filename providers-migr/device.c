@@ -122,6 +122,7 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 
 	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);
 	migr_control_add(ctx);
+	migr_register(ctx);
 	verbs_info(&ctx->vctx, "opened over %s\n", lower->device->name);
 	return &ctx->vctx;
 

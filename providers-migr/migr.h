@@ -385,6 +385,9 @@ void migr_control_add(struct migr_context *ctx);
 void migr_control_del(struct migr_context *ctx);
 struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn);
 
+/* register.c: tell migrd(8) about this process, best effort */
+void migr_register(struct migr_context *ctx);
+
 /* record.c */
 void migr_record_init(struct migr_record *rec);
 void migr_record_add(struct migr_context *ctx, struct list_head *list,

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+void conf_defaults(struct conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->socket, MIGRD_SOCKET);
+	strcpy(c->key_file, MIGRD_KEY);
+	strcpy(c->listen, "0.0.0.0");
+	c->port = MIGRD_PORT;
+	c->max_clients = 64;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && strchr(" \t\r\n", e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int set_str(char *dst, size_t cap, const char *v)
+{
+	if (!*v || strlen(v) >= cap)
+		return -1;
+	strcpy(dst, v);
+	return 0;
+}
+
+static int set_uint(unsigned int *dst, const char *v, unsigned int min,
+		    unsigned int max)
+{
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || !*v || n < min || n > max)
+		return -1;
+	*dst = n;
+	return 0;
+}
+
+int conf_load(struct conf *c, const char *path, int required, char *err,
+	      size_t errlen)
+{
+	char line[512], *name, *val, *eq;
+	int lineno = 0, bad;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT && !required)
+			return 0;
+		snprintf(err, errlen, "cannot read %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		name = trim(line);
+		if (!*name || *name == '#')
+			continue;
+		eq = strchr(name, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%d: expected 'name = value'",
+				 path, lineno);
+			goto fail;
+		}
+		*eq = 0;
+		name = trim(name);
+		val = trim(eq + 1);
+		if (!strcmp(name, "socket"))
+			bad = set_str(c->socket, sizeof(c->socket), val) ||
+			      val[0] != '/';
+		else if (!strcmp(name, "key_file"))
+			bad = set_str(c->key_file, sizeof(c->key_file), val);
+		else if (!strcmp(name, "listen"))
+			bad = set_str(c->listen, sizeof(c->listen), val);
+		else if (!strcmp(name, "port"))
+			bad = set_uint(&c->port, val, 1, 65535);
+		else if (!strcmp(name, "max_clients"))
+			bad = set_uint(&c->max_clients, val, 1, 1024);
+		else {
+			snprintf(err, errlen, "%s:%d: unknown setting '%s'",
+				 path, lineno, name);
+			goto fail;
+		}
+		if (bad) {
+			snprintf(err, errlen,
+				 "%s:%d: invalid value for %s: '%s'", path,
+				 lineno, name, val);
+			goto fail;
+		}
+	}
+	fclose(f);
+	return 0;
+fail:
+	fclose(f);
+	return -1;
+}
+
+int key_load(const char *path, uint8_t *key, size_t *len, char *err,
+	     size_t errlen)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open key file %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "key file %s is not a regular file",
+			 path);
+		goto fail;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 07777) != 0600) {
+		snprintf(
+			err, errlen,
+			"key file %s must be owned by root with mode 0600 (is uid %u, mode %04o); refusing it",
+			path, (unsigned int)st.st_uid,
+			(unsigned int)(st.st_mode & 07777));
+		goto fail;
+	}
+	n = read(fd, key, WIRE_KEY_MAX + 1);
+	while (n > 0 && (key[n - 1] == '\n' || key[n - 1] == '\r'))
+		n--;
+	if (n < WIRE_KEY_MIN || n > WIRE_KEY_MAX) {
+		snprintf(err, errlen,
+			 "key file %s must hold %d to %d bytes (has %zd)", path,
+			 WIRE_KEY_MIN, WIRE_KEY_MAX, n);
+		goto fail;
+	}
+	*len = n;
+	close(fd);
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+#ifndef MIGRD_CONF_H
+#define MIGRD_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+#define MIGRD_SOCKET "/run/migr/migrd.sock"
+#define MIGRD_CONFIG "/etc/migr/migrd.conf"
+#define MIGRD_KEY "/etc/migr/migrd.key"
+#define MIGRD_PORT 7475
+
+struct conf {
+	char socket[108];
+	char key_file[256];
+	char listen[64]; /* peer listen address; "none" turns peers off */
+	unsigned int port;
+	unsigned int max_clients;
+};
+
+void conf_defaults(struct conf *c);
+/*
+ * Read "name = value" lines (# comments). A missing file is fine when
+ * !required. 0, or -1 with a one-line error naming file and line.
+ */
+int conf_load(struct conf *c, const char *path, int required, char *err,
+	      size_t errlen);
+
+/*
+ * The shared peer key: a regular file of WIRE_KEY_MIN..WIRE_KEY_MAX bytes
+ * (trailing newline dropped), owned by root, mode 0600, nothing looser.
+ */
+int key_load(const char *path, uint8_t *key, size_t *len, char *err,
+	     size_t errlen);
+
+#endif

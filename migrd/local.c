@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* One local client: a request line in, a JSON line out. Who it is comes
+ * from SO_PEERCRED, never from what it sends. */
+#define _GNU_SOURCE /* struct ucred */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "migrd.h"
+#include "sockio.h"
+
+static void reply(int fd, struct sbuf *out)
+{
+	sb_add(out, "\n", 1);
+	if (out->oom || io_write_all(fd, out->p, out->len, 5000))
+		log_dbg("local client went away before its reply");
+}
+
+void local_serve(int fd)
+{
+	struct sbuf out = {};
+	struct client c = {};
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char err[256], *line;
+	struct req r;
+	ssize_t n;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+		close(fd);
+		return;
+	}
+	c.uid = cred.uid;
+	c.pid = cred.pid;
+	n = io_read_line(fd, &line, REQ_MAX, 5000);
+	if (n < 0) {
+		snprintf(err, sizeof(err),
+			 errno == EMSGSIZE ? "request longer than %d bytes" :
+					     "incomplete request",
+			 REQ_MAX);
+		log_dbg("local pid %d uid %u: %s", c.pid, (unsigned int)c.uid,
+			err);
+		ops_error(&out, err);
+		reply(fd, &out);
+		goto done;
+	}
+	if (req_parse(line, n, &r, err, sizeof(err))) {
+		log_info("local pid %d uid %u: refused request: %s", c.pid,
+			 (unsigned int)c.uid, err);
+		ops_error(&out, err);
+	} else {
+		if (r.op != REQ_REGISTER)
+			log_dbg("local pid %d uid %u: %.*s", c.pid,
+				(unsigned int)c.uid, (int)n - 1, line);
+		ops_run(&r, &c, &out);
+	}
+	free(line);
+	reply(fd, &out);
+done:
+	sb_free(&out);
+	close(fd);
+}

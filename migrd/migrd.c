@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* migrd's main: options, listeners, one thread per accepted connection */
+#define _GNU_SOURCE /* ppoll */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "migrd.h"
+#include "registry.h"
+#include "sockio.h"
+
+#define PRUNE_EVERY_S 10
+
+struct migrd g;
+
+static volatile sig_atomic_t stop;
+static pthread_mutex_t nconn_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int nconn;
+
+struct conn {
+	int fd;
+	bool peer;
+	char who[64];
+};
+
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: migrd [-f] [--debug] [--config FILE] [--socket PATH]\n"
+		"             [--port N] [--listen ADDR|none] [--key FILE]\n");
+}
+
+static void *conn_thread(void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->peer)
+		peer_serve(c->fd, c->who);
+	else
+		local_serve(c->fd);
+	free(c);
+	pthread_mutex_lock(&nconn_lock);
+	nconn--;
+	pthread_mutex_unlock(&nconn_lock);
+	return NULL;
+}
+
+static void spawn(int fd, bool peer, const char *who)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	pthread_attr_t attr;
+	pthread_t th;
+	bool busy;
+
+	pthread_mutex_lock(&nconn_lock);
+	busy = nconn >= g.conf.max_clients;
+	if (!busy)
+		nconn++;
+	pthread_mutex_unlock(&nconn_lock);
+	if (busy || !c) {
+		log_warn("%s refused: %u connections busy", who, nconn);
+		free(c);
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->peer = peer;
+	snprintf(c->who, sizeof(c->who), "%s", who);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, conn_thread, c)) {
+		close(fd);
+		free(c);
+		pthread_mutex_lock(&nconn_lock);
+		nconn--;
+		pthread_mutex_unlock(&nconn_lock);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static int listen_local(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char dir[sizeof(sun.sun_path)], *slash;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_err("socket path %s is too long", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			log_err("cannot create %s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	/* A socket left by a migrd that died is removed; a live one is not */
+	fd = io_connect_unix(path, 1000);
+	if (fd >= 0) {
+		close(fd);
+		log_err("another migrd is already serving %s", path);
+		return -1;
+	}
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    chmod(path, 0666) || listen(fd, 64)) {
+		log_err("cannot listen on %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int listen_peer(const char *addr, unsigned int port)
+{
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(port) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+	struct sockaddr *s = (struct sockaddr *)&sa;
+	socklen_t len = sizeof(sa);
+	int fd, one = 1;
+
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		if (inet_pton(AF_INET6, addr, &sa6.sin6_addr) != 1) {
+			log_err("invalid listen address '%s'", addr);
+			return -1;
+		}
+		s = (struct sockaddr *)&sa6;
+		len = sizeof(sa6);
+	}
+	fd = socket(s->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, s, len) || listen(fd, 16)) {
+		log_err("cannot listen on %s port %u: %s", addr, port,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int parse_args(int argc, char **argv, bool *fg)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *config = MIGRD_CONFIG;
+	bool config_given = false;
+	char err[512], *end;
+	int o, i;
+
+	/* The config first, so options given override it */
+	for (i = 1; i < argc - 1; i++)
+		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
+			config = argv[i + 1];
+			config_given = true;
+		}
+	conf_defaults(&g.conf);
+	if (conf_load(&g.conf, config, config_given, err, sizeof(err))) {
+		fprintf(stderr, "migrd: error: %s\n", err);
+		return -1;
+	}
+	while ((o = getopt_long(argc, argv, "fdc:s:p:l:k:h", opts, NULL)) !=
+	       -1) {
+		switch (o) {
+		case 'f':
+			*fg = true;
+			break;
+		case 'd':
+			log_debug_on = true;
+			break;
+		case 'c':
+			break;
+		case 's':
+			if (optarg[0] != '/' ||
+			    strlen(optarg) >= sizeof(g.conf.socket)) {
+				fprintf(stderr,
+					"migrd: error: --socket needs an absolute path\n");
+				return -1;
+			}
+			strcpy(g.conf.socket, optarg);
+			break;
+		case 'p':
+			g.conf.port = strtoul(optarg, &end, 10);
+			if (*end || !g.conf.port || g.conf.port > 65535) {
+				fprintf(stderr,
+					"migrd: error: invalid port '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'l':
+			snprintf(g.conf.listen, sizeof(g.conf.listen), "%s",
+				 optarg);
+			break;
+		case 'k':
+			snprintf(g.conf.key_file, sizeof(g.conf.key_file), "%s",
+				 optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "migrd: error: unexpected argument '%s'\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Peers need the key, to listen and to ask them (also with listen = none);
+ * a key file that exists but is unsafe is fatal.
+ */
+static int load_key(void)
+{
+	char err[512];
+
+	if (access(g.conf.key_file, F_OK) && errno == ENOENT) {
+		log_info("no peer key %s: peer daemons are off",
+			 g.conf.key_file);
+		strcpy(g.conf.listen, "none");
+		return 0;
+	}
+	if (key_load(g.conf.key_file, g.psk, &g.psk_len, err, sizeof(err))) {
+		log_err("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void accept_one(int lfd, bool peer)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char who[64] = "local client", host[INET6_ADDRSTRLEN] = "?";
+	int fd;
+
+	fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (peer) {
+		if (ss.ss_family == AF_INET)
+			inet_ntop(AF_INET,
+				  &((struct sockaddr_in *)&ss)->sin_addr, host,
+				  sizeof(host));
+		else
+			inet_ntop(AF_INET6,
+				  &((struct sockaddr_in6 *)&ss)->sin6_addr,
+				  host, sizeof(host));
+		snprintf(who, sizeof(who), "%s", host);
+	}
+	spawn(fd, peer, who);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct timespec ts = { .tv_sec = PRUNE_EVERY_S };
+	struct pollfd pf[2] = { { .fd = -1 }, { .fd = -1 } };
+	sigset_t block, orig;
+	bool fg = false;
+
+	if (parse_args(argc, argv, &fg) || load_key())
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	/* Only ppoll() below takes the signals: worker threads never do */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &block, &orig);
+
+	pf[0].fd = listen_local(g.conf.socket);
+	if (pf[0].fd < 0)
+		return 1;
+	if (strcmp(g.conf.listen, "none")) {
+		pf[1].fd = listen_peer(g.conf.listen, g.conf.port);
+		if (pf[1].fd < 0) {
+			unlink(g.conf.socket);
+			return 1;
+		}
+	}
+	pf[0].events = pf[1].events = POLLIN;
+	if (!fg && daemon(0, 1)) {
+		log_err("cannot daemonize: %s", strerror(errno));
+		return 1;
+	}
+	log_info("listening on %s%s%s%s", g.conf.socket,
+		 pf[1].fd >= 0 ? ", peers on " : " (no peers)",
+		 pf[1].fd >= 0 ? g.conf.listen : "", pf[1].fd >= 0 ? "" : "");
+	if (pf[1].fd >= 0)
+		log_info("peer port %u, key %s", g.conf.port, g.conf.key_file);
+	while (!stop) {
+		int n = ppoll(pf, 2, &ts, &orig);
+
+		if (n < 0 && errno != EINTR) {
+			log_err("poll: %s", strerror(errno));
+			break;
+		}
+		if (n > 0 && (pf[0].revents & POLLIN))
+			accept_one(pf[0].fd, false);
+		if (n > 0 && (pf[1].revents & POLLIN))
+			accept_one(pf[1].fd, true);
+		if (n == 0)
+			registry_prune();
+	}
+	log_info("stopping (signal %d)", (int)stop);
+	unlink(g.conf.socket);
+	return 0;
+}

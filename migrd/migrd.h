@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/* migrd: one per host, between operators (migrctl), the migr processes of
+ * this host and the migrd of other hosts. See migrd(8). */
+#ifndef MIGRD_H
+#define MIGRD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "req.h"
+#include "sbuf.h"
+
+#define PROC_REPLY_MAX (1 << 20) /* a migr process's reply line */
+
+struct migrd {
+	struct conf conf;
+	uint8_t psk[WIRE_KEY_MAX + 1];
+	size_t psk_len; /* 0: no key, no peers */
+};
+
+extern struct migrd g;
+
+/* Who asks: a local user (SO_PEERCRED) or a peer daemon */
+struct client {
+	uid_t uid;
+	pid_t pid;
+	bool peer;
+};
+
+/* ops.c: the reply (one JSON line, no newline) to r */
+void ops_run(const struct req *r, const struct client *c, struct sbuf *out);
+void ops_error(struct sbuf *out, const char *err);
+
+/* proc.c: one request to a migr process's control socket */
+int proc_request(int pid, const char *line, int timeout_ms, char **reply,
+		 char *err, size_t errlen);
+
+/* local.c, peer.c: serve one accepted connection, then close it */
+void local_serve(int fd);
+void peer_serve(int fd, const char *who);
+/* Send one request line to host's migrd and put its JSON reply in out */
+int peer_call(const char *host, const char *line, int timeout_ms,
+	      struct sbuf *out, char *err, size_t errlen);
+
+#endif

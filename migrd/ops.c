@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* What migrd does for each request, local or from a peer (req.h) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "log.h"
+#include "migrd.h"
+#include "qpowner.h"
+#include "registry.h"
+
+void ops_error(struct sbuf *out, const char *err)
+{
+	sb_printf(out, "{\"v\":%d,\"ok\":false,\"error\":", REQ_VERSION);
+	sb_json_str(out, err);
+	sb_add(out, "}", 1);
+}
+
+/* Root acts on any process, everyone else on their own only */
+static bool allowed(const struct client *c, const struct proc_info *p)
+{
+	return c->uid == 0 || c->uid == p->uid;
+}
+
+static void proc_entry(struct sbuf *out, const struct proc_info *p)
+{
+	char *reply, err[256];
+
+	sb_printf(out, "{\"pid\":%d,\"uid\":%u,\"comm\":", p->pid,
+		  (unsigned int)p->uid);
+	sb_json_str(out, p->comm);
+	sb_printf(out, ",\"registered\":%s,\"registered_devices\":",
+		  p->registered ? "true" : "false");
+	sb_json_str(out, p->devs);
+	if (proc_request(p->pid, "status\n", 5000, &reply, err, sizeof(err))) {
+		sb_add(out, ",\"status\":null,\"error\":", 22);
+		sb_json_str(out, err);
+	} else {
+		sb_printf(out, ",\"status\":%s", reply);
+		free(reply);
+	}
+	sb_add(out, "}", 1);
+}
+
+static void do_status(const struct req *r, const struct client *c,
+		      struct sbuf *out)
+{
+	static const int max = REG_MAX;
+	struct proc_info *all = calloc(max, sizeof(*all));
+	char err[128];
+	bool first = true;
+	int n, i;
+
+	if (!all) {
+		ops_error(out, "out of memory");
+		return;
+	}
+	n = registry_list(all, max);
+	if (r->pid) {
+		for (i = 0; i < n && all[i].pid != r->pid; i++)
+			;
+		if (i == n || !allowed(c, &all[i])) {
+			snprintf(
+				err, sizeof(err),
+				i == n ?
+					"no migr process with pid %d" :
+					"permission denied: pid %d belongs to another user",
+				r->pid);
+			ops_error(out, err);
+			goto out;
+		}
+	}
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"processes\":[", REQ_VERSION);
+	for (i = 0; i < n; i++) {
+		if ((r->pid && all[i].pid != r->pid) || !allowed(c, &all[i]))
+			continue;
+		if (!first)
+			sb_add(out, ",", 1);
+		proc_entry(out, &all[i]);
+		first = false;
+	}
+	sb_add(out, "]}", 2);
+out:
+	free(all);
+}
+
+/* The process's own verdict: its reply's top-level "ok" */
+static bool reply_ok(const char *reply)
+{
+	size_t len = strlen(reply);
+	int cap = len / 2 + 16;
+	struct json_tok *t = calloc(cap, sizeof(*t));
+	struct json j;
+	bool ok = false;
+
+	if (t && !json_parse(&j, reply, len, t, cap))
+		ok = json_bool(&j, json_get(&j, 0, "ok"), false);
+	free(t);
+	return ok;
+}
+
+/* The first error a process's switch reply names, for a one-line error */
+static void switch_error(const char *reply, char *err, size_t len)
+{
+	size_t rlen = strlen(reply);
+	int cap = rlen / 2 + 16, sw, i;
+	struct json_tok *t = calloc(cap, sizeof(*t));
+	struct json j;
+
+	snprintf(err, len, "switch failed");
+	if (!t || json_parse(&j, reply, rlen, t, cap))
+		goto out;
+	if (json_str(&j, json_get(&j, 0, "error"), err, len) && err[0])
+		goto out;
+	sw = json_get(&j, 0, "switch");
+	for (i = 0; json_at(&j, sw, i) >= 0; i++)
+		if (json_str(&j, json_get(&j, json_at(&j, sw, i), "error"), err,
+			     len) &&
+		    err[0])
+			goto out;
+	if (json_at(&j, sw, 0) < 0)
+		snprintf(err, len, "the process has no open migr device");
+	else
+		snprintf(err, len, "switch failed");
+out:
+	free(t);
+}
+
+static void do_switch(const struct req *r, const struct client *c,
+		      struct sbuf *out)
+{
+	char line[REQ_MAX], err[256], *reply;
+	struct proc_info p;
+	bool ok;
+
+	if (!registry_find(r->pid, &p)) {
+		snprintf(err, sizeof(err), "no migr process with pid %d",
+			 r->pid);
+		ops_error(out, err);
+		return;
+	}
+	if (!allowed(c, &p)) {
+		snprintf(err, sizeof(err),
+			 "permission denied: pid %d belongs to another user",
+			 r->pid);
+		ops_error(out, err);
+		return;
+	}
+	snprintf(line, sizeof(line), "switch %s %u\n", r->dev, r->wait_ms);
+	log_info("switching pid %d (%s) to %s (wait %u ms), asked by uid %u",
+		 p.pid, p.comm, r->dev, r->wait_ms, (unsigned int)c->uid);
+	if (proc_request(p.pid, line, r->wait_ms + 30000, &reply, err,
+			 sizeof(err))) {
+		log_warn("switch of pid %d: %s", p.pid, err);
+		ops_error(out, err);
+		return;
+	}
+	ok = reply_ok(reply);
+	if (ok) {
+		log_info("pid %d switched to %s", p.pid, r->dev);
+		sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"reply\":%s}",
+			  REQ_VERSION, p.pid, reply);
+	} else {
+		switch_error(reply, err, sizeof(err));
+		log_warn("switch of pid %d to %s failed: %s", p.pid, r->dev,
+			 err);
+		sb_printf(out,
+			  "{\"v\":%d,\"ok\":false,\"error\":", REQ_VERSION);
+		sb_json_str(out, err);
+		sb_printf(out, ",\"pid\":%d,\"reply\":%s}", p.pid, reply);
+	}
+	free(reply);
+}
+
+static void do_qpn_owner(const struct req *r, struct sbuf *out)
+{
+	char err[256], kern[64], line[REQ_MAX];
+	struct proc_info p;
+	int pid;
+
+	if (r->host[0]) {
+		/* Ask that host's migrd the same question about its QP */
+		snprintf(line, sizeof(line), "migrd/1 qpn-owner - %s %u\n",
+			 r->dev, r->qpn);
+		if (peer_call(r->host, line, 10000, out, err, sizeof(err)))
+			ops_error(out, err);
+		return;
+	}
+	if (qpn_owner(r->dev, r->qpn, &pid, kern, sizeof(kern), err,
+		      sizeof(err))) {
+		ops_error(out, err);
+		return;
+	}
+	if (pid > 0)
+		pid = proc_tgid(pid);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"ibdev\":", REQ_VERSION);
+	sb_json_str(out, r->dev);
+	sb_printf(out, ",\"qpn\":%u,\"pid\":%d", r->qpn, pid);
+	if (pid) {
+		bool migr = registry_find(pid, &p);
+
+		sb_printf(out,
+			  ",\"migr\":%s,\"comm\":", migr ? "true" : "false");
+		sb_json_str(out, migr ? p.comm : "");
+	} else {
+		sb_add(out, ",\"kernel\":", 10);
+		sb_json_str(out, kern);
+	}
+	sb_add(out, "}", 1);
+}
+
+static void do_hello(struct sbuf *out)
+{
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	sb_printf(out,
+		  "{\"v\":%d,\"ok\":true,\"version\":%d,\"host\":", REQ_VERSION,
+		  REQ_VERSION);
+	sb_json_str(out, host);
+	sb_add(out, "}", 1);
+}
+
+static void do_peer_ping(const struct req *r, struct sbuf *out)
+{
+	struct timespec t0, t1;
+	struct sbuf reply = {};
+	char err[256];
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (peer_call(r->host, "migrd/1 hello\n", 10000, &reply, err,
+		      sizeof(err))) {
+		ops_error(out, err);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"host\":", REQ_VERSION);
+	sb_json_str(out, r->host);
+	sb_printf(out, ",\"rtt_ms\":%.3f,\"peer\":%s}",
+		  (t1.tv_sec - t0.tv_sec) * 1e3 +
+			  (t1.tv_nsec - t0.tv_nsec) / 1e6,
+		  reply.p);
+	sb_free(&reply);
+}
+
+void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
+{
+	/* A peer may only ask about this host's QPs and say hello */
+	if (c->peer && r->op != REQ_HELLO &&
+	    (r->op != REQ_QPN_OWNER || r->host[0])) {
+		ops_error(out, "request not allowed from a peer");
+		return;
+	}
+	switch (r->op) {
+	case REQ_REGISTER:
+		registry_add(c->pid, r->dev);
+		sb_printf(out, "{\"v\":%d,\"ok\":true}", REQ_VERSION);
+		return;
+	case REQ_STATUS:
+		do_status(r, c, out);
+		return;
+	case REQ_SWITCH:
+		do_switch(r, c, out);
+		return;
+	case REQ_HELLO:
+		do_hello(out);
+		return;
+	case REQ_QPN_OWNER:
+		do_qpn_owner(r, out);
+		return;
+	case REQ_PEER_PING:
+		do_peer_ping(r, out);
+		return;
+	}
+	ops_error(out, "unknown request");
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+#ifndef MIGRD_QPOWNER_H
+#define MIGRD_QPOWNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Who owns QP qpn on RDMA device ibdev, from the kernel's resource tracking
+ * (RDMA netlink, RDMA_NLDEV_CMD_RES_QP_GET): *pid, or 0 and the kernel
+ * user's name in kern for a kernel QP. 0, or -1 with a one-line error.
+ */
+int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
+	      size_t kernlen, char *err, size_t errlen);
+
+#endif

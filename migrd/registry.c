@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "registry.h"
+
+struct entry {
+	struct proc_info info;
+	unsigned long long start; /* /proc/<pid>/stat starttime */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct entry regs[REG_MAX];
+static int nregs;
+
+/* Field 22 of /proc/<pid>/stat: tells a reused pid from the one we knew */
+static int proc_start(int pid, unsigned long long *start)
+{
+	char path[64], buf[1024], *p;
+	size_t n;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+	if (!p)
+		return -1;
+	for (i = 2; i < 22 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", start) != 1)
+		return -1;
+	return 0;
+}
+
+int proc_uid(int pid, uid_t *uid)
+{
+	char path[64], line[256];
+	unsigned int r, e;
+	int ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &r, &e) == 2) {
+			*uid = e;
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+int proc_tgid(int tid)
+{
+	char path[64], line[256];
+	int tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static void proc_comm(int pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	buf[0] = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+static bool fill(int pid, struct entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->info.pid = pid;
+	if (proc_start(pid, &e->start) || proc_uid(pid, &e->info.uid))
+		return false;
+	proc_comm(pid, e->info.comm, sizeof(e->info.comm));
+	return true;
+}
+
+void registry_add(int pid, const char *dev)
+{
+	struct entry e, *r = NULL;
+	int i;
+
+	if (!fill(pid, &e))
+		return;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nregs; i++)
+		if (regs[i].info.pid == pid) {
+			r = &regs[i];
+			if (r->start != e.start) /* a new process, same pid */
+				*r = e;
+			break;
+		}
+	if (!r && nregs < REG_MAX) {
+		r = &regs[nregs++];
+		*r = e;
+	}
+	if (r) {
+		size_t n = strlen(r->info.devs);
+
+		r->info.registered = true;
+		if (!strstr(r->info.devs, dev) &&
+		    n + strlen(dev) + 2 < sizeof(r->info.devs))
+			snprintf(r->info.devs + n, sizeof(r->info.devs) - n,
+				 "%s%s", n ? " " : "", dev);
+	} else {
+		log_warn("registry full (%d processes), pid %d not recorded",
+			 REG_MAX, pid);
+	}
+	pthread_mutex_unlock(&lock);
+	log_info("pid %d (%s) registered %s", pid, e.info.comm, dev);
+}
+
+static bool alive(const struct entry *r)
+{
+	unsigned long long start;
+
+	return !proc_start(r->info.pid, &start) && start == r->start;
+}
+
+void registry_prune(void)
+{
+	int i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nregs;) {
+		if (alive(&regs[i])) {
+			i++;
+			continue;
+		}
+		log_info("pid %d (%s) is gone, pruned", regs[i].info.pid,
+			 regs[i].info.comm);
+		regs[i] = regs[--nregs];
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* pids with a "@migr/<pid>" socket: processes that never registered */
+static int scan_unix(int *pids, int max)
+{
+	char line[512], path[256];
+	int n = 0, pid, i;
+	FILE *f;
+
+	f = fopen("/proc/net/unix", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %255s", path) !=
+			    1 ||
+		    sscanf(path, "@migr/%d", &pid) != 1 || pid <= 0)
+			continue;
+		for (i = 0; i < n && pids[i] != pid; i++)
+			;
+		if (i == n)
+			pids[n++] = pid;
+	}
+	fclose(f);
+	return n;
+}
+
+int registry_list(struct proc_info *out, int max)
+{
+	static int pids[REG_MAX];
+	static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct entry e;
+	int n = 0, np, i, k;
+
+	registry_prune();
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nregs && n < max; i++)
+		out[n++] = regs[i].info;
+	pthread_mutex_unlock(&lock);
+
+	pthread_mutex_lock(&scan_lock);
+	np = scan_unix(pids, REG_MAX);
+	for (i = 0; i < np && n < max; i++) {
+		for (k = 0; k < n && out[k].pid != pids[i]; k++)
+			;
+		if (k == n && fill(pids[i], &e))
+			out[n++] = e.info;
+	}
+	pthread_mutex_unlock(&scan_lock);
+	return n;
+}
+
+bool registry_find(int pid, struct proc_info *out)
+{
+	static struct proc_info all[REG_MAX];
+	static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER;
+	bool found = false;
+	int n, i;
+
+	pthread_mutex_lock(&find_lock);
+	n = registry_list(all, REG_MAX);
+	for (i = 0; i < n; i++)
+		if (all[i].pid == pid) {
+			*out = all[i];
+			found = true;
+			break;
+		}
+	pthread_mutex_unlock(&find_lock);
+	return found;
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* The request line parser: everything a client sends is checked here */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "req.h"
+
+#define MAX_TOKENS 6
+
+static const struct {
+	const char *name;
+	enum req_op op;
+	int min_args, max_args;
+} ops[] = {
+	{ "register", REQ_REGISTER, 1, 1 },
+	{ "status", REQ_STATUS, 0, 1 },
+	{ "switch", REQ_SWITCH, 3, 3 },
+	{ "hello", REQ_HELLO, 0, 0 },
+	{ "qpn-owner", REQ_QPN_OWNER, 3, 3 },
+	{ "peer-ping", REQ_PEER_PING, 1, 1 },
+};
+
+static int __attribute__((format(printf, 3, 4)))
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max,
+		      unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	if (errno || *end || *out < min || *out > max)
+		return -1;
+	return 0;
+}
+
+/* Device names as the kernel and libibverbs make them */
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= REQ_NAME_MAX)
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_.-") == n;
+}
+
+/* Host names, IPv4 and bracket-less IPv6 addresses */
+static int valid_host(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= REQ_HOST_MAX || *s == '-')
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789.-:") == n;
+}
+
+static int parse_args(struct req *r, char **tok, int n, char *err,
+		      size_t errlen)
+{
+	unsigned long v;
+
+	switch (r->op) {
+	case REQ_REGISTER:
+	case REQ_SWITCH:
+		if (r->op == REQ_SWITCH) {
+			if (parse_uint(tok[0], 1, REQ_PID_MAX, &v))
+				return fail(err, errlen, "invalid pid '%s'",
+					    tok[0]);
+			r->pid = v;
+			tok++;
+		}
+		if (!valid_name(tok[0]))
+			return fail(err, errlen, "invalid device name '%s'",
+				    tok[0]);
+		strcpy(r->dev, tok[0]);
+		if (r->op == REQ_SWITCH) {
+			if (parse_uint(tok[1], 1, REQ_WAIT_MAX, &v))
+				return fail(err, errlen,
+					    "invalid wait '%s' (1..600000 ms)",
+					    tok[1]);
+			r->wait_ms = v;
+		}
+		return 0;
+	case REQ_STATUS:
+		if (n && parse_uint(tok[0], 1, REQ_PID_MAX, &v))
+			return fail(err, errlen, "invalid pid '%s'", tok[0]);
+		r->pid = n ? v : 0;
+		return 0;
+	case REQ_HELLO:
+		return 0;
+	case REQ_QPN_OWNER:
+		if (strcmp(tok[0], "-")) {
+			if (!valid_host(tok[0]))
+				return fail(err, errlen, "invalid host '%s'",
+					    tok[0]);
+			strcpy(r->host, tok[0]);
+		}
+		if (!valid_name(tok[1]))
+			return fail(err, errlen, "invalid device name '%s'",
+				    tok[1]);
+		strcpy(r->dev, tok[1]);
+		if (parse_uint(tok[2], 0, 0xffffff, &v))
+			return fail(err, errlen,
+				    "invalid qpn '%s' (0..16777215)", tok[2]);
+		r->qpn = v;
+		return 0;
+	case REQ_PEER_PING:
+		if (!valid_host(tok[0]))
+			return fail(err, errlen, "invalid host '%s'", tok[0]);
+		strcpy(r->host, tok[0]);
+		return 0;
+	}
+	return fail(err, errlen, "unknown request");
+}
+
+int req_parse(const char *buf, size_t len, struct req *r, char *err,
+	      size_t errlen)
+{
+	char line[REQ_MAX + 1], *tok[MAX_TOKENS + 1], *save, *t;
+	unsigned int i;
+	int n = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (len > REQ_MAX)
+		return fail(err, errlen, "request longer than %d bytes",
+			    REQ_MAX);
+	if (!len || buf[len - 1] != '\n')
+		return fail(err, errlen, "truncated request (no newline)");
+	for (i = 0; i < len - 1; i++)
+		if (buf[i] < 0x20 || buf[i] > 0x7e)
+			return fail(err, errlen,
+				    "request has a control or non-ASCII byte");
+	memcpy(line, buf, len - 1);
+	line[len - 1] = 0;
+	for (t = strtok_r(line, " ", &save); t;
+	     t = strtok_r(NULL, " ", &save)) {
+		if (n == MAX_TOKENS + 1)
+			return fail(err, errlen, "too many words in request");
+		tok[n++] = t;
+	}
+	if (n < 2)
+		return fail(err, errlen, "empty request");
+	if (strncmp(tok[0], "migrd/", 6))
+		return fail(err, errlen, "not a migrd request: '%s'", tok[0]);
+	if (strcmp(tok[0] + 6, "1")) {
+		snprintf(
+			err, errlen,
+			"unsupported protocol version '%s' (this migrd speaks %d)",
+			tok[0] + 6, REQ_VERSION);
+		return -1;
+	}
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(tok[1], ops[i].name))
+			break;
+	if (i == sizeof(ops) / sizeof(ops[0]))
+		return fail(err, errlen, "unknown request '%s'", tok[1]);
+	r->op = ops[i].op;
+	n -= 2;
+	if (n < ops[i].min_args || n > ops[i].max_args)
+		return fail(err, errlen, "wrong number of arguments for '%s'",
+			    ops[i].name);
+	return parse_args(r, tok + 2, n, err, errlen);
+}
+
+int req_format(const struct req *r, char *buf, size_t len)
+{
+	int n = -1;
+
+	switch (r->op) {
+	case REQ_REGISTER:
+		n = snprintf(buf, len, "migrd/1 register %s\n", r->dev);
+		break;
+	case REQ_STATUS:
+		if (r->pid)
+			n = snprintf(buf, len, "migrd/1 status %d\n", r->pid);
+		else
+			n = snprintf(buf, len, "migrd/1 status\n");
+		break;
+	case REQ_SWITCH:
+		n = snprintf(buf, len, "migrd/1 switch %d %s %u\n", r->pid,
+			     r->dev, r->wait_ms);
+		break;
+	case REQ_HELLO:
+		n = snprintf(buf, len, "migrd/1 hello\n");
+		break;
+	case REQ_QPN_OWNER:
+		n = snprintf(buf, len, "migrd/1 qpn-owner %s %s %u\n",
+			     r->host[0] ? r->host : "-", r->dev, r->qpn);
+		break;
+	case REQ_PEER_PING:
+		n = snprintf(buf, len, "migrd/1 peer-ping %s\n", r->host);
+		break;
+	}
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Requests to migrd: one line of at most REQ_MAX bytes, "migrd/1 OP ARGS\n",
+ * from local clients (its UNIX socket) and, for the peer operations, from
+ * peer daemons. Every reply is one JSON line with "v" and "ok".
+ *
+ *   migrd/1 register DEVICE            (the migr library; pid from SO_PEERCRED)
+ *   migrd/1 status [PID]
+ *   migrd/1 switch PID DEVICE WAIT_MS
+ *   migrd/1 hello
+ *   migrd/1 qpn-owner HOST|- IBDEV QPN (HOST: ask that host's migrd)
+ *   migrd/1 peer-ping HOST
+ */
+#ifndef MIGRD_REQ_H
+#define MIGRD_REQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REQ_VERSION 1
+#define REQ_MAX 512
+#define REQ_NAME_MAX 64
+#define REQ_HOST_MAX 256
+#define REQ_WAIT_MAX 600000
+#define REQ_PID_MAX 4194304
+
+enum req_op {
+	REQ_REGISTER,
+	REQ_STATUS,
+	REQ_SWITCH,
+	REQ_HELLO,
+	REQ_QPN_OWNER,
+	REQ_PEER_PING,
+};
+
+struct req {
+	enum req_op op;
+	int pid; /* 0: every process (status) */
+	char dev[REQ_NAME_MAX];
+	char host[REQ_HOST_MAX]; /* empty: this host */
+	unsigned int wait_ms;
+	uint32_t qpn;
+};
+
+/*
+ * Parse and validate one request (len bytes, ending in '\n'). Returns 0, or
+ * -1 with a one-line reason in err.
+ */
+int req_parse(const char *buf, size_t len, struct req *r, char *err,
+	      size_t errlen);
+
+/* Format a request line (for clients); returns its length or -1 */
+int req_format(const struct req *r, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sockio.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Wait for events on fd until the deadline; 0, or -1 with errno */
+static int wait_fd(int fd, short events, long long deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	long long left;
+	int n;
+
+	for (;;) {
+		left = deadline - now_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		n = poll(&p, 1, left > 60000 ? 60000 : left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+int io_write_all(int fd, const void *buf, size_t len, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	const char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		if (wait_fd(fd, POLLOUT, deadline))
+			return -1;
+		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int io_read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		if (wait_fd(fd, POLLIN, deadline))
+			return -1;
+		n = recv(fd, p, len, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = ECONNRESET;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+ssize_t io_read_line(int fd, char **out, size_t max, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	size_t len = 0, cap = 256;
+	char *buf = malloc(cap + 1), *nl;
+	ssize_t n;
+
+	if (!buf)
+		return -1;
+	for (;;) {
+		if (len == cap) {
+			char *p;
+
+			if (cap >= max) {
+				errno = EMSGSIZE;
+				goto err;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			p = realloc(buf, cap + 1);
+			if (!p)
+				goto err;
+			buf = p;
+		}
+		if (wait_fd(fd, POLLIN, deadline))
+			goto err;
+		/* Peek, so nothing after the newline is consumed */
+		n = recv(fd, buf + len, cap - len, MSG_DONTWAIT | MSG_PEEK);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			goto err;
+		}
+		if (n == 0) {
+			errno = ECONNRESET;
+			goto err;
+		}
+		nl = memchr(buf + len, '\n', n);
+		if (nl)
+			n = nl - (buf + len) + 1;
+		n = recv(fd, buf + len, n, MSG_DONTWAIT);
+		if (n <= 0)
+			goto err;
+		len += n;
+		if (nl) {
+			buf[len] = 0;
+			*out = buf;
+			return len;
+		}
+	}
+err:
+	n = errno;
+	free(buf);
+	errno = n;
+	return -1;
+}
+
+int io_connect_unix(const char *path, int timeout_ms)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t n = strlen(path);
+	socklen_t len;
+	int fd, err;
+
+	if (n >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sun.sun_path, path, n);
+	len = offsetof(struct sockaddr_un, sun_path) + n;
+	if (path[0] == '@')
+		sun.sun_path[0] = 0; /* abstract: no terminating NUL */
+	else
+		len++;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	(void)timeout_ms; /* local connects do not block on a listener */
+	if (connect(fd, (struct sockaddr *)&sun, len)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}

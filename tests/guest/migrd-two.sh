@@ -1,0 +1,66 @@
+#!/bin/bash
+# In two guests (buildlib/testbed/run.sh --two): the migrd of each host
+# authenticate each other over TCP; B asks A's migrd which process owns a
+# QP on A; a forged frame and a daemon with another key are refused.
+# usage: migrd-two.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
+. "$(dirname "$0")/lib.sh"
+role=${1:?a or b}
+A_IP=10.9.0.1
+SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
+RUN=/run/migrd-two
+SOCK=$RUN/migrd.sock
+INFO=$LOGDIR/migrd-two.info # A's selfpair: "pid qpn", read by B
+DONE=$LOGDIR/migrd-two.done # B is finished
+MLOG=$LOGDIR/migrd-two-$role.log
+export MIGRD_SOCKET=$SOCK VERBS_LOG_LEVEL=3
+mkdir -p "$RUN"
+
+# The same key on both hosts (a test key, not a secret); root's, 0600
+key() { install -m 0600 /dev/null "$1"; echo "$2" >"$1"; }
+key "$RUN/key" "migr two-guest test key $(date +%Y)"
+: >"$MLOG"
+migrd -f --debug --config /dev/null --socket "$SOCK" --key "$RUN/key" >>"$MLOG" 2>&1 &
+MIGRD=$!
+for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+[ -S "$SOCK" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"
+
+if [ "$role" = a ]; then
+	rm -f "$INFO" "$DONE"
+	"$SELFPAIR" migr_rxe0 0 >"$LOGDIR/migrd-two-selfpair.log" 2>&1 &
+	SP=$!
+	for _ in $(seq 100); do grep -q rounds= "$LOGDIR/migrd-two-selfpair.log" && break; sleep 0.1; done
+	qpn=$(migrctl status --pid "$SP" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["qps"][0]["phys"])')
+	echo "$SP $qpn" >"$INFO.tmp" && mv "$INFO.tmp" "$INFO"
+	check a_waits_for_b sh -c "for i in \$(seq 110); do [ -f $DONE ] && exit 0; sleep 1; done; exit 1"
+	check a_authenticated_b grep -q "peer 10.9.0.2 authenticated" "$MLOG"
+	check a_refused_forged grep -q "peer 10.9.0.2 refused: bad message authentication code" "$MLOG"
+	kill -TERM "$SP"; wait "$SP"
+	check a_selfpair_ok grep -q 'selfpair: OK' "$LOGDIR/migrd-two-selfpair.log"
+else
+	check b_peer_ping sh -c "for i in \$(seq 60); do migrctl peer-ping $A_IP >$LOGDIR/migrd-two-ping.txt 2>&1 && exit 0; sleep 1; done; exit 1"
+	sed 's/^/    /' "$LOGDIR/migrd-two-ping.txt"
+	check b_got_info sh -c "for i in \$(seq 60); do [ -s $INFO ] && exit 0; sleep 1; done; exit 1"
+	read -r sp qpn <"$INFO"
+	check b_qpn_owner_on_a sh -c "migrctl qpn-owner --host $A_IP rxe0 $qpn | tee $LOGDIR/migrd-two-qpn.txt | grep -q 'pid $sp (migr, selfpair)'"
+	sed 's/^/    /' "$LOGDIR/migrd-two-qpn.txt"
+	check b_forged_frame_refused python3 - "$A_IP" <<'PY'
+import socket, struct, sys
+s = socket.create_connection((sys.argv[1], 7475), timeout=5)
+s.sendall(b"MGRD" + struct.pack(">BBHQI", 1, 1, 0, 0, 32) + b"\0" * 32 + b"\x42" * 32)
+try:
+    assert s.recv(100) == b"", "A answered a forged hello"
+except ConnectionResetError:
+    pass
+PY
+	# A second migrd here with another key: A refuses it
+	key "$RUN/key2" "another key, not A's $(date +%s)"
+	migrd -f --config /dev/null --socket "$RUN/other.sock" --listen none --key "$RUN/key2" >>"$MLOG" 2>&1 &
+	OTHER=$!
+	for _ in $(seq 50); do [ -S "$RUN/other.sock" ] && break; sleep 0.1; done
+	check b_wrong_key_refused sh -c "! MIGRD_SOCKET=$RUN/other.sock migrctl peer-ping $A_IP 2>$LOGDIR/migrd-two-wrongkey.txt && grep -q 'closed the connection' $LOGDIR/migrd-two-wrongkey.txt"
+	sed 's/^/    /' "$LOGDIR/migrd-two-wrongkey.txt"
+	kill -TERM "$OTHER"; wait "$OTHER"
+	touch "$DONE"
+fi
+kill -TERM "$MIGRD"; wait "$MIGRD"
+summary "migrd-two $role"

@@ -1,0 +1,174 @@
+#!/bin/bash
+# In one guest: migrd and migrctl. migrd starts; a running selfpair
+# registers and shows in `migrctl status`; `migrctl switch` moves it rxe0 ->
+# rxe1 and back (phase table, --json); bad requests, unknown pids and
+# devices and another user's process are refused with one-line errors;
+# processes that never registered are found, dead ones pruned; peer
+# authentication over TCP (to itself), qpn-owner via RDMA netlink, a forged
+# frame refused; and migr processes run on as before without migrd.
+. "$(dirname "$0")/lib.sh"
+SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
+RUN=/run/migrd-test # guest-local: no UNIX socket on the shared 9p mount
+SOCK=$RUN/migrd.sock
+PORT=7475
+export VERBS_LOG_LEVEL=3 MIGRD_SOCKET=$SOCK
+mkdir -p "$RUN"
+rm -f "$RUN"/*
+
+ensure_rxe1 && pass rxe1_active || fail rxe1_active
+
+# The shared key and config (under $RUN, not /run/migr: the test leaves a
+# real migrd's place alone); the key must be root's and 0600.
+install -m 0600 /dev/null "$RUN/key"
+head -c 32 /dev/urandom | base64 >"$RUN/key"
+printf 'socket = %s\nlisten = 127.0.0.1\nport = %s\nkey_file = %s\n' \
+	"$SOCK" "$PORT" "$RUN/key" >"$RUN/migrd.conf"
+
+start_migrd() {
+	migrd -f --debug --config "$RUN/migrd.conf" >>"$LOGDIR/migrd.log" 2>&1 &
+	MIGRD=$!
+	for _ in $(seq 50); do [ -S "$SOCK" ] && return 0; sleep 0.1; done
+	return 1
+}
+stop_migrd() { kill -TERM "$MIGRD" 2>/dev/null; wait "$MIGRD" 2>/dev/null; }
+
+start_selfpair() { # NAME ARGS...: selfpair on migr_rxe0, until SIGTERM
+	local name=$1; shift
+	export VERBS_LOG_FILE=$LOGDIR/migrd-$name.verbs.log
+	rm -f "$VERBS_LOG_FILE"
+	"$SELFPAIR" migr_rxe0 0 "$@" >"$LOGDIR/migrd-$name.log" 2>&1 &
+	SP=$!
+	for _ in $(seq 100); do grep -q rounds= "$LOGDIR/migrd-$name.log" && break; sleep 0.1; done
+}
+stop_selfpair() { # NAME PID
+	kill -TERM "$2" 2>/dev/null
+	wait "$2"; rc=$?
+	check "traffic_intact_$1" sh -c "[ $rc -eq 0 ] && grep -q 'selfpair: OK' $LOGDIR/migrd-$1.log"
+}
+
+# one_line_error NAME EXPECTED CMD...: CMD fails with exactly one line,
+# "migrctl: error: ..." containing EXPECTED, on stderr.
+one_line_error() {
+	local name=$1 want=$2 log=$LOGDIR/migrd-$1.err; shift 2
+	if "$@" >"$log.out" 2>"$log"; then
+		fail "$name" "$log.out"
+	elif [ "$(wc -l <"$log")" -eq 1 ] && grep -q "^migrctl: error: .*$want" "$log"; then
+		pass "$name"; sed 's/^/    /' "$log"
+	else
+		fail "$name" "$log"
+	fi
+}
+
+# $RAW SOCK LINE: send one raw request line (\n escapes) to migrd, print
+# its reply; without a newline the write side is closed after it.
+RAW=$RUN/raw.py
+cat >"$RAW" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+line = sys.argv[2].encode().decode("unicode_escape").encode("latin-1")
+s.sendall(line)
+if not line.endswith(b"\n"):
+    s.shutdown(socket.SHUT_WR)
+print(s.makefile().readline().strip())
+PY
+LONG=$(printf '%0600d' 0)
+
+: >"$LOGDIR/migrd.log"
+if start_migrd; then pass migrd_starts; else fail migrd_starts "$LOGDIR/migrd.log"; fi
+check migrd_status_empty sh -c "migrctl status | tee $LOGDIR/migrd-empty.txt | grep -q 'no migr processes'"
+
+# Registration: selfpair opens migr_rxe0 and tells migrd
+start_selfpair main
+MAIN=$SP
+check selfpair_registers sh -c "for i in \$(seq 50); do grep -q 'pid $SP (selfpair) registered migr_rxe0' $LOGDIR/migrd.log && exit 0; sleep 0.1; done; exit 1"
+check status_lists_selfpair sh -c "migrctl status | tee $LOGDIR/migrd-status.txt | grep -E '^$SP +[0-9]+ +selfpair +migr_rxe0 +rxe0 .*RTS'"
+sed 's/^/    /' "$LOGDIR/migrd-status.txt"
+check status_json_registered sh -c "migrctl status --pid $SP --json | python3 -c 'import json,sys; p=json.load(sys.stdin)[\"processes\"]; assert len(p)==1 and p[0][\"registered\"] and p[0][\"status\"][\"contexts\"][0][\"lower\"]==\"rxe0\", p'"
+
+# Switch rxe0 -> rxe1 (table) and back (--json)
+check switch_to_rxe1_table sh -c "migrctl switch --pid $SP --device rxe1 --wait-ms 3000 | tee $LOGDIR/migrd-switch1.txt | grep -q 'migr_rxe0: rxe0 -> rxe1: ok' && grep -q 'quiesce/drain' $LOGDIR/migrd-switch1.txt && grep -q 'rebuild' $LOGDIR/migrd-switch1.txt && grep -q '^  total ' $LOGDIR/migrd-switch1.txt"
+sed 's/^/    /' "$LOGDIR/migrd-switch1.txt"
+check status_shows_rxe1 sh -c "migrctl status | grep -E '^$SP .* migr_rxe0 +rxe1 +1 '"
+check switch_back_json sh -c "migrctl switch --pid $SP --device rxe0 --json | tee $LOGDIR/migrd-switch2.json | python3 -c 'import json,sys; r=json.load(sys.stdin); c=r[\"reply\"][\"switch\"][0]; assert r[\"ok\"] and c[\"ok\"] and c[\"from\"]==\"rxe1\" and c[\"to\"]==\"rxe0\" and c[\"total_ms\"]>0 and set(c[\"phases_ms\"])>={\"suspend\",\"drain\",\"release\",\"rebuild\",\"replay\"}, r'"
+
+# Refusals, each one line
+one_line_error unknown_pid_refused "no migr process with pid 4000000" migrctl switch --pid 4000000 --device rxe1
+one_line_error unknown_device_refused "no RDMA device named nosuchdev" migrctl switch --pid "$SP" --device nosuchdev
+one_line_error invalid_device_refused "invalid device name" migrctl switch --pid "$SP" --device 'rx/e1'
+one_line_error other_user_switch_refused "permission denied: pid $SP belongs to another user" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups migrctl switch --pid "$SP" --device rxe1
+one_line_error other_user_status_refused "permission denied" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups migrctl status --pid "$SP"
+check other_user_lists_nothing sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups migrctl status | grep -q 'no migr processes'"
+one_line_error bad_wait_refused "invalid wait" migrctl switch --pid "$SP" --device rxe1 --wait-ms 0
+one_line_error no_migrd_refused "cannot reach migrd" env MIGRD_SOCKET=$RUN/none.sock migrctl status
+check wrong_version_refused sh -c "python3 $RAW $SOCK 'migrd/2 hello\n' | grep -q 'unsupported protocol version .2. (this migrd speaks 1)'"
+check oversize_refused sh -c "python3 $RAW $SOCK 'migrd/1 status $LONG\n' | grep -q 'longer than 512 bytes'"
+check truncated_refused sh -c "python3 $RAW $SOCK 'migrd/1 status' | grep -q 'incomplete request'"
+check unknown_request_refused sh -c "python3 $RAW $SOCK 'migrd/1 frobnicate 1\n' | grep -q 'unknown request .frobnicate.'"
+check control_byte_refused sh -c "python3 $RAW $SOCK 'migrd/1 status\x01\n' | grep -q 'control or non-ASCII'"
+check still_running_after_refusals sh -c "kill -0 $SP"
+
+# qpn-owner: the device QP number selfpair holds on rxe0 belongs to it
+qpn=$(migrctl status --pid "$SP" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["qps"][0]["phys"])')
+check qpn_owner_local sh -c "migrctl qpn-owner rxe0 $qpn | tee $LOGDIR/migrd-qpn.txt | grep -q 'pid $SP (migr, selfpair)'"
+one_line_error qpn_owner_unknown "no QP 16777215 on rxe0" migrctl qpn-owner rxe0 16777215
+
+# Peers: authenticated to itself over TCP; a forged frame is refused
+check peer_ping_self sh -c "migrctl peer-ping 127.0.0.1 | tee $LOGDIR/migrd-ping.txt | grep -q 'authenticated'"
+check qpn_owner_via_peer sh -c "migrctl qpn-owner --host 127.0.0.1 rxe0 $qpn | grep -q 'pid $SP'"
+check forged_frame_refused python3 - "$PORT" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+body = b"\0" * 32
+s.sendall(b"MGRD" + struct.pack(">BBHQI", 1, 1, 0, 0, len(body)) + body + b"\x42" * 32)
+try:
+    assert s.recv(100) == b"", "migrd answered a forged hello"
+except ConnectionResetError:
+    pass
+PY
+check forged_frame_logged grep -q 'refused: bad message authentication code' "$LOGDIR/migrd.log"
+check wrong_peer_version_refused python3 - "$PORT" <<'PY'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"MGRD" + struct.pack(">BBHQI", 2, 1, 0, 0, 32) + b"\0" * 64)
+try:
+    assert s.recv(100) == b"", "migrd answered a frame of version 2"
+except ConnectionResetError:
+    pass
+PY
+check wrong_peer_version_logged grep -q 'peer speaks protocol version 2, this migrd speaks 1' "$LOGDIR/migrd.log"
+install -m 0644 "$RUN/key" "$RUN/key644"
+check loose_key_refused sh -c "! migrd -f --config $RUN/migrd.conf --socket $RUN/x.sock --port 7476 --key $RUN/key644 2>$LOGDIR/migrd-key.err && grep -q 'must be owned by root with mode 0600' $LOGDIR/migrd-key.err"
+
+# Found without registering (it was given a socket where no migrd is)
+MIGRD_SOCKET=$RUN/none.sock start_selfpair unregistered
+SP2=$SP
+check unregistered_found sh -c "migrctl status --pid $SP2 --json | grep -q '\"registered\":false'"
+stop_selfpair unregistered "$SP2"
+# A registered process that dies is pruned
+start_selfpair shortlived
+SP4=$SP
+check shortlived_listed sh -c "migrctl status | grep -q '^$SP4 '"
+kill -KILL "$SP4"; wait "$SP4" 2>/dev/null
+check dead_not_listed sh -c "! migrctl status | grep -q '^$SP4 '"
+check dead_pruned grep -q "pid $SP4 (selfpair) is gone, pruned" "$LOGDIR/migrd.log"
+
+# Without migrd: the running process goes on, a new one starts and works,
+# and no migrd message reaches its log above debug level.
+stop_migrd
+check migrd_stopped sh -c "[ ! -S $SOCK ]"
+start_selfpair nomigrd
+SP3=$SP
+sleep 2
+check runs_without_migrd sh -c "kill -0 $SP3"
+check no_migrd_noise sh -c "! grep -E 'migrd at|with migrd' $LOGDIR/migrd-nomigrd.verbs.log $LOGDIR/migrd-nomigrd.log"
+stop_selfpair nomigrd "$SP3"
+# At debug level the library says why it did not register
+VERBS_LOG_LEVEL=4 start_selfpair nomigrd-debug
+check debug_says_no_migrd grep -q "no migrd at $SOCK" "$LOGDIR/migrd-nomigrd-debug.verbs.log"
+stop_selfpair nomigrd-debug "$SP"
+stop_selfpair main "$MAIN"
+
+summary migrd

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* migrd's configuration file and the peer key's safety checks */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "unit.h"
+
+static char dir[] = "/tmp/migrd-test-XXXXXX";
+static char err[512];
+
+static const char *file(const char *name, const char *text, mode_t mode)
+{
+	static char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+	return path;
+}
+
+static int load(const char *text)
+{
+	struct conf c;
+
+	conf_defaults(&c);
+	return conf_load(&c, file("c.conf", text, 0644), 1, err, sizeof(err));
+}
+
+static void test_conf(void)
+{
+	struct conf c;
+
+	conf_defaults(&c);
+	CHECK(!conf_load(&c,
+			 file("ok.conf",
+			      "# comment\n\nport = 9000\n  listen=10.9.0.1 \n"
+			      "socket = /run/x.sock\nkey_file = /k\n",
+			      0644),
+			 1, err, sizeof(err)));
+	CHECK(c.port == 9000 && !strcmp(c.listen, "10.9.0.1") &&
+	      !strcmp(c.socket, "/run/x.sock") && !strcmp(c.key_file, "/k"));
+	CHECK(load("bogus = 1\n") &&
+	      strstr(err, ":1: unknown setting 'bogus'"));
+	CHECK(load("\nport = 0\n") &&
+	      strstr(err, ":2: invalid value for port"));
+	CHECK(load("port = 70000\n") && strstr(err, "invalid value"));
+	CHECK(load("port = 12ab\n") && strstr(err, "invalid value"));
+	CHECK(load("socket = relative\n") && strstr(err, "invalid value"));
+	CHECK(load("port 7475\n") && strstr(err, "expected 'name = value'"));
+	/* a missing file: fine unless it was asked for */
+	conf_defaults(&c);
+	CHECK(!conf_load(&c, "/nonexistent/migrd.conf", 0, err, sizeof(err)));
+	CHECK(conf_load(&c, "/nonexistent/migrd.conf", 1, err, sizeof(err)));
+}
+
+static void test_key(void)
+{
+	uint8_t key[WIRE_KEY_MAX + 1];
+	size_t len;
+	const char *k;
+
+	k = file("loose.key", "0123456789abcdef0123456789abcdef\n", 0644);
+	CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "mode 0600") != NULL);
+	k = file("group.key", "0123456789abcdef0123456789abcdef\n", 0640);
+	CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
+	k = file("short.key", "short\n", 0600);
+	CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
+	k = file("good.key", "0123456789abcdef0123456789abcdef\n", 0600);
+	if (geteuid() == 0) {
+		CHECK(!key_load(k, key, &len, err, sizeof(err)));
+		CHECK(len == 32 && !memcmp(key, "0123456789abcdef", 16));
+		CHECK(strstr(err, "must hold") != NULL); /* from short.key */
+	} else {
+		/* not root's: refused as well */
+		CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
+		CHECK(strstr(err, "owned by root") != NULL);
+	}
+	CHECK(key_load("/nonexistent/key", key, &len, err, sizeof(err)) == -1);
+	CHECK(key_load(dir, key, &len, err, sizeof(err)) == -1);
+}
+
+int main(void)
+{
+	char cmd[64];
+	int ret;
+
+	if (!mkdtemp(dir))
+		return 1;
+	test_conf();
+	test_key();
+	ret = unit_done("conf");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		return 1;
+	return ret;
+}
