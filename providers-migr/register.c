@@ -8,6 +8,7 @@
  * MIGRD_SOCKET names another socket (tests); MIGR_CONTROL=0 (no control
  * socket, so nothing to register) turns this off too.
  */
+#define _GNU_SOURCE /* secure_getenv(): a set-uid program must not be steered */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@
 void migr_register(struct migr_context *ctx)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	const char *path = getenv("MIGRD_SOCKET");
+	const char *path = secure_getenv("MIGRD_SOCKET");
 	const char *ctl = getenv("MIGR_CONTROL");
 	char line[128];
 	int fd, n;
