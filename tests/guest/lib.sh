@@ -84,6 +84,31 @@ ensure_rxe1() {
 	return 1
 }
 
+# switch_traffic MODE:CQ:API...: for each, migr-traffic --loopback (two
+# contexts on migr_rxe0, every op checked end to end) switched 10 times
+# between rxe0 and rxe1 under traffic; checks the switches, that both
+# contexts moved, and the traffic verdict. Needs ensure_rxe1. In event mode
+# a lost or endlessly repeated completion event shows as a stall.
+switch_traffic() {
+	local run mode cq api SP rc
+	for run in "$@"; do
+		IFS=: read -r mode cq api <<<"$run"
+		run=$mode-$cq-$api
+		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api \
+			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
+		SP=$!
+		# running once its control socket listens (both contexts are open)
+		for _ in $(seq 300); do grep -q "@migr/$SP\$" /proc/net/unix && break; sleep 0.1; done
+		sleep 2
+		check "switch_10_times_traffic_$run" sh -c "python3 $MIGR_TOP/tests/switch/control.py $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
+		check "two_contexts_moved_$run" grep -q '"contexts":2' "$LOGDIR/traffic-$run.switches.jsonl"
+		kill -TERM $SP 2>/dev/null
+		wait $SP; rc=$?
+		check "traffic_verified_$run" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/traffic-$run.log"
+		tail -n 3 "$LOGDIR/traffic-$run.log"
+	done
+}
+
 summary() {
 	echo "${1:-tests}: $PASSED passed, $FAILED failed"
 	[ $FAILED -eq 0 ] || { printf '  failed: %s\n' "${FAILED_NAMES[@]}"; return 1; }
