@@ -33,46 +33,52 @@ extern __thread struct migr_poster migr_self
 
 void migr_poster_register(void);
 
-static inline void migr_enter(void)
+/* Odd from in to out: the counter says the thread is inside */
+static inline void migr_in(uint64_t *counter)
 {
 	if (__builtin_expect(!migr_self.registered, 0))
 		migr_poster_register();
-	migr_self.seq++;
+	(*counter)++;
 	__asm__ __volatile__("" ::: "memory");
+}
+
+static inline void migr_out(uint64_t *counter)
+{
+	__asm__ __volatile__("" ::: "memory");
+	(*counter)++;
+}
+
+/* A post or poll */
+static inline void migr_enter(void)
+{
+	migr_in(&migr_self.seq);
 }
 
 static inline void migr_leave(void)
 {
-	__asm__ __volatile__("" ::: "memory");
-	migr_self.seq++;
+	migr_out(&migr_self.seq);
 }
 
+/* An extended poll session, ibv_start_poll() to ibv_end_poll() */
 static inline void migr_session_enter(void)
 {
-	if (__builtin_expect(!migr_self.registered, 0))
-		migr_poster_register();
-	migr_self.session++;
-	__asm__ __volatile__("" ::: "memory");
+	migr_in(&migr_self.session);
 }
 
 static inline void migr_session_leave(void)
 {
-	__asm__ __volatile__("" ::: "memory");
-	migr_self.session++;
+	migr_out(&migr_self.session);
 }
 
+/* An ibv_wr_*() batch, ibv_wr_start() to ibv_wr_complete()/abort() */
 static inline void migr_batch_enter(void)
 {
-	if (__builtin_expect(!migr_self.registered, 0))
-		migr_poster_register();
-	migr_self.batch++;
-	__asm__ __volatile__("" ::: "memory");
+	migr_in(&migr_self.batch);
 }
 
 static inline void migr_batch_leave(void)
 {
-	__asm__ __volatile__("" ::: "memory");
-	migr_self.batch++;
+	migr_out(&migr_self.batch);
 }
 
 /* Once per process, before the first switch can happen */
