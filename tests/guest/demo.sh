@@ -65,20 +65,42 @@ PY
 echo
 echo "== live switch: a running verbs program moved rxe0 <-> rxe1 under traffic"
 ensure_rxe1 || { echo "rxe1 could not be set up"; exit 1; }
+# This host's migrd (guest-local socket; no peer link in this demo); the
+# program registers with it when it opens migr_rxe0, migrctl asks it.
+RUN=/run/migr-demo
+mkdir -p "$RUN"
+printf 'socket = %s\nlisten = none\n' "$RUN/migrd.sock" >"$RUN/migrd.conf"
+export MIGRD_SOCKET=$RUN/migrd.sock
+migrd -f --config "$RUN/migrd.conf" >"$LOGDIR/demo-migrd.log" 2>&1 &
+MIGRD=$!
+for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 "$SELFPAIR" "$DEV" 0 --pairs 4 >"$LOGDIR/demo-selfpair.log" 2>&1 &
 SP=$!
 for _ in $(seq 100); do grep -q rounds= "$LOGDIR/demo-selfpair.log" && break; sleep 0.1; done
 echo "selfpair (pid $SP): 4 pairs of RC QPs talking to each other inside one process,"
-echo "every completion and byte checked; switched 6 times while it runs:"
-python3 "$MIGR_TOP/tests/switch/control.py" "$SP" alternate 6 rxe1 rxe0 0.5 >"$LOGDIR/demo-switches.jsonl"
+echo "every completion and byte checked."
+echo "\$ migrctl status"
+migrctl status | sed 's/^/  /'
+echo "\$ migrctl switch --pid $SP --device rxe1"
+migrctl switch --pid "$SP" --device rxe1 | sed 's/^/  /'
+echo "then 6 more switches under traffic (migrctl switch --json), one line each:"
+: >"$LOGDIR/demo-switches.jsonl"
+for dev in rxe0 rxe1 rxe0 rxe1 rxe0 rxe1; do
+	migrctl switch --pid "$SP" --device $dev --json >>"$LOGDIR/demo-switches.jsonl"
+	sleep 0.5
+done
 python3 - "$LOGDIR/demo-switches.jsonl" <<'PY'
 import json, sys
 keys = ["suspend", "drain", "release", "rebuild", "replay"]
 print("  %-13s %-5s " % ("move", "ok") + " ".join("%8s" % k for k in keys) +
       " %8s %5s %5s %6s" % ("total", "held", "repost", "fds"))
 for line in open(sys.argv[1]):
-    for c in json.loads(line)["switch"]:
+    r = json.loads(line)
+    if not r.get("ok") and "reply" not in r:
+        print("  error:", r.get("error"))
+        continue
+    for c in r["reply"]["switch"]:
         print("  %-13s %-5s " % (c["from"] + "->" + c["to"], c["ok"]) +
               " ".join("%8.2f" % c["phases_ms"][k] for k in keys) +
               " %8.2f %5d %5d %6d" % (c["total_ms"], c["held_wrs"],
@@ -91,4 +113,6 @@ print("   again on the new QPs; fds = device fds held between release and rebuil
 PY
 kill -TERM "$SP"
 wait "$SP"
+kill -TERM "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
 echo "traffic checker: $(tail -n 1 "$LOGDIR/demo-selfpair.log")"
