@@ -50,19 +50,16 @@ struct ibv_send_wr *migr_wr_rec_new(struct migr_qp *mqp,
 	return &h->send;
 }
 
-/* The WR the setters complete: the last one started */
+/* The WR the setters complete: the last one started, where the tail is */
 struct ibv_send_wr *migr_wr_rec_cur(struct migr_qp *mqp)
 {
-	struct migr_held_wr *h = mqp->wr_rec;
-
-	if (mqp->wr_err || !h) {
-		if (!mqp->wr_err)
-			mqp->wr_err = EINVAL; /* a setter before any WR */
+	if (mqp->wr_err)
+		return NULL;
+	if (!mqp->wr_rec) {
+		mqp->wr_err = EINVAL; /* a setter before any WR */
 		return NULL;
 	}
-	while (h->next)
-		h = h->next;
-	return &h->send;
+	return &container_of(mqp->wr_rec_tail, struct migr_held_wr, next)->send;
 }
 
 /* A setter replaces what an earlier one set on the same WR */

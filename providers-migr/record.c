@@ -21,7 +21,8 @@ static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 	[MIGR_UNSUP_COUNTERS] = "a counters object",
 	[MIGR_UNSUP_CQ_EX] =
 		"an extended CQ reading timestamps, VLANs, flow tags or tag-matching data, or in a parent domain",
-	[MIGR_UNSUP_QP_EX] = "a QP using the ibv_wr_* API",
+	[MIGR_UNSUP_QP_EX] =
+		"a QP whose ibv_wr_* operations include TSO, MW binds, atomic writes or flushes",
 	[MIGR_UNSUP_QP_TYPE] = "a QP of a type other than RC",
 	[MIGR_UNSUP_MR_KIND] = "a DM, dmabuf or null MR",
 };
