@@ -10,7 +10,13 @@
  *   switch <device> [wait_ms]\n    -> one JSON line with the phase times
  *   rebuild [wait_ms]\n             -> the same, every object rebuilt on the
  *                                    device it is on (new physical numbers)
+ *   partner OP ...\n                -> a moving partner's step (partner.h),
+ *                                    relayed by migrd
  *
+ * Each connection is served by a thread of its own: a partner's step must
+ * get through while this process runs a switch of its own (it answers
+ * busy then), or two connected processes moved at once would wait on
+ * each other.
  * MIGR_CONTROL=0 in the environment turns it off.
  */
 #define _GNU_SOURCE /* struct ucred, accept4() */
@@ -20,12 +26,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "partner.h"
 #include "switch.h"
 
 #define DEFAULT_WAIT_MS 5000
-#define REQ_MAX 256
+#define REQ_MAX 4096
 
 static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
 static LIST_HEAD(ctxs);
@@ -37,15 +45,17 @@ static void json_report(FILE *out, struct migr_context *ctx, int ret,
 	fprintf(out,
 		"{\"device\":\"%s\",\"contexts\":%u,\"ok\":%s,\"error\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
 		"\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
-		"\"release\":%.3f,\"rebuild\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
+		"\"release\":%.3f,\"rebuild\":%.3f,\"partner_reconnect\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
+		"\"partners\":%u,\"retries\":%u,"
 		"\"objects\":{\"pds\":%u,\"mrs\":%u,\"channels\":%u,\"cqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"reposted_recvs\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
 		ctx ? ibv_get_device_name(ctx->vctx.context.device) : "",
 		r->contexts, ret ? "false" : "true", r->error, r->from, r->to,
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
-		r->ms_release, r->ms_rebuild, r->ms_replay, r->ms_total, r->pds,
-		r->mrs, r->channels, r->cqs, r->qps, r->ahs, r->held_wrs,
+		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
+		r->ms_total, r->partners, r->retries, r->pds, r->mrs,
+		r->channels, r->cqs, r->qps, r->ahs, r->held_wrs,
 		r->reposted_recvs, r->shadowed, r->lost, r->device_fds,
 		r->device_maps);
 }
@@ -127,10 +137,9 @@ static bool peer_allowed(int fd)
 	return cred.uid == 0 || cred.uid == geteuid();
 }
 
-static void serve(int fd)
+static void serve(int fd, char *req, char *dev)
 {
 	struct timeval tv = { .tv_sec = 2 };
-	char req[REQ_MAX + 1], dev[REQ_MAX + 1];
 	unsigned int wait_ms = DEFAULT_WAIT_MS;
 	size_t len = 0;
 	ssize_t n;
@@ -154,6 +163,10 @@ static void serve(int fd)
 			"{\"ok\":false,\"error\":\"permission denied\"}\n");
 	} else if (!strcmp(req, "status\n")) {
 		do_status(out);
+	} else if (!strncmp(req, "partner ", 8) && len &&
+		   req[len - 1] == '\n') {
+		req[len - 1] = 0;
+		migr_partner_serve(out, req + 8);
 	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
 		   wait_ms > 0 && wait_ms <= 600000) {
 		do_switch(out, dev, wait_ms);
@@ -167,19 +180,39 @@ static void serve(int fd)
 	fclose(out);
 }
 
+static void *serve_thread(void *arg)
+{
+	char *req = malloc(REQ_MAX + 1), *dev = malloc(REQ_MAX + 1);
+	int fd = (intptr_t)arg;
+
+	if (req && dev)
+		serve(fd, req, dev);
+	else
+		close(fd);
+	free(req);
+	free(dev);
+	return NULL;
+}
+
 static void *control_thread(void *arg)
 {
 	int lfd = (intptr_t)arg;
+	pthread_attr_t attr;
 
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		pthread_t th;
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			return NULL;
 		}
-		serve(fd);
+		if (pthread_create(&th, &attr, serve_thread,
+				   (void *)(intptr_t)fd))
+			close(fd);
 	}
 }
 
@@ -248,6 +281,59 @@ struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn)
 	return found;
 }
 
+/*
+ * The process's list of contexts, for a partner's step: taken within
+ * timeout_ms or not at all (a switch of this process holds it).
+ */
+bool migr_control_lock(unsigned int timeout_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return !pthread_mutex_timedlock(&ctxs_lock, &ts);
+}
+
+void migr_control_unlock(void)
+{
+	pthread_mutex_unlock(&ctxs_lock);
+}
+
+/* The live RC QP numbered vqpn whose port has gid (migr_control_lock held) */
+struct migr_qp *migr_control_find_qp(uint32_t vqpn, const union ibv_gid *gid,
+				     struct migr_context **ctx)
+{
+	struct migr_context *c;
+	struct migr_qp *mqp, *found = NULL;
+	union ibv_gid g;
+
+	*ctx = NULL;
+	list_for_each (&ctxs, c, entry) {
+		pthread_mutex_lock(&c->rec.lock);
+		list_for_each (&c->rec.qps, mqp, entry) {
+			const struct ibv_ah_attr *ah = &mqp->attr.ah_attr;
+
+			if (mqp->vqp.qp.qp_num != vqpn || !c->lower ||
+			    ibv_query_gid(c->lower, ah->port_num,
+					  ah->grh.sgid_index, &g) ||
+			    memcmp(&g, gid, sizeof(g)))
+				continue;
+			found = mqp;
+			*ctx = c;
+			break;
+		}
+		pthread_mutex_unlock(&c->rec.lock);
+		if (found)
+			break;
+	}
+	return found;
+}
+
 void migr_control_del(struct migr_context *ctx)
 {
 	struct migr_context *c;
@@ -255,6 +341,7 @@ void migr_control_del(struct migr_context *ctx)
 
 	pthread_mutex_lock(&ctxs_lock);
 	list_del(&ctx->entry);
+	migr_partner_forget_ctx(ctx);
 	/* QPs left connected to this context's QPs stop using its tables */
 	list_for_each (&ctxs, c, entry) {
 		pthread_mutex_lock(&c->rec.lock);

@@ -63,6 +63,12 @@ struct migr_context {
 	/* set from suspension to resumption; CQ shadows stay until drained */
 	bool switch_active;
 	unsigned int markers_out; /* drain markers not completed yet */
+	/* QPs of this context a partner's switch holds (partner_serve.c) */
+	unsigned int partner_sessions;
+	/* a lower QP a partner's switch replaces: its flushes are dropped */
+	bool retiring;
+	uint32_t retiring_qpn;
+	unsigned int retired_flushes;
 	struct list_node entry; /* in the process's list of contexts */
 };
 
@@ -208,6 +214,7 @@ struct migr_qp {
 	bool self;
 	/* switch state */
 	bool marker_posted, marker_done, marker_failed;
+	bool partner_session; /* a moving partner holds this QP */
 	/* the partner's identifiers: the context's until it is known */
 	struct migr_xlate *remote;
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
@@ -387,6 +394,7 @@ struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn);
 
 /* register.c: tell migrd(8) about this process, best effort */
 void migr_register(struct migr_context *ctx);
+int migr_migrd_connect(int flags, const char **path);
 
 /* record.c */
 void migr_record_init(struct migr_record *rec);

@@ -192,41 +192,56 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 	return 0;
 }
 
+/* A new lower QP for mqp on the lower objects it has now, not connected */
+int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
+{
+	struct migr_context *ctx = mqp->ctx;
+	struct ibv_qp_init_attr_ex lattr;
+
+	errno = 0;
+	migr_qp_lower_attr(&lattr, &mqp->init, mqp);
+	lattr.comp_mask |= IBV_QP_INIT_ATTR_PD;
+	lattr.pd = lower_pd(mqp->vqp.qp.pd);
+	mqp->lower = ibv_create_qp_ex(ctx->lower, &lattr);
+	if (!mqp->lower)
+		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
+		     strerror(errno));
+	mqp->vqp.qp.handle = mqp->lower->handle;
+	/* The builders of ibv_wr_*() now go to the new QP's */
+	if (mqp->lower_ex) {
+		mqp->lower_ex = ibv_qp_to_qp_ex(mqp->lower);
+		if (!mqp->lower_ex)
+			FAIL("QP 0x%x lost its ibv_wr_*() interface",
+			     mqp->vqp.qp.qp_num);
+		migr_qp_ex_set_ops(mqp);
+	}
+	errno = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_QPN,
+				 mqp->vqp.qp.qp_num, mqp->lower->qp_num);
+	if (errno)
+		FAIL("remapping QP 0x%x failed", mqp->vqp.qp.qp_num);
+	return 0;
+}
+
 static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 {
 	struct migr_qp *mqp;
+	int ret;
 
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		struct ibv_qp_init_attr_ex lattr;
-
-		migr_qp_lower_attr(&lattr, &mqp->init, mqp);
-		lattr.comp_mask |= IBV_QP_INIT_ATTR_PD;
-		lattr.pd = lower_pd(mqp->vqp.qp.pd);
-		mqp->lower = ibv_create_qp_ex(ctx->lower, &lattr);
-		if (!mqp->lower)
-			FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
-			     strerror(errno));
-		mqp->vqp.qp.handle = mqp->lower->handle;
-		/* The builders of ibv_wr_*() now go to the new QP's */
-		if (mqp->lower_ex) {
-			mqp->lower_ex = ibv_qp_to_qp_ex(mqp->lower);
-			if (!mqp->lower_ex)
-				FAIL("QP 0x%x lost its ibv_wr_*() interface",
-				     mqp->vqp.qp.qp_num);
-			migr_qp_ex_set_ops(mqp);
-		}
-		errno = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_QPN,
-					 mqp->vqp.qp.qp_num,
-					 mqp->lower->qp_num);
-		if (errno)
-			FAIL("remapping QP 0x%x failed", mqp->vqp.qp.qp_num);
+		ret = migr_create_lower_qp(mqp, why, why_len);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
 
-/* Bring a rebuilt RC QP to the state the application had it in */
-static int reconnect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
-			char *why, size_t why_len)
+/*
+ * Bring a rebuilt RC QP to the state the application had it in. gids moves
+ * the address of a partner in this process; a partner elsewhere keeps its
+ * own (or told us its new one, in the record).
+ */
+int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
+		    char *why, size_t why_len)
 {
 	const struct ibv_qp_attr *r = &mqp->attr;
 	struct ibv_qp_attr a = {};
@@ -249,9 +264,10 @@ static int reconnect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.ah_attr = r->ah_attr;
-	migr_rewrite_gid(gids, &a.ah_attr);
+	if (mqp->self && gids)
+		migr_rewrite_gid(gids, &a.ah_attr);
 	a.path_mtu = r->path_mtu;
-	/* The partner is ours and was rebuilt too: its new number */
+	/* The partner was rebuilt too: its new number */
 	a.dest_qp_num = migr_remote_qpn_to_phys(mqp->remote, r->dest_qp_num);
 	a.rq_psn = r->rq_psn;
 	a.max_dest_rd_atomic = r->max_dest_rd_atomic;
@@ -324,7 +340,7 @@ int migr_reconnect_all(struct migr_context *ctx,
 
 	errno = 0;
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		ret = reconnect_qp(mqp, gids, why, why_len);
+		ret = migr_connect_qp(mqp, gids, why, why_len);
 		if (ret)
 			return ret;
 	}

@@ -21,30 +21,50 @@
 
 #define MIGRD_SOCKET "/run/migr/migrd.sock"
 
-void migr_register(struct migr_context *ctx)
+/* A connected socket to migrd, or -1 with errno set */
+int migr_migrd_connect(int flags, const char **path_out)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	const char *path = secure_getenv("MIGRD_SOCKET");
+	int fd;
+
+	if (!path || !*path)
+		path = MIGRD_SOCKET;
+	*path_out = path;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+void migr_register(struct migr_context *ctx)
+{
 	const char *ctl = getenv("MIGR_CONTROL");
+	const char *path;
 	char line[128];
 	int fd, n;
 
 	if (ctl && !strcmp(ctl, "0"))
 		return;
-	if (!path || !*path)
-		path = MIGRD_SOCKET;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return;
-	strcpy(sun.sun_path, path);
 	n = snprintf(line, sizeof(line), "migrd/1 register %s\n",
 		     ibv_get_device_name(ctx->vctx.context.device));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+	fd = migr_migrd_connect(SOCK_NONBLOCK, &path);
+	if (fd < 0) {
 		verbs_debug(&ctx->vctx, "no migrd at %s (%s), not registered\n",
 			    path, strerror(errno));
-		goto out;
+		return;
 	}
 	/* The request fits any socket buffer; migrd's reply is not awaited */
 	if (send(fd, line, n, MSG_NOSIGNAL | MSG_DONTWAIT) != n)
@@ -52,6 +72,5 @@ void migr_register(struct migr_context *ctx)
 			    strerror(errno));
 	else
 		verbs_debug(&ctx->vctx, "registered with migrd at %s\n", path);
-out:
 	close(fd);
 }

@@ -68,6 +68,13 @@ static int drain_locked(struct migr_cq *mcq)
 				marker_seen(ctx, &wc[i]);
 				continue;
 			}
+			/* RECVs a partner's switch posts again elsewhere */
+			if (ctx->retiring &&
+			    wc[i].qp_num == ctx->retiring_qpn &&
+			    wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+				ctx->retired_flushes++;
+				continue;
+			}
 			migr_wc_to_virt(ctx, &wc[i], 1);
 			if (shadow_push(&mcq->shadow, &wc[i]))
 				return -ENOMEM;
@@ -115,6 +122,7 @@ void migr_shadow_settle(struct migr_cq *mcq)
 
 	if (!mcq->shadow.count &&
 	    !__atomic_load_n(&ctx->switch_active, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&ctx->partner_sessions, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&ctx->markers_out, __ATOMIC_RELAXED))
 		__atomic_store_n(&mcq->switching, false, __ATOMIC_RELEASE);
 }

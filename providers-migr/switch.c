@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "partner.h"
 #include "switch.h"
 
 static double now_ms(void)
@@ -53,6 +54,8 @@ struct sw_set {
 	unsigned int n;
 	struct migr_gid_move *gids; /* per context */
 	uint64_t **unused; /* per context, per QP in record order */
+	struct migr_partner *partners; /* QPs whose partner is elsewhere */
+	unsigned int npartners;
 };
 
 #define for_each_ctx(set, i, c)                                                \
@@ -79,6 +82,37 @@ static struct migr_qp *peer_of(const struct sw_set *set,
 	return NULL;
 }
 
+/* The partner of mqp in another process, if it has one */
+static struct migr_partner *partner_of(const struct sw_set *set,
+				       const struct migr_qp *mqp)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->npartners; i++)
+		if (set->partners[i].mqp == mqp)
+			return &set->partners[i];
+	return NULL;
+}
+
+/* What the QP at the other end lets mqp do: a drain marker needs it */
+static int peer_access(const struct sw_set *set, const struct migr_qp *mqp)
+{
+	const struct migr_partner *p = partner_of(set, mqp);
+	const struct migr_qp *peer = peer_of(set, mqp);
+
+	return peer ? peer->attr.qp_access_flags : p ? p->access : 0;
+}
+
+/* The SENDs the other end ever posted to mqp: they used its RECVs */
+static uint64_t peer_consumers(const struct sw_set *set,
+			       const struct migr_qp *mqp)
+{
+	const struct migr_partner *p = partner_of(set, mqp);
+	const struct migr_qp *peer = peer_of(set, mqp);
+
+	return peer ? peer->n_consumers : p ? p->consumers : 0;
+}
+
 static int add_gid(struct migr_gid_move *g, struct ibv_context *from,
 		   struct ibv_context *to, const struct ibv_ah_attr *ah)
 {
@@ -103,7 +137,7 @@ static int add_gid(struct migr_gid_move *g, struct ibv_context *from,
 }
 
 /* Everything that must hold for one context before anything is touched */
-static int precheck(const struct sw_set *set, struct migr_context *ctx,
+static int precheck(struct sw_set *set, struct migr_context *ctx,
 		    struct ibv_context *target, struct migr_gid_move *gids,
 		    struct migr_switch_report *rep)
 {
@@ -129,11 +163,20 @@ static int precheck(const struct sw_set *set, struct migr_context *ctx,
 		}
 		if (st < IBV_QPS_RTR)
 			continue;
-		if (!peer_of(set, mqp)) {
+		if (mqp->partner_session) {
 			REPORT(rep,
-			       "QP 0x%x is connected to another process; moving partners is not implemented yet",
+			       "QP 0x%x is held by its partner's switch; try again",
 			       mqp->vqp.qp.qp_num);
-			return EOPNOTSUPP;
+			return EBUSY;
+		}
+		if (!peer_of(set, mqp)) {
+			int ret = migr_partner_init(
+				&set->partners[set->npartners], mqp, rep->error,
+				sizeof(rep->error));
+
+			if (ret)
+				return ret;
+			set->npartners++;
 		}
 		if (add_gid(gids, ctx->lower, target, &mqp->attr.ah_attr)) {
 			REPORT(rep, "GID index %u of port %u missing on %s",
@@ -171,6 +214,35 @@ static void suspend(struct migr_context *ctx)
 	}
 }
 
+/* Post a QP's held WRs in order, then let its posts through again */
+unsigned int migr_qp_resume(struct migr_qp *mqp)
+{
+	unsigned int held = 0;
+
+	pthread_mutex_lock(&mqp->hold_lock);
+	while (mqp->held) {
+		struct migr_held_wr *h = mqp->held;
+		struct ibv_send_wr *sbad;
+		struct ibv_recv_wr *rbad;
+		int ret;
+
+		mqp->held = h->next;
+		ret = h->recv ? migr_post_recv_replay(mqp, &h->recv_wr, &rbad) :
+				migr_post_send_replay(mqp, &h->send, &sbad);
+		if (ret)
+			verbs_err(&mqp->ctx->vctx,
+				  "QP 0x%x: replaying a held WR failed: %s\n",
+				  mqp->vqp.qp.qp_num, strerror(ret));
+		free(h);
+		held++;
+	}
+	mqp->held_tail = &mqp->held;
+	__atomic_and_fetch(&mqp->slow, ~MIGR_SLOW_SUSPENDED, __ATOMIC_RELEASE);
+	migr_qp_update_slow(mqp);
+	pthread_mutex_unlock(&mqp->hold_lock);
+	return held;
+}
+
 /* Post the held WRs in order, then let posts through again */
 static unsigned int resume(struct migr_context *ctx)
 {
@@ -178,40 +250,13 @@ static unsigned int resume(struct migr_context *ctx)
 	struct migr_qp *mqp;
 	struct migr_cq *mcq;
 
-	list_for_each (&ctx->rec.qps, mqp, entry) {
-		pthread_mutex_lock(&mqp->hold_lock);
-		while (mqp->held) {
-			struct migr_held_wr *h = mqp->held;
-			struct ibv_send_wr *sbad;
-			struct ibv_recv_wr *rbad;
-			int ret;
-
-			mqp->held = h->next;
-			ret = h->recv ? migr_post_recv_replay(mqp, &h->recv_wr,
-							      &rbad) :
-					migr_post_send_replay(mqp, &h->send,
-							      &sbad);
-			if (ret)
-				verbs_err(
-					&ctx->vctx,
-					"QP 0x%x: replaying a held WR failed: %s\n",
-					mqp->vqp.qp.qp_num, strerror(ret));
-			free(h);
-			held++;
-		}
-		mqp->held_tail = &mqp->held;
-		__atomic_and_fetch(&mqp->slow, ~MIGR_SLOW_SUSPENDED,
-				   __ATOMIC_RELEASE);
-		migr_qp_update_slow(mqp);
-		pthread_mutex_unlock(&mqp->hold_lock);
-	}
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		held += migr_qp_resume(mqp);
 	__atomic_store_n(&ctx->switch_active, false, __ATOMIC_RELEASE);
 	/* CQs with nothing left to hand out go back to the fast path */
 	list_for_each (&ctx->rec.cqs, mcq, entry) {
 		pthread_mutex_lock(&mcq->shadow_lock);
-		if (!mcq->shadow.count && !ctx->markers_out)
-			__atomic_store_n(&mcq->switching, false,
-					 __ATOMIC_RELEASE);
+		migr_shadow_settle(mcq);
 		pthread_mutex_unlock(&mcq->shadow_lock);
 	}
 	return held;
@@ -235,8 +280,8 @@ static void drain_cqs(const struct sw_set *set, unsigned int *moved)
 }
 
 /* A zero-length WRITE (or READ) needs no buffer and consumes no RECV */
-static int post_marker(struct migr_context *ctx, struct migr_qp *mqp,
-		       const struct migr_qp *peer)
+int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
+		     int peer_access)
 {
 	struct ibv_send_wr wr = {
 		.wr_id = MIGR_MARKER_WRID,
@@ -244,9 +289,9 @@ static int post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 	}, *bad;
 	int ret;
 
-	if (peer->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)
+	if (peer_access & IBV_ACCESS_REMOTE_WRITE)
 		wr.opcode = IBV_WR_RDMA_WRITE;
-	else if ((peer->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) &&
+	else if ((peer_access & IBV_ACCESS_REMOTE_READ) &&
 		 mqp->attr.max_rd_atomic)
 		wr.opcode = IBV_WR_RDMA_READ;
 	else
@@ -300,7 +345,8 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 				    mqp->marker_posted || mqp->marker_done)
 					continue;
 				/* a full send queue: completions make room */
-				ret = post_marker(c, mqp, peer_of(set, mqp));
+				ret = migr_post_marker(c, mqp,
+						       peer_access(set, mqp));
 				if (ret == EOPNOTSUPP) {
 					REPORT(rep,
 					       "QP 0x%x: its partner allows neither remote write nor read, so its send queue cannot be seen to drain",
@@ -343,24 +389,48 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 	return 0;
 }
 
-/*
- * RECVs posted but never used: the partner's SENDs used the oldest ones.
- * Both ends are in this process, so both counts are at hand.
- */
-static int unused_recvs(const struct sw_set *set, struct migr_qp *mqp,
-			uint64_t *unused)
+/* RECVs posted but never used: the partner's used SENDs the oldest ones */
+int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
+		      uint64_t *unused)
 {
-	const struct migr_qp *peer = NULL;
-	uint64_t used = 0;
-
-	if (mqp->attr.qp_state >= IBV_QPS_RTR) {
-		peer = peer_of(set, mqp);
-		used = peer ? peer->n_consumers : 0;
-	}
+	if (mqp->attr.qp_state < IBV_QPS_RTR)
+		used = 0;
 	if (used > mqp->rlog.head ||
 	    mqp->rlog.head - used > (uint64_t)mqp->rlog.mask + 1)
 		return ERANGE;
 	*unused = mqp->rlog.head - used;
+	return 0;
+}
+
+/* Post a QP's n newest logged RECVs again, in their order */
+int migr_repost_recvs(struct migr_qp *mqp, uint64_t n, char *why,
+		      size_t why_len)
+{
+	struct migr_rlog *log = &mqp->rlog;
+	uint64_t i, first = log->head - n;
+
+	/* They are logged again as they are posted */
+	log->head = first;
+	for (i = 0; i < n; i++) {
+		struct migr_rlog_entry *e =
+			(void *)(log->ring +
+				 ((first + i) & log->mask) * log->stride);
+		struct ibv_sge sge[e->num_sge ? e->num_sge : 1];
+		struct ibv_recv_wr wr = { .wr_id = e->wr_id,
+					  .sg_list = sge,
+					  .num_sge = e->num_sge },
+				   *bad;
+		int ret;
+
+		memcpy(sge, e->sge, e->num_sge * sizeof(sge[0]));
+		ret = migr_post_recv_replay(mqp, &wr, &bad);
+		if (ret) {
+			snprintf(why, why_len,
+				 "QP 0x%x: posting a RECV again failed: %s",
+				 mqp->vqp.qp.qp_num, strerror(ret));
+			return ret;
+		}
+	}
 	return 0;
 }
 
@@ -370,34 +440,14 @@ static int repost_recvs(struct migr_context *ctx, const uint64_t *unused,
 {
 	struct migr_qp *mqp;
 	unsigned int q = 0;
+	int ret;
 
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		struct migr_rlog *log = &mqp->rlog;
-		uint64_t i, n = unused[q++], first = log->head - n;
-
-		/* They are logged again as they are posted */
-		log->head = first;
-		for (i = 0; i < n; i++) {
-			struct migr_rlog_entry *e =
-				(void *)(log->ring + ((first + i) & log->mask) *
-							     log->stride);
-			struct ibv_sge sge[e->num_sge ? e->num_sge : 1];
-			struct ibv_recv_wr wr = { .wr_id = e->wr_id,
-						  .sg_list = sge,
-						  .num_sge = e->num_sge },
-					   *bad;
-			int ret;
-
-			memcpy(sge, e->sge, e->num_sge * sizeof(sge[0]));
-			ret = migr_post_recv_replay(mqp, &wr, &bad);
-			if (ret) {
-				REPORT(rep,
-				       "QP 0x%x: posting a RECV again failed: %s",
-				       mqp->vqp.qp.qp_num, strerror(ret));
-				return ret;
-			}
-			rep->reposted_recvs++;
-		}
+		ret = migr_repost_recvs(mqp, unused[q], rep->error,
+					sizeof(rep->error));
+		if (ret)
+			return ret;
+		rep->reposted_recvs += unused[q++];
 	}
 	return 0;
 }
@@ -445,6 +495,72 @@ static void count_objects(struct migr_context *ctx,
 		rep->ahs++;
 }
 
+/* Every partner elsewhere agrees to follow, or nothing happens */
+static int partners_prepare(struct sw_set *set, unsigned int wait_ms,
+			    struct migr_switch_report *rep)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < set->npartners; i++) {
+		ret = migr_partner_prepare(&set->partners[i], wait_ms,
+					   rep->error, sizeof(rep->error));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Each partner holds its posts and drains the QP that faces us */
+static int partners_suspend(struct sw_set *set, unsigned int wait_ms,
+			    struct migr_switch_report *rep)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < set->npartners; i++) {
+		ret = migr_partner_suspend(&set->partners[i], wait_ms,
+					   rep->error, sizeof(rep->error));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Each partner connects a new QP to our rebuilt one. On the way back
+ * (rollback) a partner that cannot be reached is left behind: its QP here
+ * is connected to its old number, as if it had died without a switch.
+ */
+static int partners_reconnect(struct sw_set *set, bool rollback,
+			      struct migr_switch_report *rep)
+{
+	char why[256];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < set->npartners; i++) {
+		ret = migr_partner_reconnect(&set->partners[i], why,
+					     sizeof(why));
+		if (!ret)
+			continue;
+		if (!rollback) {
+			snprintf(rep->error, sizeof(rep->error), "%s", why);
+			return ret;
+		}
+		verbs_err(&set->ctx[0]->vctx, "switch: rollback: %s\n", why);
+	}
+	return 0;
+}
+
+static void partners_resume(struct sw_set *set, bool abort)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->npartners; i++)
+		migr_partner_resume(&set->partners[i], abort);
+}
+
 /* Open the device called name, or NULL with rep->error set */
 static struct ibv_context *open_by_name(const char *name,
 					struct migr_switch_report *rep)
@@ -464,14 +580,15 @@ static struct ibv_context *open_by_name(const char *name,
 }
 
 /* Build every context on the device named name: objects, then links */
-static int rebuild_set(const struct sw_set *set, const char *name,
-		       const struct migr_gid_move *gids,
+static int rebuild_set(struct sw_set *set, const char *name,
+		       const struct migr_gid_move *gids, bool rollback,
 		       struct migr_switch_report *rep)
 {
 	size_t off = strlen(rep->error);
 	struct migr_context *c;
 	struct ibv_context *to;
 	unsigned int i;
+	double t;
 	int ret;
 
 	for_each_ctx(set, i, c)
@@ -484,6 +601,11 @@ static int rebuild_set(const struct sw_set *set, const char *name,
 		if (ret)
 			return ret;
 	}
+	t = now_ms();
+	ret = partners_reconnect(set, rollback, rep);
+	rep->ms_partner += now_ms() - t;
+	if (ret)
+		return ret;
 	for_each_ctx(set, i, c)
 	{
 		ret = migr_reconnect_all(c, &gids[i], rep->error + off,
@@ -551,8 +673,14 @@ static int switch_locked(struct sw_set *set, const char *target,
 	}
 	/* Between release and rebuild the process holds no device at all */
 	ibv_close_device(to);
-	if (ret)
+	if (!ret) {
+		rep->partners = set->npartners;
+		ret = partners_prepare(set, wait_ms, rep);
+	}
+	if (ret) {
+		partners_resume(set, true);
 		return ret;
+	}
 
 	/* Suspend: from here on, posts are held and polls see the shadows */
 	for_each_ctx(set, i, c) suspend(c);
@@ -563,7 +691,10 @@ static int switch_locked(struct sw_set *set, const char *target,
 				    "a thread stayed inside a post or poll");
 		goto out_resume;
 	}
+	ret = partners_suspend(set, wait_ms, rep);
 	rep->ms_suspend = now_ms() - t;
+	if (ret)
+		goto out_resume;
 
 	t = now_ms();
 	ret = drain(set, wait_ms, rep);
@@ -572,7 +703,8 @@ static int switch_locked(struct sw_set *set, const char *target,
 		q = 0;
 		list_for_each (&c->rec.qps, mqp, entry) {
 			if (!ret &&
-			    unused_recvs(set, mqp, &set->unused[i][q])) {
+			    migr_unused_recvs(mqp, peer_consumers(set, mqp),
+					      &set->unused[i][q])) {
 				REPORT(rep,
 				       "QP 0x%x: its RECV count does not add up",
 				       mqp->vqp.qp.qp_num);
@@ -591,7 +723,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 	rep->ms_release = now_ms() - t;
 
 	t = now_ms();
-	ret = rebuild_set(set, rep->to, set->gids, rep);
+	ret = rebuild_set(set, rep->to, set->gids, false, rep);
 	if (ret) {
 		/* Back where we were: the original device, same record */
 		rep->rolled_back = true;
@@ -607,7 +739,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 				g->e[q].to = tmp;
 			}
 		}
-		if (rebuild_set(set, rep->from, set->gids, rep)) {
+		if (rebuild_set(set, rep->from, set->gids, true, rep)) {
 			/* Nothing to run on: QPs stay suspended; say it */
 			verbs_err(&set->ctx[0]->vctx,
 				  "switch: rollback to %s failed: %s\n",
@@ -615,7 +747,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 			return EIO;
 		}
 	}
-	rep->ms_rebuild = now_ms() - t;
+	rep->ms_rebuild = now_ms() - t - rep->ms_partner;
 
 	t = now_ms();
 	for_each_ctx(set, i, c) if (repost_recvs(c, set->unused[i], rep) &&
@@ -627,12 +759,53 @@ static int switch_locked(struct sw_set *set, const char *target,
 		if (!ret)
 			c->switches++;
 	}
+	partners_resume(set, false);
 	rep->ms_replay = now_ms() - t;
 	return ret;
 
 out_resume:
 	rep->rolled_back = true;
 	for_each_ctx(set, i, c) rep->held_wrs += resume(c);
+	partners_resume(set, true);
+	return ret;
+}
+
+/* QPs of the set: at most that many partners */
+static unsigned int count_qps(struct migr_context **ctxs, unsigned int n)
+{
+	unsigned int i, qps = 0;
+	struct migr_qp *mqp;
+
+	for (i = 0; i < n; i++)
+		list_for_each (&ctxs[i]->rec.qps, mqp, entry)
+			qps++;
+	return qps;
+}
+
+static int switch_once(struct sw_set *set, const char *target,
+		       unsigned int wait_ms, struct migr_switch_report *rep)
+{
+	unsigned int i, n = set->n;
+	int ret = ENOMEM;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->device_fds = rep->device_maps = -1;
+	rep->contexts = n;
+	for (i = 0; i < n; i++)
+		pthread_rwlock_wrlock(&set->ctx[i]->ctl_lock);
+	set->npartners = 0;
+	set->partners =
+		calloc(count_qps(set->ctx, n) + 1, sizeof(*set->partners));
+	if (set->partners)
+		ret = switch_locked(set, target, wait_ms, rep);
+	for (i = n; i-- > 0;)
+		pthread_rwlock_unlock(&set->ctx[i]->ctl_lock);
+	for (i = 0; i < n; i++) {
+		free(set->unused[i]);
+		set->unused[i] = NULL;
+	}
+	free(set->partners);
+	set->partners = NULL;
 	return ret;
 }
 
@@ -640,38 +813,42 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 		unsigned int wait_ms, struct migr_switch_report *rep)
 {
 	struct sw_set set = { .ctx = ctxs, .n = n };
-	double t0 = now_ms();
-	unsigned int i;
+	double t0 = now_ms(), deadline = t0 + wait_ms;
+	unsigned int tries = 0;
 	int ret = ENOMEM;
 
-	memset(rep, 0, sizeof(*rep));
-	rep->device_fds = rep->device_maps = -1;
-	rep->contexts = n;
 	if (!n) {
+		memset(rep, 0, sizeof(*rep));
 		REPORT(rep, "the process has no migr device open");
 		return ENODEV;
 	}
 	set.gids = calloc(n, sizeof(*set.gids));
 	set.unused = calloc(n, sizeof(*set.unused));
-	for (i = 0; i < n; i++)
-		pthread_rwlock_wrlock(&ctxs[i]->ctl_lock);
-	if (set.gids && set.unused)
-		ret = switch_locked(&set, target, wait_ms, rep);
-	for (i = n; i-- > 0;)
-		pthread_rwlock_unlock(&ctxs[i]->ctl_lock);
-	for (i = 0; set.unused && i < n; i++)
-		free(set.unused[i]);
+	/*
+	 * A partner that is switching itself (two connected processes moved
+	 * at once) answers busy before anything was touched: back off for a
+	 * random while, with every lock let go, so one of the two goes first.
+	 */
+	while (set.gids && set.unused) {
+		memset(set.gids, 0, n * sizeof(*set.gids));
+		ret = switch_once(&set, target, wait_ms, rep);
+		if (ret != EBUSY || now_ms() > deadline)
+			break;
+		tries++;
+		usleep(10000 + random() % 90000);
+	}
 	free(set.unused);
 	free(set.gids);
+	rep->retries = tries;
 	rep->ms_total = now_ms() - t0;
 	if (ret)
-		verbs_err(&ctxs[0]->vctx, "switch to %s failed: %s\n", target,
-			  rep->error);
+		verbs_err(&ctxs[0]->vctx, "switch to %s failed: %s\n",
+			  target ? target : "the same device", rep->error);
 	else
 		verbs_info(
 			&ctxs[0]->vctx,
-			"switched %s -> %s: %u contexts, %u QPs, %u MRs, %.2f ms\n",
-			rep->from, rep->to, n, rep->qps, rep->mrs,
+			"switched %s -> %s: %u contexts, %u QPs, %u partners, %.2f ms\n",
+			rep->from, rep->to, n, rep->qps, rep->partners,
 			rep->ms_total);
 	return ret;
 }

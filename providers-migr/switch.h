@@ -15,6 +15,8 @@ struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
 	char to[IBV_SYSFS_NAME_MAX];
 	unsigned int contexts, pds, mrs, channels, cqs, qps, ahs;
+	unsigned int partners; /* QPs whose partner is in another process */
+	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
 	unsigned int reposted_recvs; /* posted before, unused, posted again */
 	unsigned int shadowed; /* completions taken off the old CQs */
@@ -22,6 +24,7 @@ struct migr_switch_report {
 	/* what the process held of the device between release and rebuild */
 	int device_fds, device_maps;
 	double ms_suspend, ms_drain, ms_release, ms_rebuild, ms_replay;
+	double ms_partner; /* talking to partners (within the phases) */
 	double ms_total;
 	bool rolled_back;
 	char error[256]; /* empty on success */
@@ -58,7 +61,19 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 int migr_reconnect_all(struct migr_context *ctx,
 		       const struct migr_gid_move *gids, char *why,
 		       size_t why_len);
+int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len);
+int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
+		    char *why, size_t why_len);
 void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah);
 void migr_count_device_holds(int *fds, int *maps);
+
+/* switch.c: the pieces a partner's side uses for the one QP it moves */
+int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
+		     int peer_access);
+int migr_repost_recvs(struct migr_qp *mqp, uint64_t unused, char *why,
+		      size_t why_len);
+unsigned int migr_qp_resume(struct migr_qp *mqp);
+int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
+		      uint64_t *unused);
 
 #endif /* MIGR_SWITCH_H */

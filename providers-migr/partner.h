@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Partners in other processes, on this host or another: the process at the
+ * other end of an RC connection follows a switch. The moving process asks
+ * it, through migrd (which relays to the partner's host and process), to
+ * prepare, suspend and drain the one QP that faces it, take the moved
+ * process's new keys, replace that QP's lower QP by one connected to the
+ * rebuilt QP, and resume. See docs/architecture.md, "Partners".
+ *
+ * Requests to the partner process (its control socket, "partner OP QPN GID
+ * ARGS": QPN is its QP as we know it, GID that QP's port GID, in hex):
+ *
+ *   prepare ... PEER_QPN LEASE_MS ACCESS RD_ATOMIC
+ *       its QP faces PEER_QPN (ours, virtual); opens a session that ends
+ *       by itself after LEASE_MS without news. Replies its QP's "access"
+ *       and "rd_atomic" (for our drain marker).
+ *   suspend ... WAIT_MS      hold its posts, drain its send queue;
+ *                            replies "consumers" (its SENDs ever posted)
+ *   keys ... V:P,V:P,...      our rkeys, virtual:physical, hex
+ *   reconnect ... NEW_QPN NEW_GID CONSUMERS
+ *                            a new lower QP on the same CQs and PD,
+ *                            connected to NEW_QPN; replies its "qpn"
+ *   resume ...               post what it held; the session ends
+ *   abort ...                the same, whatever state it reached
+ *
+ * A process that does not own QPN replies "notmine"; one that is switching
+ * itself replies "busy" (the mover backs off and tries again).
+ */
+#ifndef MIGR_PARTNER_H
+#define MIGR_PARTNER_H
+
+#include <stdio.h>
+
+#include "migr.h"
+
+/* How long a partner waits for news, beyond the mover's drain bound */
+#define MIGR_PARTNER_LEASE_MS 10000
+
+/* The moving side's view of one partner QP */
+struct migr_partner {
+	struct migr_qp *mqp; /* our QP that faces it */
+	char host[64]; /* its address, from its GID */
+	int pid; /* 0 until the first reply named it */
+	uint32_t qpn; /* its QP number as our application knows it */
+	union ibv_gid gid;
+	int access; /* its qp_access_flags */
+	uint8_t rd_atomic;
+	uint64_t consumers; /* its SENDs posted, at suspension */
+	bool prepared, suspended;
+	uint32_t new_qpn; /* its new lower QP, after reconnect */
+};
+
+/* partner_call.c: the moving side. 0, or an errno with err set. */
+int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
+		      size_t errlen);
+int migr_partner_prepare(struct migr_partner *p, unsigned int wait_ms,
+			 char *err, size_t errlen);
+int migr_partner_suspend(struct migr_partner *p, unsigned int wait_ms,
+			 char *err, size_t errlen);
+int migr_partner_reconnect(struct migr_partner *p, char *err, size_t errlen);
+void migr_partner_resume(struct migr_partner *p, bool abort);
+
+/* partner_serve.c: the partner side, one request line (after "partner ") */
+void migr_partner_serve(FILE *out, const char *line);
+/* A context closes: its sessions end (migr_control_lock held) */
+void migr_partner_forget_ctx(struct migr_context *ctx);
+
+/* control.c: the process's contexts, for partner_serve.c */
+bool migr_control_lock(unsigned int timeout_ms);
+void migr_control_unlock(void);
+struct migr_qp *migr_control_find_qp(uint32_t vqpn, const union ibv_gid *gid,
+				     struct migr_context **ctx);
+
+#endif /* MIGR_PARTNER_H */
