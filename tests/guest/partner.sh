@@ -1,0 +1,191 @@
+#!/bin/bash
+# In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
+# migr-traffic between a process on A and its partner on B (RC QPs, every
+# op, legacy and ibv_wr_* posting, completion channels; every WR and byte
+# checked). A's process is switched between A's rxe0 and rxe1 20 times
+# under traffic and B's partner follows through the two migrd; then B's is
+# switched; then both at once; then the faults. Each side checks its own
+# traffic verdict at the end.
+# usage: partner.sh a|b    (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
+. "$(dirname "$0")/lib.sh"
+role=${1:?a or b}
+A_IP=10.9.0.1
+SWITCHES=${MIGR_PARTNER_SWITCHES:-20}
+RUN=/run/migr-partner
+SYNC=$LOGDIR/partner-sync # files one guest leaves for the other
+MLOG=$LOGDIR/partner-migrd-$role.log
+export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
+export VERBS_LOG_FILE=$LOGDIR/partner-$role.verbs.log
+# RC only (SRQ and UD do not move yet), every op, both APIs, events
+TRAFFIC="-d migr_rxe0 --qps 4 --api mixed --mode event -D 900 --stall-timeout 60"
+mkdir -p "$RUN"
+rm -f "$VERBS_LOG_FILE"
+
+# say NAME / await NAME [SECONDS]: one guest tells the other it got there
+say() { touch "$SYNC/$1"; }
+await() {
+	for _ in $(seq $((${2:-300} * 5))); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
+	echo "    timed out waiting for $1" >&2
+	return 1
+}
+
+start_migrd() {
+	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >>"$MLOG" 2>&1 &
+	MIGRD=$!
+	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# switches NAME PID N DEV...: N switches of PID, cycling through DEV...; one
+# JSON line each in NAME.jsonl; every one must succeed with its partners
+switches() {
+	local name=$1 pid=$2 n=$3 i=0; shift 3
+	local devs=("$@")
+	: >"$LOGDIR/$name.jsonl"
+	while [ $i -lt "$n" ]; do
+		migrctl switch --pid "$pid" --device "${devs[$((i % ${#devs[@]}))]}" --json \
+			>>"$LOGDIR/$name.jsonl" 2>>"$LOGDIR/$name.err" || return 1
+		i=$((i + 1))
+	done
+}
+
+# check_switches NAME N: N successful switches, each moving 4 partners
+check_switches() {
+	check "$1_all_ok" python3 - "$LOGDIR/$1.jsonl" "$2" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    assert r["ok"], r
+    for c in r["reply"]["switch"]:
+        assert c["ok"] and c["partners"] == 4 and c["lost"] == 0, c
+        assert c["device_fds_after_release"] == 0, c
+    n += 1
+assert n == int(sys.argv[2]), n
+PY
+	python3 - "$LOGDIR/$1.jsonl" <<'PY'
+import json, statistics, sys
+rs = [json.loads(l)["reply"]["switch"][0] for l in open(sys.argv[1])]
+if rs:
+    med = lambda k: statistics.median(r["phases_ms"][k] for r in rs)
+    print("    %d switches, median ms: total %.1f, suspend %.1f, drain %.1f, release %.1f,"
+          " rebuild %.1f, partner reconnect %.1f, replay %.1f; retries %d" % (
+          len(rs), statistics.median(r["total_ms"] for r in rs), med("suspend"), med("drain"),
+          med("release"), med("rebuild"), med("partner_reconnect"), med("replay"),
+          sum(r.get("retries", 0) for r in rs)))
+PY
+}
+
+# refused NAME PATTERN CMD...: CMD fails and says PATTERN in one line
+refused() {
+	local name=$1 pat=$2; shift 2
+	"$@" >"$LOGDIR/$name.out" 2>&1
+	local rc=$?
+	check "$name" sh -c "[ $rc -ne 0 ] && grep -Eq '$pat' $LOGDIR/$name.out"
+	sed -n '1p' "$LOGDIR/$name.out" | cut -c1-300 | sed 's/^/    /'
+}
+
+key() { install -m 0600 /dev/null "$1"; echo "$2" >"$1"; }
+key "$RUN/key" "migr partner test key $(date +%Y)"
+: >"$MLOG"
+start_migrd && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"
+ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
+
+if [ "$role" = a ]; then
+	rm -rf "$SYNC" && mkdir -p "$SYNC"
+	migr-traffic $TRAFFIC --server >"$LOGDIR/partner-traffic-a.log" 2>&1 &
+	TR=$!
+	# a plain-stack partner's server: its client on B runs on rxe0 itself
+	migr-traffic -d migr_rxe0 --qps 1 -D 900 --port 18601 --server >"$LOGDIR/partner-plain-a.log" 2>&1 &
+	PL=$!
+	say a.up
+	await b.up || fail b_up
+	for _ in $(seq 100); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
+	sleep 3
+
+	# 1. A moves 20 times; B's QPs follow
+	check "a_switched_${SWITCHES}_times" switches a-moves "$TR" "$SWITCHES" rxe1 rxe0
+	check_switches a-moves "$SWITCHES"
+	say a.moved
+
+	# 2. B moves (await), 3. both at once
+	await b.moved || fail b_moved
+	say both.go
+	check a_switched_while_b_switches switches a-both "$TR" 6 rxe1 rxe0
+	check_switches a-both 6
+	await b.both || fail b_both
+
+	# 4. faults, each refused with its reason; the traffic goes on
+	refused fault_target_missing 'no RDMA device named rxe9' \
+		migrctl switch --pid "$TR" --device rxe9
+	migrctl switch --pid "$TR" --device rxe1 --wait-ms 1 --json >"$LOGDIR/fault_wait.json" 2>&1
+	check fault_wait_bound_rolls_back python3 - "$LOGDIR/fault_wait.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r = r["reply"]["switch"][0] if "reply" in r else r
+# Either it drained within 1 ms (then it moved), or it rolled back saying so
+assert r["ok"] or ("drain" in r["error"] and r.get("rolled_back", True)), r
+print("    ", "moved" if r["ok"] else r["error"])
+PY
+	say b.stop_migrd
+	await b.migrd_stopped || fail b_migrd_stopped
+	refused fault_partner_migrd_down 'migrd on 10\.9\.0\.2 .*unreachable|10\.9\.0\.2.*(refused|unreachable)' \
+		migrctl switch --pid "$TR" --device rxe0
+	say b.start_migrd
+	await b.migrd_started || fail b_migrd_started
+	await b.plain_up || fail b_plain_up
+	refused fault_partner_not_migr 'does not use migr' \
+		migrctl switch --pid "$PL" --device rxe1
+	# once more after the faults: everything still moves
+	check a_switches_after_faults switches a-after "$TR" 2 rxe1 rxe0
+	check_switches a-after 2
+	say a.faults_done
+
+	# 5. the end: both stop posting, drain, and compare everything
+	await b.stopping || fail b_stopping
+	kill -TERM "$TR" "$PL" 2>/dev/null
+	wait "$TR"; rc=$?
+	check traffic_a_verified sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/partner-traffic-a.log"
+	tail -n 2 "$LOGDIR/partner-traffic-a.log" | sed 's/^/    /'
+	wait "$PL"
+	say a.done
+else
+	await a.up || fail a_up
+	migr-traffic $TRAFFIC --client $A_IP --connect-timeout 60 >"$LOGDIR/partner-traffic-b.log" 2>&1 &
+	TR=$!
+	for _ in $(seq 300); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
+	say b.up
+	await a.moved || fail a_moved
+	check b_switched_4_times switches b-moves "$TR" 4 rxe1 rxe0
+	check_switches b-moves 4
+	say b.moved
+	await both.go || fail both_go
+	check b_switched_while_a_switches switches b-both "$TR" 6 rxe1 rxe0
+	check_switches b-both 6
+	say b.both
+
+	await b.stop_migrd || fail b_stop_migrd
+	kill -TERM "$MIGRD"; wait "$MIGRD"
+	say b.migrd_stopped
+	await b.start_migrd || fail b_start_migrd
+	start_migrd && pass migrd_restarts_b || fail migrd_restarts_b "$MLOG"
+	say b.migrd_started
+	# the plain-stack partner: rxe0 itself, under no migr at all
+	migr-traffic -d rxe0 --qps 1 -D 900 --port 18601 --client $A_IP --connect-timeout 60 \
+		>"$LOGDIR/partner-plain-b.log" 2>&1 &
+	PL=$!
+	sleep 5
+	say b.plain_up
+	await a.faults_done || fail a_faults_done
+	say b.stopping
+	kill -TERM "$TR" "$PL" 2>/dev/null
+	wait "$TR"; rc=$?
+	check traffic_b_verified sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/partner-traffic-b.log"
+	tail -n 2 "$LOGDIR/partner-traffic-b.log" | sed 's/^/    /'
+	wait "$PL"
+	await a.done 120 || fail a_done
+fi
+grep -q "QP 0x[0-9a-f]*: now 0x" "$VERBS_LOG_FILE" && pass "partner_side_reconnected_$role" ||
+	fail "partner_side_reconnected_$role" "$VERBS_LOG_FILE"
+kill -TERM "$MIGRD" 2>/dev/null
+summary "partner $role"
