@@ -274,6 +274,9 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 	case REQ_PEER_PING:
 		do_peer_ping(r, out);
 		return;
+	case REQ_PARTNER:
+		ops_error(out, "partner requests are not served yet");
+		return;
 	}
 	ops_error(out, "unknown request");
 }
