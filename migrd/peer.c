@@ -17,6 +17,9 @@
 #define PEER_IDLE_MS 30000
 #define PEER_REQS_MAX 64 /* per connection */
 
+/* Any request a local client may send can be relayed in one frame */
+_Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
+
 /* Read one frame and check it; f->body points into buf */
 static int read_frame(int fd, struct wire_sess *s, uint8_t *buf,
 		      struct wire_frame *f, int timeout_ms, char *err,
