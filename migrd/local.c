@@ -53,7 +53,8 @@ void local_serve(int fd)
 			 (unsigned int)c.uid, err);
 		ops_error(&out, err);
 	} else {
-		if (r.op != REQ_REGISTER)
+		/* partner.c logs its own, never a partner's whole line */
+		if (r.op != REQ_REGISTER && r.op != REQ_PARTNER)
 			log_dbg("local pid %d uid %u: %.*s", c.pid,
 				(unsigned int)c.uid, (int)n - 1, line);
 		ops_run(&r, &c, &out);

@@ -32,6 +32,9 @@ struct client {
 void ops_run(const struct req *r, const struct client *c, struct sbuf *out);
 void ops_error(struct sbuf *out, const char *err);
 
+/* partner.c: the partner relay (req.h) */
+void partner_run(const struct req *r, const struct client *c, struct sbuf *out);
+
 /* proc.c: one request to a migr process's control socket */
 int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 		 char *err, size_t errlen);

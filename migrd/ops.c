@@ -248,9 +248,12 @@ static void do_peer_ping(const struct req *r, struct sbuf *out)
 
 void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
-	/* A peer may only ask about this host's QPs and say hello */
+	/*
+	 * A peer may only say hello, ask about this host's QPs and relay to
+	 * this host's partner processes
+	 */
 	if (c->peer && r->op != REQ_HELLO &&
-	    (r->op != REQ_QPN_OWNER || r->host[0])) {
+	    ((r->op != REQ_QPN_OWNER && r->op != REQ_PARTNER) || r->host[0])) {
 		ops_error(out, "request not allowed from a peer");
 		return;
 	}
@@ -273,6 +276,9 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 		return;
 	case REQ_PEER_PING:
 		do_peer_ping(r, out);
+		return;
+	case REQ_PARTNER:
+		partner_run(r, c, out);
 		return;
 	}
 	ops_error(out, "unknown request");

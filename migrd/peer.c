@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /* migrd to migrd over TCP: handshake, then request/reply frames (wire.h) */
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -16,6 +17,10 @@
 
 #define PEER_IDLE_MS 30000
 #define PEER_REQS_MAX 64 /* per connection */
+#define PEER_LOG_MAX 96 /* of a request: a partner's line is cut short */
+
+/* Any request a local client may send can be relayed in one frame */
+_Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
 /* Read one frame and check it; f->body points into buf */
 static int read_frame(int fd, struct wire_sess *s, uint8_t *buf,
@@ -60,7 +65,7 @@ void peer_serve(int fd, const char *who)
 	char err[256];
 	struct req r;
 	long n;
-	int i = 1;
+	int i = 1, shown;
 
 	if (!buf)
 		goto done;
@@ -94,7 +99,10 @@ void peer_serve(int fd, const char *who)
 			out.oom = false;
 			ops_error(&out, "reply too large for one frame");
 		}
-		log_dbg("peer %s: %.*s -> %zu bytes", who, (int)f.len - 1,
+		shown = f.len ? (int)f.len - 1 : 0; /* the newline */
+		if (shown > PEER_LOG_MAX)
+			shown = PEER_LOG_MAX;
+		log_dbg("peer %s: %.*s -> %zu bytes", who, shown,
 			(char *)f.body, out.len);
 		if (send_frame(fd, &s, WIRE_RESP, out.p, out.len, buf))
 			goto done;
@@ -139,10 +147,18 @@ static int tcp_connect(const char *host, unsigned int port, int timeout_ms,
 		fd = -1;
 	}
 	freeaddrinfo(res);
-	if (fd < 0)
+	if (fd < 0) {
+		char why[128];
+
+		/* SO_SNDTIMEO ends a connect() that hangs with EINPROGRESS */
+		if (!rc || rc == EINPROGRESS || rc == EAGAIN)
+			rc = ETIMEDOUT;
+		snprintf(why, sizeof(why), "%s", strerror(rc));
+		why[0] = tolower((unsigned char)why[0]);
 		snprintf(err, errlen,
-			 "cannot connect to migrd on %s port %u: %s", host,
-			 port, strerror(rc ? rc : ETIMEDOUT));
+			 "migrd on %s is unreachable: %s (port %u)", host, why,
+			 port);
+	}
 	return fd;
 }
 
@@ -158,8 +174,8 @@ int peer_call(const char *host, const char *line, int timeout_ms,
 	err[0] = 0;
 	if (!g.psk_len) {
 		snprintf(err, errlen,
-			 "no peer key loaded (%s); peer requests are off",
-			 g.conf.key_file);
+			 "cannot ask migrd on %s: no peer key loaded (%s)",
+			 host, g.conf.key_file);
 		return -1;
 	}
 	fd = tcp_connect(host, g.conf.port, 5000, err, errlen);

@@ -126,6 +126,8 @@ int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 		snprintf(err, errlen, "no QP %u on %s%s%s", qpn, ibdev,
 			 kerr && kerr != ENOENT ? ": " : "",
 			 kerr && kerr != ENOENT ? strerror(kerr) : "");
+		if (!kerr || kerr == ENOENT)
+			ret = 1;
 		goto out;
 	}
 	*pid = q.pid;

@@ -8,7 +8,8 @@
 /*
  * Who owns QP qpn on RDMA device ibdev, from the kernel's resource tracking
  * (RDMA netlink, RDMA_NLDEV_CMD_RES_QP_GET): *pid, or 0 and the kernel
- * user's name in kern for a kernel QP. 0, or -1 with a one-line error.
+ * user's name in kern for a kernel QP. 0; 1 if ibdev has no such QP; or
+ * -1 if the kernel could not be asked. Either failure has a one-line err.
  */
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen);

@@ -79,7 +79,7 @@ int proc_tgid(int tid)
 	return tgid;
 }
 
-static void proc_comm(int pid, char *buf, size_t len)
+void proc_comm(int pid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;

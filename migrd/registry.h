@@ -9,6 +9,7 @@
 #define MIGRD_REGISTRY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #define REG_MAX 1024
@@ -36,5 +37,8 @@ int proc_tgid(int tid);
 
 /* The uid owning pid (its effective uid); -1 if it is gone */
 int proc_uid(int pid, uid_t *uid);
+
+/* Its command name (/proc/<pid>/comm); empty if it is gone */
+void proc_comm(int pid, char *buf, size_t len);
 
 #endif

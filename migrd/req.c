@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /* The request line parser: everything a client sends is checked here */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include "req.h"
 
 #define MAX_TOKENS 6
+#define PARTNER_ARGS 4 /* HOST PID QPN GID, then the line */
 
 static const struct {
 	const char *name;
@@ -21,6 +24,7 @@ static const struct {
 	{ "hello", REQ_HELLO, 0, 0 },
 	{ "qpn-owner", REQ_QPN_OWNER, 3, 3 },
 	{ "peer-ping", REQ_PEER_PING, 1, 1 },
+	{ "partner", REQ_PARTNER, PARTNER_ARGS, PARTNER_ARGS },
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -70,8 +74,65 @@ static int valid_host(const char *s)
 			 "0123456789.-:") == n;
 }
 
-static int parse_args(struct req *r, char **tok, int n, char *err,
-		      size_t errlen)
+/* A partner's address: an IPv4 or IPv6 literal, no names, no scope */
+static int valid_addr(const char *s)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (strlen(s) >= INET6_ADDRSTRLEN)
+		return 0;
+	return inet_pton(AF_INET, s, &a4) == 1 ||
+	       inet_pton(AF_INET6, s, &a6) == 1;
+}
+
+static int parse_partner(struct req *r, char **tok, const char *rest, char *err,
+			 size_t errlen)
+{
+	static const char line_chars[] = "abcdefghijklmnopqrstuvwxyz"
+					 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789 :,._-";
+	unsigned long v;
+	size_t n;
+
+	if (strcmp(tok[0], "-")) {
+		if (!valid_addr(tok[0]))
+			return fail(
+				err, errlen,
+				"invalid host '%s' (an IPv4 or IPv6 address, or -)",
+				tok[0]);
+		strcpy(r->host, tok[0]);
+	}
+	if (parse_uint(tok[1], 0, REQ_PID_MAX, &v))
+		return fail(err, errlen, "invalid pid '%s'", tok[1]);
+	r->pid = v;
+	if (parse_uint(tok[2], 0, 0xffffff, &v))
+		return fail(err, errlen, "invalid qpn '%s' (0..16777215)",
+			    tok[2]);
+	r->qpn = v;
+	if (strlen(tok[3]) != REQ_GID_LEN ||
+	    strspn(tok[3], "0123456789abcdef") != REQ_GID_LEN)
+		return fail(err, errlen,
+			    "invalid gid '%s' (32 lowercase hex digits)",
+			    tok[3]);
+	strcpy(r->gid, tok[3]);
+	/* The line is not echoed in errors: it is the partner's business */
+	n = strlen(rest);
+	if (!n || rest[0] == ' ')
+		return fail(err, errlen, "partner request without a line");
+	if (n > REQ_PARTNER_LINE_MAX)
+		return fail(err, errlen, "partner line longer than %d bytes",
+			    REQ_PARTNER_LINE_MAX);
+	if (strspn(rest, line_chars) != n)
+		return fail(
+			err, errlen,
+			"partner line has a character other than A-Z a-z 0-9 space : , . _ -");
+	memcpy(r->line, rest, n + 1);
+	return 0;
+}
+
+static int parse_args(struct req *r, char **tok, int n, const char *rest,
+		      char *err, size_t errlen)
 {
 	unsigned long v;
 
@@ -125,14 +186,34 @@ static int parse_args(struct req *r, char **tok, int n, char *err,
 			return fail(err, errlen, "invalid host '%s'", tok[0]);
 		strcpy(r->host, tok[0]);
 		return 0;
+	case REQ_PARTNER:
+		return parse_partner(r, tok, rest, err, errlen);
 	}
 	return fail(err, errlen, "unknown request");
+}
+
+/*
+ * The next space-separated word of *p, NUL-terminated in place, or NULL;
+ * *p is left just past the one space that ended it.
+ */
+static char *next_word(char **p)
+{
+	char *s = *p + strspn(*p, " "), *e;
+
+	if (!*s)
+		return NULL;
+	e = s + strcspn(s, " ");
+	if (*e)
+		*e++ = 0;
+	*p = e;
+	return s;
 }
 
 int req_parse(const char *buf, size_t len, struct req *r, char *err,
 	      size_t errlen)
 {
-	char line[REQ_MAX + 1], *tok[MAX_TOKENS + 1], *save, *t;
+	char line[REQ_MAX + 1], *tok[MAX_TOKENS + 1], *p, *t;
+	const char *rest = "";
 	unsigned int i;
 	int n = 0;
 
@@ -148,11 +229,15 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 				    "request has a control or non-ASCII byte");
 	memcpy(line, buf, len - 1);
 	line[len - 1] = 0;
-	for (t = strtok_r(line, " ", &save); t;
-	     t = strtok_r(NULL, " ", &save)) {
+	for (p = line; (t = next_word(&p));) {
 		if (n == MAX_TOKENS + 1)
 			return fail(err, errlen, "too many words in request");
 		tok[n++] = t;
+		/* A partner request ends in a line of its own: not words */
+		if (n == 2 + PARTNER_ARGS && !strcmp(tok[1], "partner")) {
+			rest = p;
+			break;
+		}
 	}
 	if (n < 2)
 		return fail(err, errlen, "empty request");
@@ -175,7 +260,7 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 	if (n < ops[i].min_args || n > ops[i].max_args)
 		return fail(err, errlen, "wrong number of arguments for '%s'",
 			    ops[i].name);
-	return parse_args(r, tok + 2, n, err, errlen);
+	return parse_args(r, tok + 2, n, rest, err, errlen);
 }
 
 int req_format(const struct req *r, char *buf, size_t len)
@@ -206,6 +291,11 @@ int req_format(const struct req *r, char *buf, size_t len)
 	case REQ_PEER_PING:
 		n = snprintf(buf, len, "migrd/1 peer-ping %s\n", r->host);
 		break;
+	case REQ_PARTNER:
+		n = snprintf(buf, len, "migrd/1 partner %s %d %u %s %s\n",
+			     r->host[0] ? r->host : "-", r->pid, r->qpn, r->gid,
+			     r->line);
+		break;
 	}
-	return n < 0 || (size_t)n >= len ? -1 : n;
+	return n < 0 || (size_t)n >= len || n > REQ_MAX ? -1 : n;
 }

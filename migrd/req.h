@@ -10,6 +10,11 @@
  *   migrd/1 hello
  *   migrd/1 qpn-owner HOST|- IBDEV QPN (HOST: ask that host's migrd)
  *   migrd/1 peer-ping HOST
+ *   migrd/1 partner HOST|- PID QPN GID LINE...
+ *                                      (from migr processes and root; peers
+ *                                      with HOST "-" only: LINE goes to the
+ *                                      process owning QP QPN with GID, here
+ *                                      or through HOST's migrd)
  */
 #ifndef MIGRD_REQ_H
 #define MIGRD_REQ_H
@@ -18,11 +23,13 @@
 #include <stdint.h>
 
 #define REQ_VERSION 1
-#define REQ_MAX 512
+#define REQ_MAX 4096
 #define REQ_NAME_MAX 64
 #define REQ_HOST_MAX 256
 #define REQ_WAIT_MAX 600000
 #define REQ_PID_MAX 4194304
+#define REQ_GID_LEN 32 /* hex digits, lowercase */
+#define REQ_PARTNER_LINE_MAX 3800
 
 enum req_op {
 	REQ_REGISTER,
@@ -31,6 +38,7 @@ enum req_op {
 	REQ_HELLO,
 	REQ_QPN_OWNER,
 	REQ_PEER_PING,
+	REQ_PARTNER,
 };
 
 struct req {
@@ -40,6 +48,8 @@ struct req {
 	char host[REQ_HOST_MAX]; /* empty: this host */
 	unsigned int wait_ms;
 	uint32_t qpn;
+	char gid[REQ_GID_LEN + 1]; /* partner */
+	char line[REQ_PARTNER_LINE_MAX + 1]; /* partner: the rest, verbatim */
 };
 
 /*

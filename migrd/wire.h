@@ -20,7 +20,11 @@
 
 #define WIRE_VERSION 1
 #define WIRE_HDR_LEN 20
-#define WIRE_BODY_MAX 4096
+/*
+ * A request (REQ_MAX, 4096) always fits; replies get room for a partner
+ * process's reply relayed whole, with migrd's envelope around it.
+ */
+#define WIRE_BODY_MAX 8192
 #define WIRE_FRAME_MAX (WIRE_HDR_LEN + WIRE_BODY_MAX + SHA256_LEN)
 #define WIRE_NONCE_LEN 32
 #define WIRE_KEY_MIN 16

@@ -72,7 +72,7 @@ if not line.endswith(b"\n"):
     s.shutdown(socket.SHUT_WR)
 print(s.makefile().readline().strip())
 PY
-LONG=$(printf '%0600d' 0)
+LONG=$(printf '%04200d' 0)
 
 : >"$LOGDIR/migrd.log"
 if start_migrd; then pass migrd_starts; else fail migrd_starts "$LOGDIR/migrd.log"; fi
@@ -104,7 +104,7 @@ check other_user_lists_nothing sh -c "setpriv --reuid=65534 --regid=65534 --clea
 one_line_error bad_wait_refused "invalid wait" migrctl switch --pid "$SP" --device rxe1 --wait-ms 0
 one_line_error no_migrd_refused "cannot reach migrd" env MIGRD_SOCKET=$RUN/none.sock migrctl status
 check wrong_version_refused sh -c "python3 $RAW $SOCK 'migrd/2 hello\n' | grep -q 'unsupported protocol version .2. (this migrd speaks 1)'"
-check oversize_refused sh -c "python3 $RAW $SOCK 'migrd/1 status $LONG\n' | grep -q 'longer than 512 bytes'"
+check oversize_refused sh -c "python3 $RAW $SOCK 'migrd/1 status $LONG\n' | grep -q 'longer than 4096 bytes'"
 check truncated_refused sh -c "python3 $RAW $SOCK 'migrd/1 status' | grep -q 'incomplete request'"
 check unknown_request_refused sh -c "python3 $RAW $SOCK 'migrd/1 frobnicate 1\n' | grep -q 'unknown request .frobnicate.'"
 check control_byte_refused sh -c "python3 $RAW $SOCK 'migrd/1 status\x01\n' | grep -q 'control or non-ASCII'"

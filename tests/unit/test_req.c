@@ -86,6 +86,104 @@ static void test_requests(void)
 	CHECK(!req_parse(line, 17 + REQ_NAME_MAX, &r, err, sizeof(err)));
 }
 
+#define GID "fe800000000000000200000000000001"
+
+static void test_partner(void)
+{
+	char line[REQ_MAX + 2], big[REQ_MAX + 2];
+	struct req r, r2;
+	int n;
+
+	CHECK(!parse("migrd/1 partner - 0 17 " GID " suspend 17 4\n", &r));
+	CHECK(r.op == REQ_PARTNER && !r.host[0] && !r.pid && r.qpn == 17 &&
+	      !strcmp(r.gid, GID) && !strcmp(r.line, "suspend 17 4"));
+	CHECK(!parse("migrd/1 partner 10.9.0.2 4242 16777215 " GID " x\n", &r));
+	CHECK(!strcmp(r.host, "10.9.0.2") && r.pid == 4242 &&
+	      r.qpn == 0xffffff && !strcmp(r.line, "x"));
+	CHECK(!parse("migrd/1 partner fd00::2 0 1 " GID " x\n", &r) &&
+	      !strcmp(r.host, "fd00::2"));
+	CHECK(!parse("migrd/1 partner ::ffff:10.9.0.2 0 1 " GID " x\n", &r));
+	/* the line is the rest, verbatim: its own spaces, any word count */
+	CHECK(!parse("migrd/1 partner - 0 1 " GID
+		     " a b  c,d:e.f_g-h 1 2 3 4 5 6 7 8 9 \n",
+		     &r));
+	CHECK(!strcmp(r.line, "a b  c,d:e.f_g-h 1 2 3 4 5 6 7 8 9 "));
+	/* words before the line may be spaced out, as elsewhere */
+	CHECK(!parse("migrd/1  partner  -  0  1  " GID " x y\n", &r) &&
+	      !strcmp(r.line, "x y"));
+
+	/* format and parse agree */
+	memset(&r, 0, sizeof(r));
+	r.op = REQ_PARTNER, r.pid = 7, r.qpn = 99;
+	strcpy(r.host, "fd00::1"), strcpy(r.gid, GID);
+	strcpy(r.line, "reconnect 99 a:b,c");
+	n = req_format(&r, line, sizeof(line));
+	CHECK(n > 0 && !strcmp(line, "migrd/1 partner fd00::1 7 99 " GID
+				     " reconnect 99 a:b,c\n"));
+	CHECK(!parse(line, &r2) && r2.pid == 7 && r2.qpn == 99 &&
+	      !strcmp(r2.host, "fd00::1") && !strcmp(r2.line, r.line));
+	r.host[0] = 0;
+	CHECK(req_format(&r, line, sizeof(line)) > 0 &&
+	      !strncmp(line, "migrd/1 partner - 7 ", 20));
+	CHECK(req_format(&r, line, 20) == -1);
+
+	/* malformed */
+	CHECK(refused("migrd/1 partner - 0 17\n", "wrong number"));
+	CHECK(refused("migrd/1 partner - 0 17 " GID "\n", "without a line"));
+	CHECK(refused("migrd/1 partner - 0 17 " GID " \n", "without a line"));
+	CHECK(refused("migrd/1 partner - 0 17 " GID "  x\n", "without a line"));
+	CHECK(refused("migrd/1 partner host-b 0 17 " GID " x\n",
+		      "invalid host 'host-b'"));
+	CHECK(refused("migrd/1 partner 10.9.0.256 0 17 " GID " x\n",
+		      "invalid host"));
+	CHECK(refused("migrd/1 partner fe80::1%eth0 0 17 " GID " x\n",
+		      "invalid host"));
+	CHECK(refused("migrd/1 partner -- 0 17 " GID " x\n", "invalid host"));
+	CHECK(refused("migrd/1 partner - -1 17 " GID " x\n", "invalid pid"));
+	CHECK(refused("migrd/1 partner - 4194305 17 " GID " x\n",
+		      "invalid pid"));
+	CHECK(refused("migrd/1 partner - 0 16777216 " GID " x\n",
+		      "invalid qpn"));
+	CHECK(refused("migrd/1 partner - 0 0x11 " GID " x\n", "invalid qpn"));
+	CHECK(refused("migrd/1 partner - 0 17 FE800000000000000200000000000001"
+		      " x\n",
+		      "invalid gid"));
+	CHECK(refused("migrd/1 partner - 0 17 fe80000000000000020000000000001"
+		      " x\n",
+		      "invalid gid"));
+	CHECK(refused("migrd/1 partner - 0 17 fe80:0000:0000:0000:0200:0000:"
+		      "0000:0001 x\n",
+		      "invalid gid"));
+	CHECK(refused("migrd/1 partner - 0 17 " GID " a;b\n", "character"));
+	CHECK(refused("migrd/1 partner - 0 17 " GID " a\"b\n", "character"));
+	CHECK(refused("migrd/1 partner - 0 17 " GID " a/b\n", "character"));
+	CHECK(refused("migrd/1 partner - 0 17 " GID " a\tb\n", "control"));
+	/* the line is not echoed back */
+	CHECK(refused("migrd/1 partner - 0 17 " GID " secret;\n",
+		      "character") &&
+	      !strstr(err, "secret"));
+
+	/* the line's bound: REQ_PARTNER_LINE_MAX bytes, not one more */
+	n = snprintf(big, sizeof(big), "migrd/1 partner - 0 17 " GID " ");
+	memset(big + n, 'a', REQ_PARTNER_LINE_MAX);
+	strcpy(big + n + REQ_PARTNER_LINE_MAX, "\n");
+	CHECK(!parse(big, &r) && strlen(r.line) == REQ_PARTNER_LINE_MAX);
+	strcpy(big + n + REQ_PARTNER_LINE_MAX, "a\n");
+	CHECK(refused(big, "longer than 3800"));
+	/* the longest relayable request still fits REQ_MAX */
+	n = snprintf(big, sizeof(big),
+		     "migrd/1 partner ffff:ffff:ffff:ffff:ffff:ffff:"
+		     "255.255.255.255 4194304 16777215 " GID " ");
+	memset(big + n, 'a', REQ_PARTNER_LINE_MAX);
+	strcpy(big + n + REQ_PARTNER_LINE_MAX, "\n");
+	CHECK(strlen(big) <= REQ_MAX && !parse(big, &r));
+	/* the whole line is bounded before any word is looked at */
+	memset(big + n, 'a', REQ_MAX + 1 - n);
+	big[REQ_MAX] = '\n';
+	big[REQ_MAX + 1] = 0;
+	CHECK(refused(big, "longer than 4096"));
+}
+
 static int json_ok(const char *s)
 {
 	struct json_tok t[64];
@@ -153,6 +251,7 @@ static void test_json(void)
 int main(void)
 {
 	test_requests();
+	test_partner();
 	test_json();
 	return unit_done("req");
 }

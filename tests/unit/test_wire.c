@@ -151,9 +151,12 @@ static void test_layout(void)
 	CHECK(wire_peek_len(b, err, sizeof(err)) == -1);
 	/* oversize: announced and sealed */
 	memcpy(b, a, n);
-	b[16] = 0, b[17] = 0, b[18] = 0x10, b[19] = 0x01; /* 4097 */
+	b[16] = 0, b[17] = 0, b[18] = (WIRE_BODY_MAX + 1) >> 8;
+	b[19] = (WIRE_BODY_MAX + 1) & 0xff;
 	CHECK(wire_peek_len(b, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "exceeds") != NULL);
+	b[18] = WIRE_BODY_MAX >> 8, b[19] = WIRE_BODY_MAX & 0xff;
+	CHECK(wire_peek_len(b, err, sizeof(err)) == WIRE_BODY_MAX);
 	CHECK(wire_seal(&cs, WIRE_REQ, a, WIRE_BODY_MAX + 1, b) == -1);
 	CHECK(wire_seal(&cs, WIRE_REQ, a, WIRE_BODY_MAX, b) == WIRE_FRAME_MAX);
 	CHECK(wire_peek_len(a, err, sizeof(err)) == 4);

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* Where a partner QP is (locate.h) */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "locate.h"
+
+#define GID_HEX 32
+#define PATH_LEN 512
+
+/* path = a/b; false if it does not fit (then it is skipped) */
+static bool join(char *path, const char *a, const char *b)
+{
+	int n = snprintf(path, PATH_LEN, "%s/%s", a, b);
+
+	return n > 0 && n < PATH_LEN;
+}
+
+/* addr as an IPv6 address, IPv4 as IPv4-mapped; false if it is neither */
+static bool to_in6(const char *addr, struct in6_addr *a)
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET6, addr, a) == 1)
+		return true;
+	if (inet_pton(AF_INET, addr, &a4) != 1)
+		return false;
+	memset(a, 0, sizeof(*a));
+	a->s6_addr[10] = a->s6_addr[11] = 0xff;
+	memcpy(&a->s6_addr[12], &a4, 4);
+	return true;
+}
+
+bool addr_is_local(const char *addr)
+{
+	struct ifaddrs *ifs, *i;
+	struct in6_addr want, have;
+	bool found = false;
+
+	if (!to_in6(addr, &want) || getifaddrs(&ifs))
+		return false;
+	for (i = ifs; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr)
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET) {
+			memset(&have, 0, sizeof(have));
+			have.s6_addr[10] = have.s6_addr[11] = 0xff;
+			memcpy(&have.s6_addr[12],
+			       &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+			       4);
+		} else if (i->ifa_addr->sa_family == AF_INET6) {
+			have = ((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+		} else {
+			continue;
+		}
+		found = !memcmp(&want, &have, sizeof(want));
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* One GID table entry, "xxxx:xxxx:...:xxxx", as 32 lowercase hex digits */
+static bool read_gid(const char *path, char hex[GID_HEX + 1])
+{
+	char buf[64];
+	ssize_t n;
+	int fd, i, k = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1); /* unused entries may fail */
+	close(fd);
+	if (n <= 0)
+		return false;
+	for (i = 0; i < n && buf[i] != '\n'; i++) {
+		if (buf[i] == ':')
+			continue;
+		if (!isxdigit((unsigned char)buf[i]) || k == GID_HEX)
+			return false;
+		hex[k++] = tolower((unsigned char)buf[i]);
+	}
+	hex[k] = 0;
+	return k == GID_HEX;
+}
+
+/* Does one port directory's GID table hold gid? */
+static bool port_has(const char *port, const char *gid)
+{
+	char dir[PATH_LEN], path[PATH_LEN], hex[GID_HEX + 1];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (!join(dir, port, "gids"))
+		return false;
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !join(path, dir, e->d_name))
+			continue;
+		found = read_gid(path, hex) && !strcmp(hex, gid);
+	}
+	closedir(d);
+	return found;
+}
+
+static bool dev_has(const char *root, const char *dev, const char *gid)
+{
+	char dir[PATH_LEN], path[PATH_LEN];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (!join(path, root, dev) || !join(dir, path, "ports"))
+		return false;
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !join(path, dir, e->d_name))
+			continue;
+		found = port_has(path, gid);
+	}
+	closedir(d);
+	return found;
+}
+
+int gid_devices(const char *root, const char *gid,
+		char (*devs)[LOCATE_NAME_MAX], int max)
+{
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	if (strlen(gid) != GID_HEX ||
+	    strspn(gid, "0") == GID_HEX) /* an unused entry */
+		return 0;
+	d = opendir(root);
+	if (!d)
+		return -1;
+	while (n < max && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= LOCATE_NAME_MAX)
+			continue;
+		if (dev_has(root, e->d_name, gid))
+			strcpy(devs[n++], e->d_name);
+	}
+	closedir(d);
+	return n;
+}
