@@ -159,8 +159,10 @@ static struct json *parse_reply(const char *reply, int json_out)
 		die("migrd speaks another protocol version");
 	if (json_bool(j, json_get(j, 0, "ok"), false))
 		return j;
-	if (json_out)
+	if (json_out) {
 		printf("%s\n", reply);
+		fflush(stdout);
+	}
 	if (!json_str(j, json_get(j, 0, "error"), err, sizeof(err)))
 		strcpy(err, "request failed");
 	die("%s", err);

@@ -39,7 +39,7 @@ static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
 static LIST_HEAD(ctxs);
 static bool started;
 
-static void json_report(FILE *out, struct migr_context *ctx, int ret,
+static void json_report(FILE *out, const char *dev, int ret,
 			const struct migr_switch_report *r)
 {
 	fprintf(out,
@@ -50,8 +50,7 @@ static void json_report(FILE *out, struct migr_context *ctx, int ret,
 		"\"objects\":{\"pds\":%u,\"mrs\":%u,\"channels\":%u,\"cqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"reposted_recvs\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
-		ctx ? ibv_get_device_name(ctx->vctx.context.device) : "",
-		r->contexts, ret ? "false" : "true", r->error, r->from, r->to,
+		dev, r->contexts, ret ? "false" : "true", r->error, r->from, r->to,
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
 		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
 		r->ms_total, r->partners, r->retries, r->pds, r->mrs,
@@ -60,10 +59,10 @@ static void json_report(FILE *out, struct migr_context *ctx, int ret,
 		r->device_maps);
 }
 
-/* All of the process's contexts move together: their QPs may be partners */
-static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
+/* One try of a switch of all the process's contexts, under ctxs_lock */
+static int switch_all(const char *target, unsigned int wait_ms,
+		      struct migr_switch_report *rep, char *dev, size_t len)
 {
-	struct migr_switch_report rep;
 	struct migr_context *ctx, **v;
 	unsigned int n = 0;
 	int ret = ENOMEM;
@@ -77,14 +76,46 @@ static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 		if (v)
 			v[n++] = ctx;
 	if (v)
-		ret = migr_switch(v, n, target, wait_ms, &rep);
+		ret = migr_switch(v, n, target, wait_ms, rep);
 	else
-		snprintf(rep.error, sizeof(rep.error), "out of memory");
+		snprintf(rep->error, sizeof(rep->error), "out of memory");
+	snprintf(dev, len, "%s",
+		 n ? ibv_get_device_name(v[0]->vctx.context.device) : "");
 	pthread_mutex_unlock(&ctxs_lock);
-	fprintf(out, "{\"pid\":%d,\"switch\":[", getpid());
-	json_report(out, n ? v[0] : NULL, ret, &rep);
-	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
 	free(v);
+	return ret;
+}
+
+/*
+ * All of the process's contexts move together: their QPs may be partners.
+ * A partner busy with a switch of its own (two connected processes moved
+ * at once) puts the switch off before anything was touched: try again
+ * after a random pause with every lock let go, so one of the two goes
+ * first, for at most BUSY_RETRY_MS.
+ */
+#define BUSY_RETRY_MS 30000
+static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
+{
+	unsigned int seed = getpid() ^ (unsigned int)time(NULL), tries = 0;
+	struct migr_switch_report rep;
+	char dev[IBV_SYSFS_NAME_MAX];
+	struct timespec t0, t;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		ret = switch_all(target, wait_ms, &rep, dev, sizeof(dev));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (ret != EBUSY ||
+		    (t.tv_sec - t0.tv_sec) * 1000 > BUSY_RETRY_MS)
+			break;
+		tries++;
+		usleep(50000 + rand_r(&seed) % 500000);
+	}
+	rep.retries = tries;
+	fprintf(out, "{\"pid\":%d,\"switch\":[", getpid());
+	json_report(out, dev, ret, &rep);
+	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
 }
 
 static void do_status(FILE *out)

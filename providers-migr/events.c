@@ -215,14 +215,14 @@ static int read_cq_event(void *arg)
 	r->mcq = take_synth(r->mch);
 	if (r->mcq)
 		return 0;
-	ctl_enter(context);
+	pthread_rwlock_rdlock(&ctx_of(context)->ev_lock);
 	ret = ibv_get_cq_event(r->mch->lower, &lcq, &lctx);
 	if (!ret) {
 		/* The lower CQ was created with our CQ as its cq_context */
 		r->mcq = lctx;
 		ibv_ack_cq_events(lcq, 1);
 	}
-	ctl_leave(context);
+	pthread_rwlock_unlock(&ctx_of(context)->ev_lock);
 	return ret;
 }
 
@@ -318,14 +318,14 @@ static int read_async_event(void *arg)
 	struct ibv_async_event lev;
 	int ret;
 
-	pthread_rwlock_rdlock(&ctx->ctl_lock);
+	pthread_rwlock_rdlock(&ctx->ev_lock);
 	ret = ibv_get_async_event(ctx->lower, &lev);
 	if (!ret) {
 		to_app_event(&lev, r->event);
 		/* Our objects count the application's acks; the lower is done */
 		ibv_ack_async_event(&lev);
 	}
-	pthread_rwlock_unlock(&ctx->ctl_lock);
+	pthread_rwlock_unlock(&ctx->ev_lock);
 	return ret;
 }
 

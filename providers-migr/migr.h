@@ -57,8 +57,14 @@ struct migr_context {
 	struct migr_xlate remote;
 	int lower_async_fd; /* the lower context's, watched by our epoll fd */
 	struct migr_record rec;
-	/* control verbs and event reads (read) against a switch (write) */
+	/* control verbs (read) against a switch (write) */
 	pthread_rwlock_t ctl_lock;
+	/*
+	 * Event reads (read) against release and rebuild (write), which
+	 * replace the lower channels: while a switch drains, applications
+	 * must go on reading events, polling and posting RECVs.
+	 */
+	pthread_rwlock_t ev_lock;
 	unsigned int switches;
 	/* set from suspension to resumption; CQ shadows stay until drained */
 	bool switch_active;
@@ -202,9 +208,14 @@ struct migr_qp {
 	/* SENDs and WRITE_IMMs posted: RECVs they use up at the partner */
 	uint64_t n_consumers;
 	struct migr_rlog rlog;
-	/* posts held while suspended, in order */
+	/*
+	 * Posts held while suspended, in order. RECVs go through to the
+	 * lower QP until recv_hold (set once the queues drained, before the
+	 * lower QP goes): a partner's SENDs in flight need them.
+	 */
 	pthread_mutex_t hold_lock;
 	struct migr_held_wr *held, **held_tail;
+	bool recv_hold;
 	/* record */
 	struct list_node entry;
 	struct ibv_qp_init_attr_ex init; /* as the application asked */
@@ -213,7 +224,13 @@ struct migr_qp {
 	/* the partner is a QP of this process (its remote table is ours) */
 	bool self;
 	/* switch state */
-	bool marker_posted, marker_done, marker_failed;
+	/*
+	 * Drain markers: posted and not completed (an earlier, abandoned
+	 * switch may have left one), one sent by this switch, one failed.
+	 * Completions come in order: none pending means the last one is in.
+	 */
+	unsigned int markers_pending;
+	bool marker_sent, marker_failed;
 	bool partner_session; /* a moving partner holds this QP */
 	/* the partner's identifiers: the context's until it is known */
 	struct migr_xlate *remote;
@@ -383,6 +400,12 @@ static inline void *migr_fail(int err)
 void migr_wait_acks(pthread_mutex_t *mutex, pthread_cond_t *cond,
 		    const uint32_t *completed, uint32_t delivered);
 
+/* The marker this switch sent is in, and all before it (under rec.lock) */
+static inline bool migr_marker_drained(const struct migr_qp *mqp)
+{
+	return mqp->marker_sent && !mqp->markers_pending && !mqp->marker_failed;
+}
+
 /* wr_id of the zero-length WRITE or READ a switch posts to learn that a
  * send queue drained; its completion never reaches the application */
 #define MIGR_MARKER_WRID 0x6d6967722d6d726bull
@@ -416,6 +439,7 @@ int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only);
 void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n);
 int migr_cq_drain(struct migr_cq *mcq);
 void migr_shadow_free(struct migr_cq *mcq);
+void migr_markers_forget(struct migr_qp *mqp);
 
 /* device.c */
 extern const struct verbs_context_ops migr_ctx_ops;

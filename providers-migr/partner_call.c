@@ -305,10 +305,20 @@ int migr_partner_reconnect(struct migr_partner *p, char *err, size_t errlen)
 void migr_partner_resume(struct migr_partner *p, bool abort)
 {
 	char reply[REPLY_MAX], err[256];
+	unsigned int tries;
+	int ret;
 
 	if (!p->prepared)
 		return;
-	if (call(p, reply, err, sizeof(err), abort ? "abort" : "resume", ""))
+	/* A partner busy with its own switch lets go of its lock soon */
+	for (tries = 0; tries < 20; tries++) {
+		ret = call(p, reply, err, sizeof(err),
+			   abort ? "abort" : "resume", "");
+		if (ret != EBUSY)
+			break;
+		usleep(100000);
+	}
+	if (ret)
 		verbs_err(&p->mqp->ctx->vctx,
 			  "partner of QP 0x%x at %s did not %s: %s\n",
 			  p->mqp->vqp.qp.qp_num, p->host,

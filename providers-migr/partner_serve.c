@@ -273,7 +273,7 @@ static void do_suspend(FILE *out, struct migr_qp *mqp, struct sess *s,
 			REPLY_ERR("a thread stayed inside a post or poll");
 			return;
 		}
-		mqp->marker_done = mqp->marker_failed = false;
+		mqp->marker_sent = mqp->marker_failed = false;
 		ret = migr_post_marker(ctx, mqp, s->peer_access);
 		if (ret) {
 			end_sess(s, mqp);
@@ -284,12 +284,12 @@ static void do_suspend(FILE *out, struct migr_qp *mqp, struct sess *s,
 	}
 	/* Everything sent before the suspension is acked when it completes */
 	deadline = now_ms() + wait_ms;
-	while (!mqp->marker_done && !mqp->marker_failed &&
+	while (!migr_marker_drained(mqp) && !mqp->marker_failed &&
 	       now_ms() < deadline) {
 		drain_cqs(mqp);
 		usleep(50);
 	}
-	if (!mqp->marker_done) {
+	if (!migr_marker_drained(mqp)) {
 		bool failed = mqp->marker_failed;
 
 		end_sess(s, mqp);
@@ -357,6 +357,12 @@ static void do_reconnect(FILE *out, struct migr_qp *mqp, struct sess *s,
 		REPLY_ERR("QP 0x%x was not suspended", mqp->vqp.qp.qp_num);
 		return;
 	}
+	/* RECVs wait for the new QP from here; none is on its way in */
+	migr_qp_hold_recvs(mqp);
+	if (migr_quiesce(QUIESCE_MS)) {
+		REPLY_ERR("a thread stayed inside a post or poll");
+		return;
+	}
 	if (migr_unused_recvs(mqp, consumers, &unused)) {
 		REPLY_ERR("QP 0x%x: its RECV count does not add up",
 			  mqp->vqp.qp.qp_num);
@@ -382,6 +388,7 @@ static void do_reconnect(FILE *out, struct migr_qp *mqp, struct sess *s,
 			return;
 		}
 		mqp->lower = NULL;
+		migr_markers_forget(mqp);
 	}
 	mqp->attr.ah_attr.grh.dgid = gid;
 	ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN_PHYS, s->peer_qpn,
@@ -464,6 +471,8 @@ void migr_partner_serve(FILE *out, const char *line)
 		REPLY_ERR("QP 0x%x was destroyed", qpn);
 	else if (!strcmp(op, "prepare"))
 		do_prepare(out, mqp, s, &gid, line);
+	else if (!s && !strcmp(op, "abort"))
+		fprintf(out, "{\"ok\":true,\"ended\":true}\n");
 	else if (!s)
 		REPLY_ERR("QP 0x%x has no partner session (it ended)", qpn);
 	else if (!strcmp(op, "suspend"))

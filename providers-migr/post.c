@@ -442,7 +442,7 @@ static int post_recv_slow(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
 		pthread_mutex_lock(&mqp->hold_lock);
-		if (mqp->slow & MIGR_SLOW_SUSPENDED) {
+		if (mqp->recv_hold) {
 			ret = hold_wrs(mqp, NULL, wr, (void **)bad_wr);
 			pthread_mutex_unlock(&mqp->hold_lock);
 			return ret;

@@ -48,6 +48,7 @@ unsigned int migr_release_all(struct migr_context *ctx)
 		if (mqp->lower)
 			ibv_destroy_qp(mqp->lower);
 		mqp->lower = NULL;
+		migr_markers_forget(mqp);
 	}
 	list_for_each (&rec->cqs, mcq, entry) {
 		struct ibv_wc wc;

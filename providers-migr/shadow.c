@@ -39,16 +39,28 @@ static void marker_seen(struct migr_context *ctx, const struct ibv_wc *wc)
 
 	pthread_mutex_lock(&ctx->rec.lock);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		if (mqp->lower && mqp->marker_posted &&
+		if (mqp->lower && mqp->markers_pending &&
 		    mqp->lower->qp_num == wc->qp_num) {
-			mqp->marker_posted = false;
+			mqp->markers_pending--;
 			__atomic_sub_fetch(&ctx->markers_out, 1,
 					   __ATOMIC_RELAXED);
-			mqp->marker_done = wc->status == IBV_WC_SUCCESS;
-			mqp->marker_failed = wc->status != IBV_WC_SUCCESS;
+			if (wc->status != IBV_WC_SUCCESS)
+				mqp->marker_failed = true;
 			break;
 		}
 	}
+	pthread_mutex_unlock(&ctx->rec.lock);
+}
+
+/* A lower QP is gone: the markers it still owed never complete */
+void migr_markers_forget(struct migr_qp *mqp)
+{
+	struct migr_context *ctx = mqp->ctx;
+
+	pthread_mutex_lock(&ctx->rec.lock);
+	__atomic_sub_fetch(&ctx->markers_out, mqp->markers_pending,
+			   __ATOMIC_RELAXED);
+	mqp->markers_pending = 0;
 	pthread_mutex_unlock(&ctx->rec.lock);
 }
 

@@ -207,11 +207,27 @@ static void suspend(struct migr_context *ctx)
 		__atomic_store_n(&mcq->switching, true, __ATOMIC_RELEASE);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
 		pthread_mutex_lock(&mqp->hold_lock);
-		mqp->marker_done = mqp->marker_failed = false;
+		mqp->marker_sent = mqp->marker_failed = false;
 		__atomic_or_fetch(&mqp->slow, MIGR_SLOW_SUSPENDED,
 				  __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&mqp->hold_lock);
 	}
+}
+
+/* RECVs posted from now on wait for the new lower QP */
+void migr_qp_hold_recvs(struct migr_qp *mqp)
+{
+	pthread_mutex_lock(&mqp->hold_lock);
+	mqp->recv_hold = true;
+	pthread_mutex_unlock(&mqp->hold_lock);
+}
+
+static void hold_recvs(struct migr_context *ctx)
+{
+	struct migr_qp *mqp;
+
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		migr_qp_hold_recvs(mqp);
 }
 
 /* Post a QP's held WRs in order, then let its posts through again */
@@ -237,6 +253,7 @@ unsigned int migr_qp_resume(struct migr_qp *mqp)
 		held++;
 	}
 	mqp->held_tail = &mqp->held;
+	mqp->recv_hold = false;
 	__atomic_and_fetch(&mqp->slow, ~MIGR_SLOW_SUSPENDED, __ATOMIC_RELEASE);
 	migr_qp_update_slow(mqp);
 	pthread_mutex_unlock(&mqp->hold_lock);
@@ -297,13 +314,18 @@ int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 	else
 		return EOPNOTSUPP;
 	/* Before posting: an application poll may see the completion first */
-	mqp->marker_done = mqp->marker_failed = false;
-	__atomic_store_n(&mqp->marker_posted, true, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&ctx->rec.lock);
+	mqp->markers_pending++;
+	mqp->marker_sent = true;
 	__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ctx->rec.lock);
 	ret = ibv_post_send(mqp->lower, &wr, &bad);
 	if (ret) {
-		mqp->marker_posted = false;
+		pthread_mutex_lock(&ctx->rec.lock);
+		mqp->markers_pending--;
+		mqp->marker_sent = false;
 		__atomic_sub_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&ctx->rec.lock);
 	}
 	return ret;
 }
@@ -318,8 +340,8 @@ static unsigned int undrained(const struct sw_set *set, uint32_t *first)
 	for_each_ctx(set, i, c)
 		list_for_each (&c->rec.qps, mqp,
 			       entry) if (mqp->attr.qp_state == IBV_QPS_RTS &&
-					  !mqp->marker_done && !n++) *first =
-			mqp->vqp.qp.qp_num;
+					  !migr_marker_drained(mqp) &&
+					  !n++) *first = mqp->vqp.qp.qp_num;
 	return n;
 }
 
@@ -342,7 +364,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 		{
 			list_for_each (&c->rec.qps, mqp, entry) {
 				if (mqp->attr.qp_state != IBV_QPS_RTS ||
-				    mqp->marker_posted || mqp->marker_done)
+				    mqp->marker_sent)
 					continue;
 				/* a full send queue: completions make room */
 				ret = migr_post_marker(c, mqp,
@@ -637,6 +659,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 	struct migr_qp *mqp;
 	double t = now_ms();
 	unsigned int i, q;
+	bool stuck = false;
 	int ret = 0;
 
 	snprintf(rep->from, sizeof(rep->from), "%s",
@@ -698,6 +721,12 @@ static int switch_locked(struct sw_set *set, const char *target,
 
 	t = now_ms();
 	ret = drain(set, wait_ms, rep);
+	/* From here RECVs are held too; then none is on its way in */
+	for_each_ctx(set, i, c) hold_recvs(c);
+	if (!ret && migr_quiesce(QUIESCE_MS)) {
+		REPORT(rep, "a thread stayed inside a post or poll");
+		ret = EBUSY;
+	}
 	for_each_ctx(set, i, c)
 	{
 		q = 0;
@@ -718,6 +747,8 @@ static int switch_locked(struct sw_set *set, const char *target,
 		goto out_resume;
 
 	t = now_ms();
+	/* Event reads wait while the lower channels are replaced */
+	for_each_ctx(set, i, c) pthread_rwlock_wrlock(&c->ev_lock);
 	release_set(set, rep);
 	migr_count_device_holds(&rep->device_fds, &rep->device_maps);
 	rep->ms_release = now_ms() - t;
@@ -744,14 +775,19 @@ static int switch_locked(struct sw_set *set, const char *target,
 			verbs_err(&set->ctx[0]->vctx,
 				  "switch: rollback to %s failed: %s\n",
 				  rep->from, rep->error);
-			return EIO;
+			stuck = true;
 		}
 	}
+	for_each_ctx(set, i, c) pthread_rwlock_unlock(&c->ev_lock);
+	if (stuck)
+		return EIO;
 	rep->ms_rebuild = now_ms() - t - rep->ms_partner;
 
 	t = now_ms();
 	for_each_ctx(set, i, c) if (repost_recvs(c, set->unused[i], rep) &&
 				    !ret) ret = EIO;
+	/* Partners first: our RECVs are posted, and they are further away */
+	partners_resume(set, false);
 	for_each_ctx(set, i, c)
 	{
 		rearm_cqs(c);
@@ -759,7 +795,6 @@ static int switch_locked(struct sw_set *set, const char *target,
 		if (!ret)
 			c->switches++;
 	}
-	partners_resume(set, false);
 	rep->ms_replay = now_ms() - t;
 	return ret;
 
@@ -813,8 +848,7 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 		unsigned int wait_ms, struct migr_switch_report *rep)
 {
 	struct sw_set set = { .ctx = ctxs, .n = n };
-	double t0 = now_ms(), deadline = t0 + wait_ms;
-	unsigned int tries = 0;
+	double t0 = now_ms();
 	int ret = ENOMEM;
 
 	if (!n) {
@@ -824,24 +858,16 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 	}
 	set.gids = calloc(n, sizeof(*set.gids));
 	set.unused = calloc(n, sizeof(*set.unused));
-	/*
-	 * A partner that is switching itself (two connected processes moved
-	 * at once) answers busy before anything was touched: back off for a
-	 * random while, with every lock let go, so one of the two goes first.
-	 */
-	while (set.gids && set.unused) {
-		memset(set.gids, 0, n * sizeof(*set.gids));
+	if (set.gids && set.unused)
 		ret = switch_once(&set, target, wait_ms, rep);
-		if (ret != EBUSY || now_ms() > deadline)
-			break;
-		tries++;
-		usleep(10000 + random() % 90000);
-	}
+	else
+		REPORT(rep, "out of memory");
 	free(set.unused);
 	free(set.gids);
-	rep->retries = tries;
 	rep->ms_total = now_ms() - t0;
-	if (ret)
+	if (ret == EBUSY)
+		verbs_info(&ctxs[0]->vctx, "switch put off: %s\n", rep->error);
+	else if (ret)
 		verbs_err(&ctxs[0]->vctx, "switch to %s failed: %s\n",
 			  target ? target : "the same device", rep->error);
 	else

@@ -73,6 +73,7 @@ int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 int migr_repost_recvs(struct migr_qp *mqp, uint64_t unused, char *why,
 		      size_t why_len);
 unsigned int migr_qp_resume(struct migr_qp *mqp);
+void migr_qp_hold_recvs(struct migr_qp *mqp);
 int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 		      uint64_t *unused);
 

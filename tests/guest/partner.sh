@@ -49,6 +49,12 @@ switches() {
 	done
 }
 
+# run_switches CHECK NAME PID N DEV...: switches, as one check
+run_switches() {
+	local name=$1; shift
+	switches "$@" && pass "$name" || fail "$name" "$LOGDIR/$1.err"
+}
+
 # check_switches NAME N: N successful switches, each moving 4 partners
 check_switches() {
 	check "$1_all_ok" python3 - "$LOGDIR/$1.jsonl" "$2" <<'PY'
@@ -104,21 +110,21 @@ if [ "$role" = a ]; then
 	sleep 3
 
 	# 1. A moves 20 times; B's QPs follow
-	check "a_switched_${SWITCHES}_times" switches a-moves "$TR" "$SWITCHES" rxe1 rxe0
+	run_switches "a_switched_${SWITCHES}_times" a-moves "$TR" "$SWITCHES" rxe1 rxe0
 	check_switches a-moves "$SWITCHES"
 	say a.moved
 
 	# 2. B moves (await), 3. both at once
 	await b.moved || fail b_moved
 	say both.go
-	check a_switched_while_b_switches switches a-both "$TR" 6 rxe1 rxe0
+	run_switches a_switched_while_b_switches a-both "$TR" 6 rxe1 rxe0
 	check_switches a-both 6
 	await b.both || fail b_both
 
 	# 4. faults, each refused with its reason; the traffic goes on
 	refused fault_target_missing 'no RDMA device named rxe9' \
 		migrctl switch --pid "$TR" --device rxe9
-	migrctl switch --pid "$TR" --device rxe1 --wait-ms 1 --json >"$LOGDIR/fault_wait.json" 2>&1
+	migrctl switch --pid "$TR" --device rxe1 --wait-ms 1 --json >"$LOGDIR/fault_wait.json" 2>"$LOGDIR/fault_wait.err"
 	check fault_wait_bound_rolls_back python3 - "$LOGDIR/fault_wait.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -130,14 +136,14 @@ PY
 	say b.stop_migrd
 	await b.migrd_stopped || fail b_migrd_stopped
 	refused fault_partner_migrd_down 'migrd on 10\.9\.0\.2 .*unreachable|10\.9\.0\.2.*(refused|unreachable)' \
-		migrctl switch --pid "$TR" --device rxe0
+		migrctl switch --pid "$TR" --device rxe1
 	say b.start_migrd
 	await b.migrd_started || fail b_migrd_started
 	await b.plain_up || fail b_plain_up
 	refused fault_partner_not_migr 'does not use migr' \
 		migrctl switch --pid "$PL" --device rxe1
 	# once more after the faults: everything still moves
-	check a_switches_after_faults switches a-after "$TR" 2 rxe1 rxe0
+	run_switches a_switches_after_faults a-after "$TR" 2 rxe1 rxe0
 	check_switches a-after 2
 	say a.faults_done
 
@@ -156,11 +162,11 @@ else
 	for _ in $(seq 300); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
 	say b.up
 	await a.moved || fail a_moved
-	check b_switched_4_times switches b-moves "$TR" 4 rxe1 rxe0
+	run_switches b_switched_4_times b-moves "$TR" 4 rxe1 rxe0
 	check_switches b-moves 4
 	say b.moved
 	await both.go || fail both_go
-	check b_switched_while_a_switches switches b-both "$TR" 6 rxe1 rxe0
+	run_switches b_switched_while_a_switches b-both "$TR" 6 rxe1 rxe0
 	check_switches b-both 6
 	say b.both
 
