@@ -2,7 +2,9 @@
 # Set everything up on a fresh Debian 12 machine and run migr's main job in
 # the VM test bed, printing a report: the same unmodified programs on
 # soft-RoCE rxe0 and on its migr twin, then a running verbs program moved
-# live between two devices under traffic, with the time of each phase.
+# live between two devices under traffic, with the time of each phase; then
+# two guests: traffic between them, one side moved live while its partner
+# on the other host follows, the phase tables and both traffic verdicts.
 # usage: buildlib/demo.sh
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -18,6 +20,9 @@ buildlib/testbed/prepare.sh >"$MIGR_BUILD/demo-testbed.log" 2>&1 ||
 t1=$(date +%s)
 log "running the demonstration in the guest"
 buildlib/testbed/run.sh --timeout 900 -- tests/guest/demo.sh
+log "two guests, two NICs each: a live switch with the partner on the other host"
+buildlib/testbed/run.sh --two --nics 2 --timeout 900 \
+	--a "tests/guest/demo-two.sh a" --b "tests/guest/demo-two.sh b"
 t2=$(date +%s)
 echo
 echo "setup $((t1 - t0)) s, demonstration $((t2 - t1)) s"

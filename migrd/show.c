@@ -106,6 +106,8 @@ static const char *phase_label(const char *key)
 		return "quiesce/drain";
 	if (!strcmp(key, "replay"))
 		return "repost/replay";
+	if (!strcmp(key, "partner_reconnect"))
+		return "partner reconnect";
 	return key;
 }
 
@@ -142,6 +144,9 @@ static void show_ctx(const struct json *j, int c)
 	       (unsigned int)json_num(j, json_get(j, o, "cqs"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "qps"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "ahs"), 0));
+	printf("  partners followed: %u QPs in other processes (busy partners waited out %u times)\n",
+	       (unsigned int)json_num(j, json_get(j, c, "partners"), 0),
+	       (unsigned int)json_num(j, json_get(j, c, "retries"), 0));
 	printf("  held WRs %u, reposted receives %u, shadowed completions %u, lost %u\n",
 	       (unsigned int)json_num(j, json_get(j, c, "held_wrs"), 0),
 	       (unsigned int)json_num(j, json_get(j, c, "reposted_recvs"), 0),
