@@ -50,11 +50,11 @@ static void json_report(FILE *out, const char *dev, int ret,
 		"\"objects\":{\"pds\":%u,\"mrs\":%u,\"channels\":%u,\"cqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"reposted_recvs\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
-		dev, r->contexts, ret ? "false" : "true", r->error, r->from, r->to,
-		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
-		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
-		r->ms_total, r->partners, r->retries, r->pds, r->mrs,
-		r->channels, r->cqs, r->qps, r->ahs, r->held_wrs,
+		dev, r->contexts, ret ? "false" : "true", r->error, r->from,
+		r->to, r->rolled_back ? "true" : "false", r->ms_suspend,
+		r->ms_drain, r->ms_release, r->ms_rebuild, r->ms_partner,
+		r->ms_replay, r->ms_total, r->partners, r->retries, r->pds,
+		r->mrs, r->channels, r->cqs, r->qps, r->ahs, r->held_wrs,
 		r->reposted_recvs, r->shadowed, r->lost, r->device_fds,
 		r->device_maps);
 }

@@ -7,21 +7,24 @@
  * process's new keys, replace that QP's lower QP by one connected to the
  * rebuilt QP, and resume. See docs/architecture.md, "Partners".
  *
- * Requests to the partner process (its control socket, "partner OP QPN GID
- * ARGS": QPN is its QP as we know it, GID that QP's port GID, in hex):
+ * Requests to the partner process (its control socket): "partner OP GID
+ * QPN ARGS [. QPN ARGS]...", each QPN one of its QPs as we know it, GID
+ * their port's GID in hex; one JSON line back with a result per QP:
  *
- *   prepare ... PEER_QPN LEASE_MS ACCESS RD_ATOMIC
+ *   prepare GID QPN PEER_QPN LEASE_MS ACCESS RD_ATOMIC ...
  *       its QP faces PEER_QPN (ours, virtual); opens a session that ends
- *       by itself after LEASE_MS without news. Replies its QP's "access"
+ *       by itself after LEASE_MS without news. Answers its QP's "access"
  *       and "rd_atomic" (for our drain marker).
- *   suspend ... WAIT_MS      hold its posts, drain its send queue;
- *                            replies "consumers" (its SENDs ever posted)
- *   keys ... V:P,V:P,...      our rkeys, virtual:physical, hex
- *   reconnect ... NEW_QPN NEW_GID CONSUMERS
+ *   suspend GID QPN WAIT_MS ...  hold its posts, drain its send queue;
+ *                            answers "consumers" (its SENDs ever posted)
+ *   keys GID V:P,V:P,... . QPN . QPN ...
+ *                            our rkeys, virtual:physical, hex, for the
+ *                            contexts of those QPs
+ *   reconnect GID QPN NEW_QPN NEW_GID CONSUMERS ...
  *                            a new lower QP on the same CQs and PD,
- *                            connected to NEW_QPN; replies its "qpn"
- *   resume ...               post what it held; the session ends
- *   abort ...                the same, whatever state it reached
+ *                            connected to NEW_QPN; answers its "qpn"
+ *   resume GID QPN . QPN ... post what it held; the session ends
+ *   abort GID QPN . QPN ...  the same, whatever state it reached
  *
  * A process that does not own QPN replies "notmine"; one that is switching
  * itself replies "busy" (the mover backs off and tries again).
@@ -50,15 +53,21 @@ struct migr_partner {
 	uint32_t new_qpn; /* its new lower QP, after reconnect */
 };
 
-/* partner_call.c: the moving side. 0, or an errno with err set. */
+/*
+ * partner_call.c: the moving side, for n partners at once (one request per
+ * partner process and step). 0, EBUSY (a partner is switching itself), or
+ * an errno with err set naming the QP, the partner and the reason.
+ */
 int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
 		      size_t errlen);
-int migr_partner_prepare(struct migr_partner *p, unsigned int wait_ms,
-			 char *err, size_t errlen);
-int migr_partner_suspend(struct migr_partner *p, unsigned int wait_ms,
-			 char *err, size_t errlen);
-int migr_partner_reconnect(struct migr_partner *p, char *err, size_t errlen);
-void migr_partner_resume(struct migr_partner *p, bool abort);
+int migr_partners_prepare(struct migr_partner *v, unsigned int n,
+			  unsigned int wait_ms, char *err, size_t errlen);
+int migr_partners_suspend(struct migr_partner *v, unsigned int n,
+			  unsigned int wait_ms, char *err, size_t errlen);
+/* v[] in runs of one context of ours: its keys go to their contexts */
+int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
+			    size_t errlen);
+void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort);
 
 /* partner_serve.c: the partner side, one request line (after "partner ") */
 void migr_partner_serve(FILE *out, const char *line);

@@ -20,6 +20,10 @@
 
 #define CALL_TIMEOUT_S 45
 #define REPLY_MAX 8192
+/* QPs of one partner process per request, and the request's length
+ * (migrd takes at most 3800 bytes after its own words) */
+#define MAX_BATCH 24
+#define LINE_MAX_LEN 3700
 /* rkey pairs per "keys" request: well under migrd's line limit */
 #define KEYS_PER_LINE 160
 
@@ -109,59 +113,225 @@ static int read_line(int fd, char *buf, size_t len)
 	return EMSGSIZE;
 }
 
-/*
- * One step: "OP QPN GID ARGS" to the partner of p through migrd; the reply's JSON
- * in reply. 0; EBUSY if the partner is switching itself; else an errno
- * with err set.
- */
-static int call(struct migr_partner *p, char *reply, char *err, size_t errlen,
-		const char *op, const char *fmt, ...)
+/* Send one request line to migrd; its JSON reply in reply */
+static int migrd_call(const char *line, size_t len, const struct migr_qp *mqp,
+		      char *reply, char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = CALL_TIMEOUT_S };
-	char line[4096], gid[33];
 	const char *path;
-	uint64_t pid;
-	va_list ap;
-	int fd, n, m, ret;
-
-	gid_hex(&p->gid, gid);
-	n = snprintf(line, sizeof(line),
-		     "migrd/1 partner %s %d %u %s %s %u %s ", p->host, p->pid,
-		     p->qpn, gid, op, p->qpn, gid);
-	va_start(ap, fmt);
-	m = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-	va_end(ap);
-	if (m < 0 || n + m + 1 >= (int)sizeof(line))
-		return EMSGSIZE;
-	n += m;
-	line[n++] = '\n';
+	int fd, ret;
 
 	fd = migr_migrd_connect(0, &path);
 	if (fd < 0) {
 		snprintf(
 			err, errlen,
 			"migrd is not running (%s: %s); QP 0x%x has its partner in another process, which only migrd can reach",
-			path, strerror(errno), p->mqp->vqp.qp.qp_num);
+			path, strerror(errno), mqp->vqp.qp.qp_num);
 		return EHOSTUNREACH;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (send(fd, line, n, MSG_NOSIGNAL) != n)
+	if (send(fd, line, len, MSG_NOSIGNAL) != (ssize_t)len)
 		ret = errno ? errno : EIO;
 	else
 		ret = read_line(fd, reply, REPLY_MAX);
 	close(fd);
-	if (ret) {
+	if (ret)
 		snprintf(err, errlen, "no answer from migrd: %s",
 			 strerror(ret));
-		return ret;
+	return ret;
+}
+
+/* The i-th object of the reply's "results" array: start, and its length */
+static const char *result_at(const char *reply, unsigned int i, size_t *len)
+{
+	const char *p = strstr(reply, "\"results\":[");
+	unsigned int k = 0;
+	bool in_str = false;
+	int depth = 0;
+	const char *start = NULL;
+
+	if (!p)
+		return NULL;
+	for (p += 11; *p; p++) {
+		if (in_str) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				in_str = false;
+			continue;
+		}
+		if (*p == '"') {
+			in_str = true;
+		} else if (*p == '{') {
+			if (!depth++)
+				start = p;
+		} else if (*p == '}') {
+			if (--depth)
+				continue;
+			if (k++ == i) {
+				*len = p + 1 - start;
+				return start;
+			}
+		} else if (*p == ']' && !depth) {
+			break;
+		}
 	}
-	if (json_u64(reply, "pid", &pid) && pid)
-		p->pid = pid;
-	if (json_true(reply, "ok"))
+	return NULL;
+}
+
+/* What a step sends per QP, and takes from its answer */
+struct step {
+	const char *op;
+	const char *head; /* keys: the pairs, before the QPs */
+	int (*args)(struct migr_partner *p, char *buf, size_t len, void *arg);
+	int (*take)(struct migr_partner *p, const char *res, char *err,
+		    size_t errlen);
+	void *arg;
+	bool prepare; /* QPs a process disowns are looked for elsewhere */
+	bool only_prepared; /* resume, abort: partners that said yes */
+};
+
+static void fail_reason(struct migr_partner *p, const char *step, char *err,
+			size_t errlen)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s", err);
+	snprintf(err, errlen, "partner of QP 0x%x (QP 0x%x at %s): %s: %s",
+		 p->mqp->vqp.qp.qp_num, p->qpn, p->host, step, why);
+}
+
+static bool same_group(const struct migr_partner *a,
+		       const struct migr_partner *b)
+{
+	return a->pid == b->pid && !strcmp(a->host, b->host) &&
+	       !memcmp(&a->gid, &b->gid, sizeof(a->gid));
+}
+
+/*
+ * One request for up to MAX_BATCH QPs of one partner process (same host,
+ * pid and GID), starting at v[first]; done[] marks the QPs answered.
+ * Returns how many were answered, or -errno with err set.
+ */
+static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
+		 bool *done, const struct step *st, char *err, size_t errlen)
+{
+	struct migr_partner *p0 = &v[first];
+	unsigned int idx[MAX_BATCH], k = 0, i;
+	char line[LINE_MAX_LEN], gid[33], args[128], reply[REPLY_MAX];
+	size_t len, rlen;
+	int answered = 0, ret;
+	uint64_t pid = 0;
+
+	gid_hex(&p0->gid, gid);
+	len = snprintf(line, sizeof(line), "migrd/1 partner %s %d %u %s %s %s",
+		       p0->host, p0->pid, p0->qpn, gid, st->op, gid);
+	if (st->head)
+		len += snprintf(line + len, sizeof(line) - len, " %s .",
+				st->head);
+	for (i = first; i < n && k < MAX_BATCH; i++) {
+		if (done[i] || !same_group(p0, &v[i]))
+			continue;
+		args[0] = 0;
+		if (st->args) {
+			ret = st->args(&v[i], args, sizeof(args), st->arg);
+			if (ret) {
+				snprintf(err, errlen, "%s", strerror(ret));
+				fail_reason(&v[i], st->op, err, errlen);
+				return -ret;
+			}
+		}
+		if (len + 16 + strlen(args) + 2 >= sizeof(line))
+			break;
+		len += snprintf(line + len, sizeof(line) - len, "%s %u%s%s",
+				k ? " ." : "", v[i].qpn, args[0] ? " " : "",
+				args);
+		idx[k++] = i;
+	}
+	if (!k)
 		return 0;
-	json_error(reply, err, errlen);
-	return json_true(reply, "busy") ? EBUSY : EREMOTEIO;
+	line[len++] = '\n';
+	ret = migrd_call(line, len, p0->mqp, reply, err, errlen);
+	if (ret) {
+		fail_reason(p0, st->op, err, errlen);
+		return -ret;
+	}
+	json_u64(reply, "pid", &pid);
+	if (json_true(reply, "busy")) {
+		json_error(reply, err, errlen);
+		return -EBUSY;
+	}
+	for (i = 0; i < k; i++) {
+		struct migr_partner *p = &v[idx[i]];
+		const char *res = result_at(reply, i, &rlen);
+		char obj[512];
+
+		if (!res) {
+			/* no answer per QP: migrd's or the process's refusal */
+			json_error(reply, err, errlen);
+			fail_reason(p, st->op, err, errlen);
+			return json_true(reply, "ok") ? -EPROTO : -EREMOTEIO;
+		}
+		snprintf(obj, sizeof(obj), "%.*s", (int)rlen, res);
+		if (st->prepare && json_true(obj, "notmine"))
+			continue;
+		if (!json_true(obj, "ok")) {
+			json_error(obj, err, errlen);
+			fail_reason(p, st->op, err, errlen);
+			return -EREMOTEIO;
+		}
+		if (pid)
+			p->pid = pid;
+		if (st->take) {
+			ret = st->take(p, obj, err, errlen);
+			if (ret) {
+				fail_reason(p, st->op, err, errlen);
+				return -ret;
+			}
+		}
+		done[idx[i]] = true;
+		answered++;
+	}
+	return answered;
+}
+
+/*
+ * A step for every partner in v[] (those st->args accepts), one request
+ * per partner process and MAX_BATCH QPs. 0, EBUSY, or an errno with err.
+ */
+static int run_step(struct migr_partner *v, unsigned int n,
+		    const struct step *st, char *err, size_t errlen)
+{
+	bool *done = calloc(n + 1, sizeof(*done));
+	unsigned int i;
+	int ret = 0;
+
+	if (!done) {
+		snprintf(err, errlen, "out of memory");
+		return ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		done[i] = st->only_prepared && !v[i].prepared;
+	for (i = 0; i < n && !ret;) {
+		int got;
+
+		if (done[i]) {
+			i++;
+			continue;
+		}
+		got = batch(v, n, i, done, st, err, errlen);
+		if (got < 0)
+			ret = -got;
+		else if (!got && !done[i]) {
+			/* nobody here owns it after all: say so */
+			snprintf(err, errlen, "no process owns it");
+			fail_reason(&v[i], st->op, err, errlen);
+			ret = ENOENT;
+		}
+	}
+	free(done);
+	return ret;
 }
 
 int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
@@ -182,111 +352,122 @@ int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
 	return 0;
 }
 
-static void fail_reason(struct migr_partner *p, const char *step, char *err,
-			size_t errlen)
-{
-	char why[256];
-
-	snprintf(why, sizeof(why), "%s", err);
-	snprintf(err, errlen, "partner of QP 0x%x (QP 0x%x at %s): %s: %s",
-		 p->mqp->vqp.qp.qp_num, p->qpn, p->host, step, why);
-}
-
-int migr_partner_prepare(struct migr_partner *p, unsigned int wait_ms,
-			 char *err, size_t errlen)
+static int prepare_args(struct migr_partner *p, char *buf, size_t len,
+			void *arg)
 {
 	const struct ibv_qp_attr *a = &p->mqp->attr;
-	char reply[REPLY_MAX];
-	uint64_t v;
-	int ret;
 
-	ret = call(p, reply, err, errlen, "prepare", "%u %u %d %u",
-		   p->mqp->vqp.qp.qp_num, MIGR_PARTNER_LEASE_MS + wait_ms,
-		   a->qp_access_flags, a->max_rd_atomic);
-	if (ret) {
-		if (ret != EBUSY)
-			fail_reason(p, "prepare", err, errlen);
-		return ret;
-	}
-	p->prepared = true;
-	p->access = json_u64(reply, "access", &v) ? (int)v : 0;
-	p->rd_atomic = json_u64(reply, "rd_atomic", &v) ? (uint8_t)v : 0;
+	snprintf(buf, len, "%u %u %d %u", p->mqp->vqp.qp.qp_num,
+		 MIGR_PARTNER_LEASE_MS + *(unsigned int *)arg,
+		 a->qp_access_flags, a->max_rd_atomic);
 	return 0;
 }
 
-int migr_partner_suspend(struct migr_partner *p, unsigned int wait_ms,
-			 char *err, size_t errlen)
+static int prepare_take(struct migr_partner *p, const char *res, char *err,
+			size_t errlen)
 {
-	char reply[REPLY_MAX];
-	int ret;
+	uint64_t v;
 
-	ret = call(p, reply, err, errlen, "suspend", "%u", wait_ms);
-	if (!ret && !json_u64(reply, "consumers", &p->consumers)) {
+	p->prepared = true;
+	p->access = json_u64(res, "access", &v) ? (int)v : 0;
+	p->rd_atomic = json_u64(res, "rd_atomic", &v) ? (uint8_t)v : 0;
+	return 0;
+}
+
+int migr_partners_prepare(struct migr_partner *v, unsigned int n,
+			  unsigned int wait_ms, char *err, size_t errlen)
+{
+	struct step st = { .op = "prepare",
+			   .args = prepare_args,
+			   .take = prepare_take,
+			   .arg = &wait_ms,
+			   .prepare = true };
+
+	return run_step(v, n, &st, err, errlen);
+}
+
+static int suspend_args(struct migr_partner *p, char *buf, size_t len,
+			void *arg)
+{
+	snprintf(buf, len, "%u", *(unsigned int *)arg);
+	return 0;
+}
+
+static int suspend_take(struct migr_partner *p, const char *res, char *err,
+			size_t errlen)
+{
+	if (!json_u64(res, "consumers", &p->consumers)) {
 		snprintf(err, errlen, "no send count in its reply");
-		ret = EPROTO;
-	}
-	if (ret) {
-		fail_reason(p, "suspend", err, errlen);
-		return ret;
+		return EPROTO;
 	}
 	p->suspended = true;
 	return 0;
 }
 
-/* Our rkeys, virtual:physical: the partner's posts translate with them */
-static int push_keys(struct migr_partner *p, char *err, size_t errlen)
+int migr_partners_suspend(struct migr_partner *v, unsigned int n,
+			  unsigned int wait_ms, char *err, size_t errlen)
 {
-	struct migr_context *ctx = p->mqp->ctx;
-	char reply[REPLY_MAX], pairs[KEYS_PER_LINE * 18 + 1];
+	struct step st = { .op = "suspend",
+			   .args = suspend_args,
+			   .take = suspend_take,
+			   .arg = &wait_ms };
+
+	return run_step(v, n, &st, err, errlen);
+}
+
+/* Our rkeys, virtual:physical, for the partners' contexts, in chunks */
+static int push_keys(struct migr_partner *v, unsigned int n, char *err,
+		     size_t errlen)
+{
+	struct migr_context *ctx = v[0].mqp->ctx;
+	char pairs[KEYS_PER_LINE * 18 + 1];
+	struct step st = { .op = "keys", .head = pairs };
 	struct migr_mr *mmr;
-	unsigned int n = 0;
+	unsigned int k = 0;
 	size_t len = 0;
 	int ret;
 
 	list_for_each (&ctx->rec.mrs, mmr, entry) {
 		if (!mmr->lower)
 			continue;
-		len += sprintf(pairs + len, "%s%x:%x", n ? "," : "",
+		len += sprintf(pairs + len, "%s%x:%x", k ? "," : "",
 			       mmr->vmr.ibv_mr.rkey, mmr->lower->rkey);
-		if (++n < KEYS_PER_LINE)
+		if (++k < KEYS_PER_LINE)
 			continue;
-		ret = call(p, reply, err, errlen, "keys", "%s", pairs);
+		ret = run_step(v, n, &st, err, errlen);
 		if (ret)
 			return ret;
-		n = len = 0;
+		k = len = 0;
 	}
-	if (!n)
-		return 0;
-	return call(p, reply, err, errlen, "keys", "%s", pairs);
+	return k ? run_step(v, n, &st, err, errlen) : 0;
 }
 
-int migr_partner_reconnect(struct migr_partner *p, char *err, size_t errlen)
+static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
+			  void *arg)
 {
 	struct migr_qp *mqp = p->mqp;
-	struct migr_context *ctx = mqp->ctx;
-	char reply[REPLY_MAX], gid[33];
 	union ibv_gid ours;
+	char gid[33];
+
+	if (ibv_query_gid(mqp->ctx->lower, mqp->attr.ah_attr.port_num,
+			  mqp->attr.ah_attr.grh.sgid_index, &ours))
+		return ENOENT;
+	gid_hex(&ours, gid);
+	snprintf(buf, len, "%u %s %" PRIu64, mqp->lower->qp_num, gid,
+		 mqp->n_consumers);
+	return 0;
+}
+
+static int reconnect_take(struct migr_partner *p, const char *res, char *err,
+			  size_t errlen)
+{
+	struct migr_context *ctx = p->mqp->ctx;
 	uint64_t v;
 	int ret;
 
-	if (ibv_query_gid(ctx->lower, mqp->attr.ah_attr.port_num,
-			  mqp->attr.ah_attr.grh.sgid_index, &ours)) {
-		snprintf(err, errlen, "QP 0x%x: its GID is gone",
-			 mqp->vqp.qp.qp_num);
-		return ENOENT;
-	}
-	gid_hex(&ours, gid);
-	ret = push_keys(p, err, errlen);
-	if (!ret)
-		ret = call(p, reply, err, errlen, "reconnect", "%u %s %" PRIu64,
-			   mqp->lower->qp_num, gid, mqp->n_consumers);
-	if (!ret && (!json_u64(reply, "qpn", &v) || !v || v >> 24)) {
+	if (!json_u64(res, "qpn", &v) || !v || v >> 24) {
 		snprintf(err, errlen, "no QP number in its reply");
-		ret = EPROTO;
-	}
-	if (ret) {
-		fail_reason(p, "reconnect", err, errlen);
-		return ret;
+		return EPROTO;
 	}
 	p->new_qpn = v;
 	/* Our QP connects to its new QP under the number we know it by */
@@ -296,32 +477,60 @@ int migr_partner_reconnect(struct migr_partner *p, char *err, size_t errlen)
 		ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN, p->new_qpn,
 				     p->qpn);
 	if (ret)
-		snprintf(err, errlen, "recording QP 0x%x's new number failed",
-			 p->qpn);
-	migr_qp_update_slow(mqp);
+		snprintf(err, errlen, "recording its new number failed");
+	migr_qp_update_slow(p->mqp);
 	return ret;
 }
 
-void migr_partner_resume(struct migr_partner *p, bool abort)
+/* Partners of the contexts in v[] (grouped by context by the caller) */
+int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
+			    size_t errlen)
 {
-	char reply[REPLY_MAX], err[256];
-	unsigned int tries;
+	struct step st = { .op = "reconnect",
+			   .args = reconnect_args,
+			   .take = reconnect_take };
+	unsigned int i, j;
 	int ret;
 
-	if (!p->prepared)
+	/* Keys per context of ours: a run of partners of one context */
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && v[j].mqp->ctx == v[i].mqp->ctx; j++)
+			;
+		ret = push_keys(v + i, j - i, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return run_step(v, n, &st, err, errlen);
+}
+
+static int resume_take(struct migr_partner *p, const char *res, char *err,
+		       size_t errlen)
+{
+	p->prepared = p->suspended = false;
+	return 0;
+}
+
+void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort)
+{
+	struct step st = { .op = abort ? "abort" : "resume",
+			   .take = resume_take,
+			   .only_prepared = true };
+	char err[256];
+	unsigned int i, tries;
+	int ret;
+
+	if (!n)
 		return;
 	/* A partner busy with its own switch lets go of its lock soon */
 	for (tries = 0; tries < 20; tries++) {
-		ret = call(p, reply, err, sizeof(err),
-			   abort ? "abort" : "resume", "");
+		ret = run_step(v, n, &st, err, sizeof(err));
 		if (ret != EBUSY)
 			break;
 		usleep(100000);
 	}
 	if (ret)
-		verbs_err(&p->mqp->ctx->vctx,
-			  "partner of QP 0x%x at %s did not %s: %s\n",
-			  p->mqp->vqp.qp.qp_num, p->host,
+		verbs_err(&v[0].mqp->ctx->vctx, "partners did not %s: %s\n",
 			  abort ? "abort" : "resume", err);
-	p->prepared = p->suspended = false;
+	for (i = 0; i < n; i++)
+		v[i].prepared = v[i].suspended = false;
 }

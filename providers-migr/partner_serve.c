@@ -195,42 +195,59 @@ void migr_partner_forget_ctx(struct migr_context *ctx)
 		}
 }
 
-#define REPLY_ERR(fmt, ...)                                                    \
-	fprintf(out, "{\"ok\":false,\"error\":\"" fmt "\"}\n", ##__VA_ARGS__)
+/* One QP of a request and what it answers */
+struct entry {
+	uint32_t qpn;
+	const char *args;
+	struct migr_qp *mqp;
+	struct migr_context *ctx;
+	struct sess *s;
+	bool ok, notmine, busy;
+	char res[320]; /* its JSON object */
+};
 
-static void do_prepare(FILE *out, struct migr_qp *mqp, struct sess *s,
-		       const union ibv_gid *gid, const char *args)
+#define RESULT(e, ok_, fmt, ...)                                               \
+	do {                                                                   \
+		(e)->ok = (ok_);                                               \
+		snprintf((e)->res, sizeof((e)->res), fmt, ##__VA_ARGS__);      \
+	} while (0)
+#define FAILED(e, fmt, ...)                                                    \
+	RESULT(e, false, "{\"ok\":false,\"error\":\"" fmt "\"}", ##__VA_ARGS__)
+
+static void do_prepare(struct entry *e, const union ibv_gid *gid)
 {
-	struct migr_context *ctx = mqp->ctx;
+	struct migr_qp *mqp = e->mqp;
+	struct migr_context *ctx = e->ctx;
 	unsigned int peer_qpn, lease, rd_atomic;
+	struct sess *s = e->s;
 	int access;
 
-	if (sscanf(args, "%u %u %d %u", &peer_qpn, &lease, &access,
+	if (sscanf(e->args, "%u %u %d %u", &peer_qpn, &lease, &access,
 		   &rd_atomic) != 4 ||
 	    lease < 100 || lease > 600000) {
-		REPLY_ERR("bad prepare request");
+		FAILED(e, "bad prepare request");
 		return;
 	}
 	if (mqp->attr.dest_qp_num != peer_qpn) {
-		fprintf(out,
-			"{\"ok\":false,\"notmine\":true,\"error\":\"QP 0x%x here faces QP 0x%x, not 0x%x\"}\n",
-			mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num, peer_qpn);
+		e->notmine = true;
+		FAILED(e, "QP 0x%x here faces QP 0x%x, not 0x%x",
+		       mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num, peer_qpn);
 		return;
 	}
 	if (mqp->attr.qp_state != IBV_QPS_RTS) {
-		REPLY_ERR("QP 0x%x is in state %d, not ready to send",
-			  mqp->vqp.qp.qp_num, mqp->attr.qp_state);
+		FAILED(e, "QP 0x%x is in state %d, not ready to send",
+		       mqp->vqp.qp.qp_num, mqp->attr.qp_state);
 		return;
 	}
 	if (ctx->switch_active) {
-		fprintf(out,
-			"{\"ok\":false,\"busy\":true,\"error\":\"switching itself\"}\n");
+		e->busy = true;
+		FAILED(e, "switching itself");
 		return;
 	}
 	if (!s) {
 		s = calloc(1, sizeof(*s));
 		if (!s) {
-			REPLY_ERR("out of memory");
+			FAILED(e, "out of memory");
 			return;
 		}
 		s->ctx = ctx;
@@ -239,96 +256,135 @@ static void do_prepare(FILE *out, struct migr_qp *mqp, struct sess *s,
 		list_add_tail(&sessions, &s->entry);
 		mqp->partner_session = true;
 		start_watchdog();
+		e->s = s;
 	}
 	s->peer_qpn = peer_qpn;
 	s->peer_access = access;
 	s->lease_ms = lease;
 	s->deadline = now_ms() + lease;
-	fprintf(out, "{\"ok\":true,\"access\":%d,\"rd_atomic\":%u}\n",
-		mqp->attr.qp_access_flags, mqp->attr.max_rd_atomic);
+	RESULT(e, true, "{\"ok\":true,\"access\":%d,\"rd_atomic\":%u}",
+	       mqp->attr.qp_access_flags, mqp->attr.max_rd_atomic);
 }
 
-static void do_suspend(FILE *out, struct migr_qp *mqp, struct sess *s,
-		       const char *args)
+/* Hold the QP's posts and post its marker; the drain is done for all */
+static void suspend_one(struct entry *e)
 {
-	struct migr_context *ctx = mqp->ctx;
-	unsigned int wait_ms;
-	double deadline;
+	struct migr_qp *mqp = e->mqp;
 	int ret;
 
-	if (sscanf(args, "%u", &wait_ms) != 1 || !wait_ms || wait_ms > 600000) {
-		REPLY_ERR("bad suspend request");
+	mqp->marker_sent = mqp->marker_failed = false;
+	ret = migr_post_marker(e->ctx, mqp, e->s->peer_access);
+	if (ret) {
+		end_sess(e->s, mqp);
+		e->s = NULL;
+		FAILED(e, "posting the drain marker failed: %s", strerror(ret));
+	}
+}
+
+/*
+ * Every QP of the request stops taking posts at once (one quiesce), gets
+ * a marker behind what it sent, and the request waits for all of them.
+ */
+static void do_suspend(struct entry *v, unsigned int n)
+{
+	unsigned int i, wait_ms = 0, left;
+	double deadline;
+
+	for (i = 0; i < n; i++) {
+		struct entry *e = &v[i];
+
+		if (!e->mqp || !e->s)
+			continue;
+		if (sscanf(e->args, "%u", &wait_ms) != 1 || !wait_ms ||
+		    wait_ms > 600000) {
+			FAILED(e, "bad suspend request");
+			continue;
+		}
+		e->ok = true;
+		if (e->s->suspended)
+			continue;
+		pthread_mutex_lock(&e->mqp->hold_lock);
+		__atomic_or_fetch(&e->mqp->slow, MIGR_SLOW_SUSPENDED,
+				  __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&e->mqp->hold_lock);
+		__atomic_add_fetch(&e->ctx->partner_sessions, 1,
+				   __ATOMIC_RELEASE);
+		cqs_switching(e->mqp);
+		e->s->suspended = false; /* set below, once quiesced */
+	}
+	if (migr_quiesce(QUIESCE_MS)) {
+		for (i = 0; i < n; i++)
+			if (v[i].ok) {
+				v[i].s->suspended = true;
+				end_sess(v[i].s, v[i].mqp);
+				FAILED(&v[i],
+				       "a thread stayed inside a post or poll");
+			}
 		return;
 	}
-	if (!s->suspended) {
-		pthread_mutex_lock(&mqp->hold_lock);
-		__atomic_or_fetch(&mqp->slow, MIGR_SLOW_SUSPENDED,
-				  __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&mqp->hold_lock);
-		__atomic_add_fetch(&ctx->partner_sessions, 1, __ATOMIC_RELEASE);
-		s->suspended = true;
-		cqs_switching(mqp);
-		if (migr_quiesce(QUIESCE_MS)) {
-			end_sess(s, mqp);
-			REPLY_ERR("a thread stayed inside a post or poll");
-			return;
+	for (i = 0; i < n; i++)
+		if (v[i].ok && !v[i].s->suspended) {
+			v[i].s->suspended = true;
+			suspend_one(&v[i]);
 		}
-		mqp->marker_sent = mqp->marker_failed = false;
-		ret = migr_post_marker(ctx, mqp, s->peer_access);
-		if (ret) {
-			end_sess(s, mqp);
-			REPLY_ERR("posting the drain marker failed: %s",
-				  strerror(ret));
-			return;
-		}
-	}
 	/* Everything sent before the suspension is acked when it completes */
 	deadline = now_ms() + wait_ms;
-	while (!migr_marker_drained(mqp) && !mqp->marker_failed &&
-	       now_ms() < deadline) {
-		drain_cqs(mqp);
-		usleep(50);
-	}
-	if (!migr_marker_drained(mqp)) {
-		bool failed = mqp->marker_failed;
+	do {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			if (!v[i].ok)
+				continue;
+			drain_cqs(v[i].mqp);
+			if (!migr_marker_drained(v[i].mqp) &&
+			    !v[i].mqp->marker_failed)
+				left++;
+		}
+		if (left)
+			usleep(50);
+	} while (left && now_ms() < deadline);
+	for (i = 0; i < n; i++) {
+		struct entry *e = &v[i];
 
-		end_sess(s, mqp);
-		REPLY_ERR("its send queue %s", failed ?
-						       "failed while draining" :
-						       "did not drain in time");
-		return;
+		if (!e->ok)
+			continue;
+		if (!migr_marker_drained(e->mqp)) {
+			bool failed = e->mqp->marker_failed;
+
+			migr_qp_log_state(e->mqp, "not drained for its partner");
+			end_sess(e->s, e->mqp);
+			e->s = NULL;
+			FAILED(e, "QP 0x%x: its send queue %s", e->qpn,
+			       failed ? "failed while draining" :
+					"did not drain in time");
+			continue;
+		}
+		RESULT(e, true, "{\"ok\":true,\"consumers\":%" PRIu64 "}",
+		       e->mqp->n_consumers);
 	}
-	fprintf(out, "{\"ok\":true,\"consumers\":%" PRIu64 "}\n",
-		mqp->n_consumers);
 }
 
 /* The mover's rkeys, virtual:physical: our posts translate with them */
-static void do_keys(FILE *out, struct migr_qp *mqp, const char *args)
+static int set_keys(struct migr_context *ctx, const char *pairs)
 {
-	struct migr_context *ctx = mqp->ctx;
 	unsigned int v, p, n = 0;
 	struct migr_qp *q;
 	int used;
 
-	while (sscanf(args, "%x:%x%n", &v, &p, &used) == 2) {
-		if (migr_xlate_set(&ctx->remote, MIGR_XLATE_RKEY, v, p)) {
-			REPLY_ERR("out of memory");
-			return;
-		}
+	while (sscanf(pairs, "%x:%x%n", &v, &p, &used) == 2) {
+		if (migr_xlate_set(&ctx->remote, MIGR_XLATE_RKEY, v, p))
+			return ENOMEM;
 		n++;
-		args += used;
-		if (*args != ',')
+		pairs += used;
+		if (*pairs != ',')
 			break;
-		args++;
+		pairs++;
 	}
-	if (*args && *args != ' ') {
-		REPLY_ERR("bad keys request");
-		return;
-	}
+	if (*pairs && *pairs != ' ')
+		return EINVAL;
 	list_for_each (&ctx->rec.qps, q, entry)
 		if (q->remote == &ctx->remote)
 			migr_qp_update_slow(q);
-	fprintf(out, "{\"ok\":true,\"keys\":%u}\n", n);
+	return 0;
 }
 
 /*
@@ -336,10 +392,10 @@ static void do_keys(FILE *out, struct migr_qp *mqp, const char *args)
  * RECVs flush, and are dropped: they are posted again on the new one),
  * its last completions go to the shadows, and it is destroyed.
  */
-static void do_reconnect(FILE *out, struct migr_qp *mqp, struct sess *s,
-			 const char *args)
+static void reconnect_one(struct entry *e)
 {
-	struct migr_context *ctx = mqp->ctx;
+	struct migr_qp *mqp = e->mqp;
+	struct migr_context *ctx = e->ctx;
 	struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
 	char gidhex[33], why[256];
 	unsigned int new_qpn;
@@ -347,25 +403,18 @@ static void do_reconnect(FILE *out, struct migr_qp *mqp, struct sess *s,
 	uint64_t consumers, unused;
 	int ret;
 
-	if (sscanf(args, "%u %32s %" SCNu64, &new_qpn, gidhex, &consumers) !=
+	if (sscanf(e->args, "%u %32s %" SCNu64, &new_qpn, gidhex, &consumers) !=
 		    3 ||
 	    parse_gid(gidhex, &gid) || !new_qpn || new_qpn >> 24) {
-		REPLY_ERR("bad reconnect request");
+		FAILED(e, "bad reconnect request");
 		return;
 	}
-	if (!s->suspended) {
-		REPLY_ERR("QP 0x%x was not suspended", mqp->vqp.qp.qp_num);
-		return;
-	}
-	/* RECVs wait for the new QP from here; none is on its way in */
-	migr_qp_hold_recvs(mqp);
-	if (migr_quiesce(QUIESCE_MS)) {
-		REPLY_ERR("a thread stayed inside a post or poll");
+	if (!e->s->suspended) {
+		FAILED(e, "QP 0x%x was not suspended", e->qpn);
 		return;
 	}
 	if (migr_unused_recvs(mqp, consumers, &unused)) {
-		REPLY_ERR("QP 0x%x: its RECV count does not add up",
-			  mqp->vqp.qp.qp_num);
+		FAILED(e, "QP 0x%x: its RECV count does not add up", e->qpn);
 		return;
 	}
 	if (mqp->lower) {
@@ -379,41 +428,59 @@ static void do_reconnect(FILE *out, struct migr_qp *mqp, struct sess *s,
 			verbs_debug(&ctx->vctx,
 				    "QP 0x%x: %u RECVs flushed, %" PRIu64
 				    " unused by the count\n",
-				    mqp->vqp.qp.qp_num, ctx->retired_flushes,
-				    unused);
+				    e->qpn, ctx->retired_flushes, unused);
 		ret = ibv_destroy_qp(mqp->lower);
 		if (ret) {
-			REPLY_ERR("destroying the old QP failed: %s",
-				  strerror(ret));
+			FAILED(e, "destroying the old QP failed: %s",
+			       strerror(ret));
 			return;
 		}
 		mqp->lower = NULL;
 		migr_markers_forget(mqp);
 	}
 	mqp->attr.ah_attr.grh.dgid = gid;
-	ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN_PHYS, s->peer_qpn,
+	ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN_PHYS, e->s->peer_qpn,
 			     new_qpn);
 	if (!ret)
 		ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN, new_qpn,
-				     s->peer_qpn);
+				     e->s->peer_qpn);
 	if (ret) {
-		REPLY_ERR("out of memory");
+		FAILED(e, "out of memory");
 		return;
 	}
 	migr_qp_update_slow(mqp);
 	if (migr_create_lower_qp(mqp, why, sizeof(why)) ||
 	    migr_connect_qp(mqp, NULL, why, sizeof(why)) ||
 	    migr_repost_recvs(mqp, unused, why, sizeof(why))) {
-		REPLY_ERR("%s", why);
+		FAILED(e, "%s", why);
 		return;
 	}
 	verbs_info(
 		&ctx->vctx,
 		"QP 0x%x: now 0x%x, connected to its moved peer 0x%x (0x%x); %" PRIu64
 		" RECVs posted again\n",
-		mqp->vqp.qp.qp_num, mqp->lower->qp_num, s->peer_qpn, new_qpn,
-		unused);
-	fprintf(out, "{\"ok\":true,\"qpn\":%u}\n", mqp->lower->qp_num);
+		e->qpn, mqp->lower->qp_num, e->s->peer_qpn, new_qpn, unused);
+	RESULT(e, true, "{\"ok\":true,\"qpn\":%u}", mqp->lower->qp_num);
+}
+
+static void do_reconnect(struct entry *v, unsigned int n)
+{
+	unsigned int i;
+
+	/* RECVs wait for the new QPs from here; none is on its way in */
+	for (i = 0; i < n; i++)
+		if (v[i].mqp && v[i].s)
+			migr_qp_hold_recvs(v[i].mqp);
+	if (migr_quiesce(QUIESCE_MS)) {
+		for (i = 0; i < n; i++)
+			if (v[i].mqp && v[i].s)
+				FAILED(&v[i],
+				       "a thread stayed inside a post or poll");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (v[i].mqp && v[i].s)
+			reconnect_one(&v[i]);
 }
 
 /* The context's control path, for writing; briefly, or not at all */
@@ -429,64 +496,195 @@ static bool lock_ctl(struct migr_context *ctx)
 	return false;
 }
 
+#define MAX_ENTRIES 64
+
+/* Split "QPN ARGS . QPN ARGS ..." (in place) into entries */
+static unsigned int split(char *list, struct entry *v)
+{
+	unsigned int n = 0;
+	char *p = list, *dot;
+
+	while (p && *p && n < MAX_ENTRIES) {
+		char *end;
+
+		while (*p == ' ')
+			p++;
+		dot = strstr(p, " . ");
+		if (dot)
+			*dot = 0;
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n].qpn = strtoul(p, &end, 10);
+		if (end == p)
+			return 0;
+		v[n].args = end;
+		n++;
+		p = dot ? dot + 3 : NULL;
+	}
+	return p && *p ? 0 : n;
+}
+
+/* Lock the control path of every context the entries are in, once */
+static bool lock_ctxs(struct entry *v, unsigned int n,
+		      struct migr_context **locked, unsigned int *nlocked)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!v[i].ctx)
+			continue;
+		for (j = 0; j < *nlocked && locked[j] != v[i].ctx; j++)
+			;
+		if (j < *nlocked)
+			continue;
+		if (!lock_ctl(v[i].ctx))
+			return false;
+		locked[(*nlocked)++] = v[i].ctx;
+	}
+	return true;
+}
+
+static void reply(FILE *out, struct entry *v, unsigned int n)
+{
+	bool ok = n > 0, notmine = n > 0, busy = false;
+	const char *err = NULL;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		ok &= v[i].ok;
+		notmine &= v[i].notmine;
+		busy |= v[i].busy;
+		if (!v[i].ok && !err)
+			err = strstr(v[i].res, "\"error\":");
+	}
+	fprintf(out, "{\"ok\":%s%s%s", ok ? "true" : "false",
+		notmine ? ",\"notmine\":true" : "",
+		busy ? ",\"busy\":true" : "");
+	if (err) {
+		const char *end = strrchr(err, '}');
+
+		fprintf(out, ",%.*s", (int)(end - err), err);
+	}
+	fprintf(out, ",\"results\":[");
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%s", i ? "," : "", v[i].res);
+	fprintf(out, "]}\n");
+}
+
+/*
+ * "OP GID QPN ARGS [. QPN ARGS]...", or for keys "keys GID PAIRS . QPN
+ * [. QPN]...": every QP named has GID. Answered with one JSON line, a
+ * result per QP in order.
+ */
 void migr_partner_serve(FILE *out, const char *line)
 {
-	char op[16], gidhex[33];
-	struct migr_context *ctx, *c2;
-	struct migr_qp *mqp;
-	unsigned int qpn;
+	struct migr_context *locked[MAX_ENTRIES], *c2;
+	char op[16], gidhex[33], *copy, *list, *pairs = NULL;
+	unsigned int i, n, nlocked = 0;
+	struct entry *v;
 	union ibv_gid gid;
-	struct sess *s;
 	int used = 0;
 
-	if (sscanf(line, "%15s %u %32s%n", op, &qpn, gidhex, &used) != 3 ||
-	    parse_gid(gidhex, &gid)) {
-		REPLY_ERR("bad partner request");
-		return;
+	copy = strdup(line);
+	v = calloc(MAX_ENTRIES, sizeof(*v));
+	if (!copy || !v) {
+		fprintf(out, "{\"ok\":false,\"error\":\"out of memory\"}\n");
+		goto out_free;
 	}
-	line += used;
+	if (sscanf(copy, "%15s %32s %n", op, gidhex, &used) != 2 || !used ||
+	    parse_gid(gidhex, &gid)) {
+		fprintf(out,
+			"{\"ok\":false,\"error\":\"bad partner request\"}\n");
+		goto out_free;
+	}
+	list = copy + used;
+	if (!strcmp(op, "keys")) {
+		pairs = list;
+		list = strstr(list, " . ");
+		if (list) {
+			*list = 0;
+			list += 3;
+		}
+	}
+	n = list ? split(list, v) : 0;
+	if (!n) {
+		fprintf(out,
+			"{\"ok\":false,\"error\":\"bad partner request\"}\n");
+		goto out_free;
+	}
 	if (!migr_control_lock(LOCK_MS)) {
 		fprintf(out,
 			"{\"ok\":false,\"busy\":true,\"error\":\"switching itself\"}\n");
-		return;
+		goto out_free;
 	}
-	mqp = migr_control_find_qp(qpn, &gid, &ctx);
-	if (!mqp) {
-		fprintf(out,
-			"{\"ok\":false,\"notmine\":true,\"error\":\"no QP 0x%x here\"}\n",
-			qpn);
-		goto out;
-	}
-	if (!lock_ctl(ctx)) {
+	for (i = 0; i < n; i++)
+		v[i].mqp = migr_control_find_qp(v[i].qpn, &gid, &v[i].ctx);
+	if (!lock_ctxs(v, n, locked, &nlocked)) {
 		fprintf(out,
 			"{\"ok\":false,\"busy\":true,\"error\":\"its control path is busy\"}\n");
-		goto out;
+		goto out_unlock;
 	}
-	/* Found again: the application may have destroyed it meanwhile */
-	mqp = migr_control_find_qp(qpn, &gid, &c2);
-	s = find_sess(ctx, qpn);
-	if (s)
-		s->deadline = now_ms() + s->lease_ms;
-	if (!mqp || c2 != ctx)
-		REPLY_ERR("QP 0x%x was destroyed", qpn);
-	else if (!strcmp(op, "prepare"))
-		do_prepare(out, mqp, s, &gid, line);
-	else if (!s && !strcmp(op, "abort"))
-		fprintf(out, "{\"ok\":true,\"ended\":true}\n");
-	else if (!s)
-		REPLY_ERR("QP 0x%x has no partner session (it ended)", qpn);
-	else if (!strcmp(op, "suspend"))
-		do_suspend(out, mqp, s, line);
-	else if (!strcmp(op, "keys"))
-		do_keys(out, mqp, line);
-	else if (!strcmp(op, "reconnect"))
-		do_reconnect(out, mqp, s, line);
-	else if (!strcmp(op, "resume") || !strcmp(op, "abort")) {
-		end_sess(s, mqp);
-		fprintf(out, "{\"ok\":true}\n");
-	} else
-		REPLY_ERR("unknown partner request %s", op);
-	pthread_rwlock_unlock(&ctx->ctl_lock);
-out:
+	for (i = 0; i < n; i++) {
+		struct entry *e = &v[i];
+
+		/* Found again: the application may have destroyed it */
+		if (e->ctx)
+			e->mqp = migr_control_find_qp(e->qpn, &gid, &c2);
+		if (!e->ctx) {
+			e->notmine = true;
+			FAILED(e, "no QP 0x%x here", e->qpn);
+			continue;
+		}
+		if (!e->mqp || c2 != e->ctx) {
+			e->mqp = NULL;
+			FAILED(e, "QP 0x%x was destroyed", e->qpn);
+			continue;
+		}
+		e->s = find_sess(e->ctx, e->qpn);
+		if (e->s)
+			e->s->deadline = now_ms() + e->s->lease_ms;
+		if (strcmp(op, "prepare") && !e->s) {
+			e->mqp = NULL;
+			if (!strcmp(op, "abort"))
+				RESULT(e, true, "{\"ok\":true,\"ended\":true}");
+			else
+				FAILED(e,
+				       "QP 0x%x has no partner session (it ended)",
+				       e->qpn);
+		}
+	}
+	if (!strcmp(op, "prepare")) {
+		for (i = 0; i < n; i++)
+			if (v[i].mqp)
+				do_prepare(&v[i], &gid);
+	} else if (!strcmp(op, "suspend")) {
+		do_suspend(v, n);
+	} else if (!strcmp(op, "reconnect")) {
+		do_reconnect(v, n);
+	} else if (!strcmp(op, "keys")) {
+		for (i = 0; i < n; i++) {
+			if (!v[i].mqp)
+				continue;
+			if (set_keys(v[i].ctx, pairs))
+				FAILED(&v[i], "bad keys request");
+			else
+				RESULT(&v[i], true, "{\"ok\":true}");
+		}
+	} else if (!strcmp(op, "resume") || !strcmp(op, "abort")) {
+		for (i = 0; i < n; i++)
+			if (v[i].mqp) {
+				end_sess(v[i].s, v[i].mqp);
+				RESULT(&v[i], true, "{\"ok\":true}");
+			}
+	} else {
+		for (i = 0; i < n; i++)
+			FAILED(&v[i], "unknown partner request");
+	}
+	reply(out, v, n);
+out_unlock:
+	for (i = 0; i < nlocked; i++)
+		pthread_rwlock_unlock(&locked[i]->ctl_lock);
 	migr_control_unlock();
+out_free:
+	free(copy);
+	free(v);
 }

@@ -9,6 +9,7 @@
  * old objects; a failure in the rebuild rebuilds on the original device.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,29 @@ static void suspend(struct migr_context *ctx)
 	}
 }
 
+/* What an operator needs to see of a QP that would not drain */
+void migr_qp_log_state(struct migr_qp *mqp, const char *why)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a = {};
+	unsigned int held = 0;
+	struct migr_held_wr *h;
+
+	pthread_mutex_lock(&mqp->hold_lock);
+	for (h = mqp->held; h; h = h->next)
+		held++;
+	pthread_mutex_unlock(&mqp->hold_lock);
+	if (mqp->lower)
+		ibv_query_qp(mqp->lower, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, &init);
+	verbs_err(&mqp->ctx->vctx,
+		  "QP 0x%x %s: lower 0x%x state %d sq_psn 0x%x, markers pending %u sent %d failed %d, sends %" PRIu64
+		  ", RECVs posted %" PRIu64 ", held %u, recv_hold %d, slow 0x%x\n",
+		  mqp->vqp.qp.qp_num, why, mqp->lower ? mqp->lower->qp_num : 0,
+		  a.qp_state, a.sq_psn, mqp->markers_pending, mqp->marker_sent,
+		  mqp->marker_failed, mqp->n_consumers, mqp->rlog.head, held,
+		  mqp->recv_hold, mqp->slow);
+}
+
 /* RECVs posted from now on wait for the new lower QP */
 void migr_qp_hold_recvs(struct migr_qp *mqp)
 {
@@ -395,6 +419,11 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 			REPORT(rep,
 			       "the send queues did not drain within %u ms (%u QPs pending, first 0x%x)",
 			       wait_ms, undrained(set, &first), first);
+			for_each_ctx(set, i, c)
+				list_for_each (&c->rec.qps, mqp, entry)
+					if (!migr_marker_drained(mqp))
+						migr_qp_log_state(mqp,
+								  "not drained");
 			return ETIMEDOUT;
 		}
 		usleep(50);
@@ -521,32 +550,16 @@ static void count_objects(struct migr_context *ctx,
 static int partners_prepare(struct sw_set *set, unsigned int wait_ms,
 			    struct migr_switch_report *rep)
 {
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < set->npartners; i++) {
-		ret = migr_partner_prepare(&set->partners[i], wait_ms,
-					   rep->error, sizeof(rep->error));
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return migr_partners_prepare(set->partners, set->npartners, wait_ms,
+				     rep->error, sizeof(rep->error));
 }
 
-/* Each partner holds its posts and drains the QP that faces us */
+/* Each partner holds its posts and drains the QPs that face us */
 static int partners_suspend(struct sw_set *set, unsigned int wait_ms,
 			    struct migr_switch_report *rep)
 {
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < set->npartners; i++) {
-		ret = migr_partner_suspend(&set->partners[i], wait_ms,
-					   rep->error, sizeof(rep->error));
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return migr_partners_suspend(set->partners, set->npartners, wait_ms,
+				     rep->error, sizeof(rep->error));
 }
 
 /*
@@ -558,29 +571,25 @@ static int partners_reconnect(struct sw_set *set, bool rollback,
 			      struct migr_switch_report *rep)
 {
 	char why[256];
-	unsigned int i;
 	int ret;
 
-	for (i = 0; i < set->npartners; i++) {
-		ret = migr_partner_reconnect(&set->partners[i], why,
-					     sizeof(why));
-		if (!ret)
-			continue;
-		if (!rollback) {
-			snprintf(rep->error, sizeof(rep->error), "%s", why);
-			return ret;
-		}
-		verbs_err(&set->ctx[0]->vctx, "switch: rollback: %s\n", why);
+	if (!set->npartners)
+		return 0;
+	ret = migr_partners_reconnect(set->partners, set->npartners, why,
+				      sizeof(why));
+	if (!ret)
+		return 0;
+	if (!rollback) {
+		snprintf(rep->error, sizeof(rep->error), "%s", why);
+		return ret;
 	}
+	verbs_err(&set->ctx[0]->vctx, "switch: rollback: %s\n", why);
 	return 0;
 }
 
 static void partners_resume(struct sw_set *set, bool abort)
 {
-	unsigned int i;
-
-	for (i = 0; i < set->npartners; i++)
-		migr_partner_resume(&set->partners[i], abort);
+	migr_partners_resume(set->partners, set->npartners, abort);
 }
 
 /* Open the device called name, or NULL with rep->error set */
@@ -784,13 +793,18 @@ static int switch_locked(struct sw_set *set, const char *target,
 	rep->ms_rebuild = now_ms() - t - rep->ms_partner;
 
 	t = now_ms();
+	/*
+	 * Armed before anything can complete on the new CQs: an event-driven
+	 * application waits for the event a completion raises on an armed
+	 * CQ, and completions that came before the arm raise none.
+	 */
+	for_each_ctx(set, i, c) rearm_cqs(c);
 	for_each_ctx(set, i, c) if (repost_recvs(c, set->unused[i], rep) &&
 				    !ret) ret = EIO;
 	/* Partners first: our RECVs are posted, and they are further away */
 	partners_resume(set, false);
 	for_each_ctx(set, i, c)
 	{
-		rearm_cqs(c);
 		rep->held_wrs += resume(c);
 		if (!ret)
 			c->switches++;

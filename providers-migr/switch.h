@@ -74,6 +74,7 @@ int migr_repost_recvs(struct migr_qp *mqp, uint64_t unused, char *why,
 		      size_t why_len);
 unsigned int migr_qp_resume(struct migr_qp *mqp);
 void migr_qp_hold_recvs(struct migr_qp *mqp);
+void migr_qp_log_state(struct migr_qp *mqp, const char *why);
 int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 		      uint64_t *unused);
 

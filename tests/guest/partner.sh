@@ -37,20 +37,27 @@ start_migrd() {
 	return 1
 }
 
-# switches NAME PID N DEV...: N switches of PID, cycling through DEV...; one
-# JSON line each in NAME.jsonl; every one must succeed with its partners
+# lower_of PID: the real device the process's first context is on now
+lower_of() {
+	migrctl status --pid "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["lower"])'
+}
+
+other_of() { [ "$(lower_of "$1")" = rxe1 ] && echo rxe0 || echo rxe1; }
+
+# switches NAME PID N: N switches of PID, each to the other of rxe0 and
+# rxe1; one JSON line each in NAME.jsonl
 switches() {
-	local name=$1 pid=$2 n=$3 i=0; shift 3
-	local devs=("$@")
+	local name=$1 pid=$2 n=$3 i=0
 	: >"$LOGDIR/$name.jsonl"
+	: >"$LOGDIR/$name.err"
 	while [ $i -lt "$n" ]; do
-		migrctl switch --pid "$pid" --device "${devs[$((i % ${#devs[@]}))]}" --json \
+		migrctl switch --pid "$pid" --device "$(other_of "$pid")" --json \
 			>>"$LOGDIR/$name.jsonl" 2>>"$LOGDIR/$name.err" || return 1
 		i=$((i + 1))
 	done
 }
 
-# run_switches CHECK NAME PID N DEV...: switches, as one check
+# run_switches CHECK NAME PID N: switches, as one check
 run_switches() {
 	local name=$1; shift
 	switches "$@" && pass "$name" || fail "$name" "$LOGDIR/$1.err"
@@ -111,21 +118,21 @@ if [ "$role" = a ]; then
 	sleep 3
 
 	# 1. A moves 20 times; B's QPs follow
-	run_switches "a_switched_${SWITCHES}_times" a-moves "$TR" "$SWITCHES" rxe1 rxe0
+	run_switches "a_switched_${SWITCHES}_times" a-moves "$TR" "$SWITCHES"
 	check_switches a-moves "$SWITCHES"
 	say a.moved
 
 	# 2. B moves (await), 3. both at once
 	await b.moved || fail b_moved
 	say both.go
-	run_switches a_switched_while_b_switches a-both "$TR" 6 rxe1 rxe0
+	run_switches a_switched_while_b_switches a-both "$TR" 6
 	check_switches a-both 6
 	await b.both || fail b_both
 
 	# 4. faults, each refused with its reason; the traffic goes on
 	refused fault_target_missing 'no RDMA device named rxe9' \
 		migrctl switch --pid "$TR" --device rxe9
-	migrctl switch --pid "$TR" --device rxe1 --wait-ms 1 --json >"$LOGDIR/fault_wait.json" 2>"$LOGDIR/fault_wait.err"
+	migrctl switch --pid "$TR" --device "$(other_of "$TR")" --wait-ms 1 --json >"$LOGDIR/fault_wait.json" 2>"$LOGDIR/fault_wait.err"
 	check fault_wait_bound_rolls_back python3 - "$LOGDIR/fault_wait.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -137,14 +144,14 @@ PY
 	say b.stop_migrd
 	await b.migrd_stopped || fail b_migrd_stopped
 	refused fault_partner_migrd_down 'migrd on 10\.9\.0\.2 .*unreachable|10\.9\.0\.2.*(refused|unreachable)' \
-		migrctl switch --pid "$TR" --device rxe1
+		migrctl switch --pid "$TR" --device "$(other_of "$TR")"
 	say b.start_migrd
 	await b.migrd_started || fail b_migrd_started
 	await b.plain_up || fail b_plain_up
 	refused fault_partner_not_migr 'does not use migr' \
 		migrctl switch --pid "$PL" --device rxe1
 	# once more after the faults: everything still moves
-	run_switches a_switches_after_faults a-after "$TR" 2 rxe1 rxe0
+	run_switches a_switches_after_faults a-after "$TR" 2
 	check_switches a-after 2
 	say a.faults_done
 
@@ -163,11 +170,11 @@ else
 	for _ in $(seq 300); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
 	say b.up
 	await a.moved || fail a_moved
-	run_switches b_switched_4_times b-moves "$TR" 4 rxe1 rxe0
+	run_switches b_switched_4_times b-moves "$TR" 4
 	check_switches b-moves 4
 	say b.moved
 	await both.go || fail both_go
-	run_switches b_switched_while_a_switches b-both "$TR" 6 rxe1 rxe0
+	run_switches b_switched_while_a_switches b-both "$TR" 6
 	check_switches b-both 6
 	say b.both
 
