@@ -48,11 +48,19 @@ other_of() { [ "$(lower_of "$1")" = rxe1 ] && echo rxe0 || echo rxe1; }
 # rxe1; one JSON line each in NAME.jsonl
 switches() {
 	local name=$1 pid=$2 n=$3 i=0
+	local t0 t1 t2 to
 	: >"$LOGDIR/$name.jsonl"
 	: >"$LOGDIR/$name.err"
+	: >"$LOGDIR/$name.wall"
 	while [ $i -lt "$n" ]; do
-		migrctl switch --pid "$pid" --device "$(other_of "$pid")" --json \
+		t0=$(date +%s%N)
+		to=$(other_of "$pid")
+		t1=$(date +%s%N)
+		migrctl switch --pid "$pid" --device "$to" --json \
 			>>"$LOGDIR/$name.jsonl" 2>>"$LOGDIR/$name.err" || return 1
+		t2=$(date +%s%N)
+		# wall time of the status query and of the switch, as migrctl saw it
+		echo "$(((t1 - t0) / 1000000)) $(((t2 - t1) / 1000000))" >>"$LOGDIR/$name.wall"
 		i=$((i + 1))
 	done
 }
@@ -87,6 +95,12 @@ if rs:
           len(rs), statistics.median(r["total_ms"] for r in rs), med("suspend"), med("drain"),
           med("release"), med("rebuild"), med("partner_reconnect"), med("replay"),
           sum(r.get("retries", 0) for r in rs)))
+try:
+    w = [l.split() for l in open(sys.argv[1].replace(".jsonl", ".wall"))]
+    print("    migrctl wall ms, median: status %d, switch %d" % (
+          statistics.median(int(a) for a, b in w), statistics.median(int(b) for a, b in w)))
+except (OSError, statistics.StatisticsError):
+    pass
 PY
 }
 
