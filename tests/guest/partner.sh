@@ -38,8 +38,9 @@ start_migrd() {
 }
 
 # lower_of PID: the real device the process's first context is on now
+# (the table's LOWER column: no Python start-up, slow in a busy TCG guest)
 lower_of() {
-	migrctl status --pid "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["lower"])'
+	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
 }
 
 other_of() { [ "$(lower_of "$1")" = rxe1 ] && echo rxe0 || echo rxe1; }
@@ -126,6 +127,10 @@ if [ "$role" = a ]; then
 	# a plain-stack partner's server: its client on B runs on rxe0 itself
 	migr-traffic -d migr_rxe0 --qps 1 -D 900 --port 18601 --server >"$LOGDIR/partner-plain-a.log" 2>&1 &
 	PL=$!
+	# a partner that is killed while this one moves
+	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --server \
+		>"$LOGDIR/partner-killed-a.log" 2>&1 &
+	KL=$!
 	say a.up
 	await b.up || fail b_up
 	for _ in $(seq 100); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
@@ -164,6 +169,20 @@ PY
 	await b.plain_up || fail b_plain_up
 	refused fault_partner_not_migr 'does not use migr' \
 		migrctl switch --pid "$PL" --device rxe1
+	# B kills its process a moment after this switch starts: whatever the
+	# phase it meets, the switch answers (moved, or refused with the
+	# reason) and the mover is not harmed
+	await b.kill_up || fail b_kill_up
+	to=$(other_of "$KL")
+	say b.kill_now
+	timeout 120 migrctl switch --pid "$KL" --device "$to" >"$LOGDIR/fault_partner_killed.out" 2>&1
+	krc=$?
+	check fault_partner_killed_answered sh -c "[ $krc -ne 124 ] && [ \$(wc -l <$LOGDIR/fault_partner_killed.out) -ge 1 ]"
+	sed -n '1p' "$LOGDIR/fault_partner_killed.out" | cut -c1-300 | sed 's/^/    /'
+	kill -TERM "$KL" 2>/dev/null
+	wait "$KL"; krc=$?
+	# its traffic fails (its partner died), but by itself, not by a crash
+	check fault_partner_killed_mover_exits_cleanly sh -c "[ $krc -lt 128 ] || [ $krc -eq 143 ]"
 	# once more after the faults: everything still moves
 	run_switches a_switches_after_faults a-after "$TR" 2
 	check_switches a-after 2
@@ -202,8 +221,13 @@ else
 	migr-traffic -d rxe0 --qps 1 -D 900 --port 18601 --client $A_IP --connect-timeout 60 \
 		>"$LOGDIR/partner-plain-b.log" 2>&1 &
 	PL=$!
+	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --client $A_IP \
+		--connect-timeout 60 >"$LOGDIR/partner-killed-b.log" 2>&1 &
+	KB=$!
 	sleep 5
 	say b.plain_up
+	say b.kill_up
+	await b.kill_now && sleep 1.5 && kill -KILL "$KB"
 	await a.faults_done || fail a_faults_done
 	say b.stopping
 	kill -TERM "$TR" "$PL" 2>/dev/null
