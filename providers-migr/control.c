@@ -13,10 +13,11 @@
  *   partner OP ...\n                -> a moving partner's step (partner.h),
  *                                    relayed by migrd
  *
- * Each connection is served by a thread of its own: a partner's step must
- * get through while this process runs a switch of its own (it answers
- * busy then), or two connected processes moved at once would wait on
- * each other.
+ * Each connection is read by a thread of its own, and switches and a
+ * partner's steps run on two long-lived threads (see run_on()): a
+ * partner's step must get through while this process runs a switch of
+ * its own (it answers busy then), or two connected processes moved at
+ * once would wait on each other.
  * MIGR_CONTROL=0 in the environment turns it off.
  */
 #define _GNU_SOURCE /* struct ucred, accept4() */
@@ -168,6 +169,109 @@ static bool peer_allowed(int fd)
 	return cred.uid == 0 || cred.uid == geteuid();
 }
 
+/*
+ * Work that creates device objects runs on one of two long-lived threads:
+ * the kernel's resource tracking names the thread that created an object,
+ * and a connection's thread is gone once it answered, which would leave
+ * the QPs of a switch without an owner (migrd's qpn-owner). Switches go
+ * to one, a partner's steps to the other, so each can run while the
+ * other waits (two connected processes moved at once).
+ */
+struct job {
+	void (*fn)(void *arg);
+	void *arg;
+	bool done;
+	struct job *next;
+};
+
+struct worker {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a job queued, or one done */
+	struct job *head, **tail;
+	bool started;
+};
+
+static struct worker mover = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .cond = PTHREAD_COND_INITIALIZER };
+static struct worker partner_worker = { .lock = PTHREAD_MUTEX_INITIALIZER,
+					.cond = PTHREAD_COND_INITIALIZER };
+
+static void *worker_thread(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct job *j;
+
+		while (!w->head)
+			pthread_cond_wait(&w->cond, &w->lock);
+		j = w->head;
+		w->head = j->next;
+		if (!w->head)
+			w->tail = &w->head;
+		pthread_mutex_unlock(&w->lock);
+		j->fn(j->arg);
+		pthread_mutex_lock(&w->lock);
+		j->done = true;
+		pthread_cond_broadcast(&w->cond);
+	}
+	return NULL;
+}
+
+/* Run fn(arg) on w's thread and wait for it; inline if it cannot start */
+static void run_on(struct worker *w, void (*fn)(void *arg), void *arg)
+{
+	struct job j = { .fn = fn, .arg = arg };
+	pthread_attr_t attr;
+	pthread_t th;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->started) {
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		w->tail = &w->head;
+		w->started = !pthread_create(&th, &attr, worker_thread, w);
+		pthread_attr_destroy(&attr);
+	}
+	if (!w->started) {
+		pthread_mutex_unlock(&w->lock);
+		fn(arg);
+		return;
+	}
+	*w->tail = &j;
+	w->tail = &j.next;
+	pthread_cond_broadcast(&w->cond);
+	while (!j.done)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct switch_job {
+	FILE *out;
+	const char *target;
+	unsigned int wait_ms;
+};
+
+static void switch_job(void *arg)
+{
+	struct switch_job *j = arg;
+
+	do_switch(j->out, j->target, j->wait_ms);
+}
+
+struct partner_job {
+	FILE *out;
+	const char *line;
+};
+
+static void partner_job(void *arg)
+{
+	struct partner_job *j = arg;
+
+	migr_partner_serve(j->out, j->line);
+}
+
 static void serve(int fd, char *req, char *dev)
 {
 	struct timeval tv = { .tv_sec = 2 };
@@ -196,15 +300,21 @@ static void serve(int fd, char *req, char *dev)
 		do_status(out);
 	} else if (!strncmp(req, "partner ", 8) && len &&
 		   req[len - 1] == '\n') {
+		struct partner_job pj = { .out = out, .line = req + 8 };
+
 		req[len - 1] = 0;
-		migr_partner_serve(out, req + 8);
+		run_on(&partner_worker, partner_job, &pj);
 	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		do_switch(out, dev, wait_ms);
+		struct switch_job sj = { out, dev, wait_ms };
+
+		run_on(&mover, switch_job, &sj);
 	} else if ((!strcmp(req, "rebuild\n") ||
 		    sscanf(req, "rebuild %u", &wait_ms) == 1) &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		do_switch(out, NULL, wait_ms);
+		struct switch_job sj = { out, NULL, wait_ms };
+
+		run_on(&mover, switch_job, &sj);
 	} else {
 		fprintf(out, "{\"ok\":false,\"error\":\"bad request\"}\n");
 	}

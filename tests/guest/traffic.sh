@@ -68,7 +68,9 @@ timeout 60 $TRAFFIC -d "migr_$LOWER" --iters 1000000000 --report-interval 0.5 \
 pid=$!
 i=0; until grep -q "^progress" "$LOGDIR/$name.log"; do i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1; done
 sleep 1
-kill -TERM $pid
+# One SIGTERM, to migr-traffic itself: timeout(1) passes a signal it gets
+# to its whole process group, and a second one means "leave now"
+pkill -TERM -P $pid
 wait $pid
 rc=$?
 if [ $rc -eq 0 ] && grep -q "^migr-traffic: PASS" "$LOGDIR/$name.log"; then
