@@ -21,7 +21,6 @@
 #include "switch.h"
 
 #define LOCK_MS 300
-#define QUIESCE_MS 2000
 
 struct sess {
 	struct migr_context *ctx;
@@ -37,14 +36,6 @@ struct sess {
 /* Under migr_control_lock() */
 static LIST_HEAD(sessions);
 static bool watchdog_started;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int parse_gid(const char *hex, union ibv_gid *gid)
 {

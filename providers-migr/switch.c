@@ -19,16 +19,6 @@
 #include "partner.h"
 #include "switch.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Threads inside a post or poll leave it in microseconds */
-#define QUIESCE_MS 2000
 
 #define REPORT(rep, fmt, ...)                                                  \
 	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)

@@ -8,8 +8,21 @@
 #define MIGR_SWITCH_H
 
 #include <stdbool.h>
+#include <time.h>
 
 #include "migr.h"
+
+/* Threads inside a post or poll leave it in microseconds */
+#define QUIESCE_MS 2000
+
+/* Milliseconds on the monotonic clock, for phase times and deadlines */
+static inline double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
