@@ -301,7 +301,6 @@ static void do_suspend(struct entry *v, unsigned int n)
 		__atomic_add_fetch(&e->ctx->partner_sessions, 1,
 				   __ATOMIC_RELEASE);
 		cqs_switching(e->mqp);
-		e->s->suspended = false; /* set below, once quiesced */
 	}
 	if (migr_quiesce(QUIESCE_MS)) {
 		for (i = 0; i < n; i++)
@@ -341,7 +340,8 @@ static void do_suspend(struct entry *v, unsigned int n)
 		if (!migr_marker_drained(e->mqp)) {
 			bool failed = e->mqp->marker_failed;
 
-			migr_qp_log_state(e->mqp, "not drained for its partner");
+			migr_qp_log_state(e->mqp,
+					  "not drained for its partner");
 			end_sess(e->s, e->mqp);
 			e->s = NULL;
 			FAILED(e, "QP 0x%x: its send queue %s", e->qpn,
@@ -570,7 +570,7 @@ void migr_partner_serve(FILE *out, const char *line)
 {
 	struct migr_context *locked[MAX_ENTRIES], *c2;
 	char op[16], gidhex[33], *copy, *list, *pairs = NULL;
-	unsigned int i, n, nlocked = 0;
+	unsigned int i, j, n, nlocked = 0;
 	struct entry *v;
 	union ibv_gid gid;
 	int used = 0;
@@ -652,13 +652,20 @@ void migr_partner_serve(FILE *out, const char *line)
 	} else if (!strcmp(op, "reconnect")) {
 		do_reconnect(v, n);
 	} else if (!strcmp(op, "keys")) {
-		for (i = 0; i < n; i++) {
-			if (!v[i].mqp)
-				continue;
-			if (set_keys(v[i].ctx, pairs))
-				FAILED(&v[i], "bad keys request");
-			else
-				RESULT(&v[i], true, "{\"ok\":true}");
+		/* Once per context: its QPs share the replica */
+		for (j = 0; j < nlocked; j++) {
+			int bad = -1;
+
+			for (i = 0; i < n; i++) {
+				if (!v[i].mqp || v[i].ctx != locked[j])
+					continue;
+				if (bad < 0)
+					bad = set_keys(locked[j], pairs);
+				if (bad)
+					FAILED(&v[i], "bad keys request");
+				else
+					RESULT(&v[i], true, "{\"ok\":true}");
+			}
 		}
 	} else if (!strcmp(op, "resume") || !strcmp(op, "abort")) {
 		for (i = 0; i < n; i++)

@@ -19,7 +19,6 @@
 #include "partner.h"
 #include "switch.h"
 
-
 #define REPORT(rep, fmt, ...)                                                  \
 	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)
 
@@ -218,14 +217,17 @@ void migr_qp_log_state(struct migr_qp *mqp, const char *why)
 		held++;
 	pthread_mutex_unlock(&mqp->hold_lock);
 	if (mqp->lower)
-		ibv_query_qp(mqp->lower, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, &init);
-	verbs_err(&mqp->ctx->vctx,
-		  "QP 0x%x %s: lower 0x%x state %d sq_psn 0x%x, markers pending %u sent %d failed %d, sends %" PRIu64
-		  ", RECVs posted %" PRIu64 ", held %u, recv_hold %d, slow 0x%x\n",
-		  mqp->vqp.qp.qp_num, why, mqp->lower ? mqp->lower->qp_num : 0,
-		  a.qp_state, a.sq_psn, mqp->markers_pending, mqp->marker_sent,
-		  mqp->marker_failed, mqp->n_consumers, mqp->rlog.head, held,
-		  mqp->recv_hold, mqp->slow);
+		ibv_query_qp(mqp->lower, &a, IBV_QP_STATE | IBV_QP_SQ_PSN,
+			     &init);
+	verbs_err(
+		&mqp->ctx->vctx,
+		"QP 0x%x %s: lower 0x%x state %d sq_psn 0x%x, markers pending %u sent %d failed %d, sends %" PRIu64
+		", RECVs posted %" PRIu64
+		", held %u, recv_hold %d, slow 0x%x\n",
+		mqp->vqp.qp.qp_num, why, mqp->lower ? mqp->lower->qp_num : 0,
+		a.qp_state, a.sq_psn, mqp->markers_pending, mqp->marker_sent,
+		mqp->marker_failed, mqp->n_consumers, mqp->rlog.head, held,
+		mqp->recv_hold, mqp->slow);
 }
 
 /* RECVs posted from now on wait for the new lower QP */
@@ -410,10 +412,12 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 			       "the send queues did not drain within %u ms (%u QPs pending, first 0x%x)",
 			       wait_ms, undrained(set, &first), first);
 			for_each_ctx(set, i, c)
+			{
 				list_for_each (&c->rec.qps, mqp, entry)
 					if (!migr_marker_drained(mqp))
-						migr_qp_log_state(mqp,
-								  "not drained");
+						migr_qp_log_state(
+							mqp, "not drained");
+			}
 			return ETIMEDOUT;
 		}
 		usleep(50);
