@@ -92,47 +92,48 @@ static bool read_gid(const char *path, char hex[GID_HEX + 1])
 	return k == GID_HEX;
 }
 
-/* Does one port directory's GID table hold gid? */
-static bool port_has(const char *port, const char *gid)
+/* Does test(path of an entry, gid) hold for any entry of dir? */
+static bool any_entry(const char *dir, const char *gid,
+		      bool (*test)(const char *path, const char *gid))
 {
-	char dir[PATH_LEN], path[PATH_LEN], hex[GID_HEX + 1];
+	char path[PATH_LEN];
 	struct dirent *e;
 	bool found = false;
 	DIR *d;
 
-	if (!join(dir, port, "gids"))
-		return false;
 	d = opendir(dir);
 	if (!d)
 		return false;
 	while (!found && (e = readdir(d))) {
 		if (e->d_name[0] == '.' || !join(path, dir, e->d_name))
 			continue;
-		found = read_gid(path, hex) && !strcmp(hex, gid);
+		found = test(path, gid);
 	}
 	closedir(d);
 	return found;
 }
 
+static bool gid_is(const char *path, const char *gid)
+{
+	char hex[GID_HEX + 1];
+
+	return read_gid(path, hex) && !strcmp(hex, gid);
+}
+
+/* Does one port directory's GID table hold gid? */
+static bool port_has(const char *port, const char *gid)
+{
+	char dir[PATH_LEN];
+
+	return join(dir, port, "gids") && any_entry(dir, gid, gid_is);
+}
+
 static bool dev_has(const char *root, const char *dev, const char *gid)
 {
 	char dir[PATH_LEN], path[PATH_LEN];
-	struct dirent *e;
-	bool found = false;
-	DIR *d;
 
-	if (!join(path, root, dev) || !join(dir, path, "ports"))
-		return false;
-	d = opendir(dir);
-	if (!d)
-		return false;
-	while (!found && (e = readdir(d))) {
-		if (e->d_name[0] == '.' || !join(path, dir, e->d_name))
-			continue;
-		found = port_has(path, gid);
-	}
-	closedir(d);
-	return found;
+	return join(path, root, dev) && join(dir, path, "ports") &&
+	       any_entry(dir, gid, port_has);
 }
 
 int gid_devices(const char *root, const char *gid,
