@@ -10,8 +10,10 @@ SERVER_IP=10.9.0.1
 export VERBS_LOG_LEVEL=3 VERBS_LOG_FILE=$LOGDIR/two-host-$role.verbs.log
 rm -f "$VERBS_LOG_FILE"
 # All ops, legacy and ibv_wr_* posting alternating, SRQ, UD, events. The
-# link between the guests drops the odd datagram: UD may lose a few.
-TRAFFIC_ARGS="--qps 2 --srq --ud --ud-max-loss 5 --api mixed --mode event --duration 3 --stall-timeout 30"
+# emulated link between the guests drops datagrams when RC traffic fills
+# it: unloaded 2-5% of UD messages are lost, more on a busy host. UD is
+# here to check its translation, not the link: up to 20% may go.
+TRAFFIC_ARGS="--qps 2 --srq --ud --ud-max-loss 20 --api mixed --mode event --duration 3 --stall-timeout 30"
 
 if [ "$role" = server ]; then
 	check two_host_write_bw_server ib_write_bw -d $DEV -x 1 -n 200 -s 65536
