@@ -139,12 +139,21 @@ static uint8_t *consume(struct tr_ep *ep, struct tr_qp *q,
 		ep->srq_wrid[*slot] = 0;
 		return ep->srq_buf + (size_t)*slot * ep->o->size;
 	}
-	if (qi != q->idx || op != OP_RECV || seq != (q->recv_done & SEQ_MASK))
+	if (qi != q->idx || op != OP_RECV || seq != (q->recv_done & SEQ_MASK)) {
+		/* Which message the buffer got tells a receive never posted
+		 * (it holds the one expected) from a completion lost. */
+		const uint8_t *b =
+			q->rbuf + (seq % (q->ud ? ep->ud_depth : ep->rdepth)) *
+					  (q->ud ? ep->o->size + TR_UD_GRH : ep->o->size) +
+			(q->ud ? TR_UD_GRH : 0);
+
 		tr_fail(ep, q,
-			"receive completion for wr_id %#llx (QP %u seq %llu), expected receive seq %llu",
+			"receive completion for wr_id %#llx (QP %u seq %llu), expected receive seq %llu; its buffer holds message %llu",
 			(unsigned long long)wc->wr_id, qi,
 			(unsigned long long)seq,
-			(unsigned long long)q->recv_done);
+			(unsigned long long)q->recv_done,
+			(unsigned long long)(qi == q->idx ? tr_hdr_msg(b) : 0));
+	}
 	q->recv_done++;
 	return q->rbuf +
 	       (seq % (q->ud ? ep->ud_depth : ep->rdepth)) *

@@ -24,7 +24,7 @@ void tr_die(const char *fmt, ...)
  * (ABORT) so that it stops too and says why. */
 void tr_fail(struct tr_ep *ep, const struct tr_qp *q, const char *fmt, ...)
 {
-	char line[600], qp[16] = "";
+	char line[600], qp[32] = "";
 	struct {
 		uint32_t magic, type, len;
 	} h = { 0x6d696772u, MSG_ABORT, 0 };
@@ -32,7 +32,8 @@ void tr_fail(struct tr_ep *ep, const struct tr_qp *q, const char *fmt, ...)
 	int len;
 
 	if (q)
-		snprintf(qp, sizeof(qp), q->ud ? " UD QP" : " QP %u", q->idx);
+		snprintf(qp, sizeof(qp), q->ud ? " UD QP 0x%x" : " QP %u (0x%x)",
+			 q->ud ? q->qp->qp_num : q->idx, q->qp->qp_num);
 	len = snprintf(line, sizeof(line), "%s%s: ", ep->name, qp);
 	va_start(ap, fmt);
 	vsnprintf(line + len, sizeof(line) - len, fmt, ap);
@@ -118,8 +119,9 @@ static void summary_text(const struct tr_ep *ep)
 	printf("; %llu messages received and verified",
 	       (unsigned long long)msgs_recv(ep));
 	if (ep->o->ud)
-		printf(" (UD: %llu lost)",
-		       (unsigned long long)ep->qps[ep->nqps].lost);
+		printf(" (UD: %llu of the peer's %llu lost)",
+		       (unsigned long long)ep->qps[ep->nqps].lost,
+		       (unsigned long long)ep->qps[ep->nqps].peer_msgs);
 	if (ep->o->mode == MODE_EVENT)
 		printf("; %llu completion events",
 		       (unsigned long long)ep->events);
