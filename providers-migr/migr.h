@@ -232,6 +232,8 @@ struct migr_qp {
 	unsigned int markers_pending;
 	bool marker_sent, marker_failed;
 	bool partner_session; /* a moving partner holds this QP */
+	/* WRs its lower QP flushed when a switch released it */
+	unsigned int release_flushes;
 	/* the partner's identifiers: the context's until it is known */
 	struct migr_xlate *remote;
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
@@ -435,6 +437,7 @@ int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc);
 void migr_shadow_pop(struct migr_cq *mcq);
 unsigned int migr_shadow_fill(struct migr_cq *mcq);
 void migr_shadow_settle(struct migr_cq *mcq);
+void migr_shadow_take(struct migr_cq *mcq);
 int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only);
 void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n);
 int migr_cq_drain(struct migr_cq *mcq);

@@ -69,8 +69,7 @@ static void cqs_switching(struct migr_qp *mqp)
 
 	for (i = 0; i < 2; i++)
 		if (cqs[i])
-			__atomic_store_n(&to_mcq(cqs[i])->switching, true,
-					 __ATOMIC_RELEASE);
+			migr_shadow_take(to_mcq(cqs[i]));
 }
 
 static unsigned int drain_cqs(struct migr_qp *mqp)

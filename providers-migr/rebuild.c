@@ -16,7 +16,78 @@
 
 #include "switch.h"
 
-unsigned int migr_release_all(struct migr_context *ctx)
+/* The QP whose lower QP has number qpn */
+static struct migr_qp *by_lower_qpn(struct migr_context *ctx, uint32_t qpn)
+{
+	struct migr_qp *mqp;
+
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		if (mqp->lower && mqp->lower->qp_num == qpn)
+			return mqp;
+	return NULL;
+}
+
+/* Every QP flushed at least the RECVs it had unused */
+static bool flushed_enough(struct migr_context *ctx, const uint64_t *unused)
+{
+	struct migr_qp *mqp;
+	unsigned int q = 0;
+
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		if (mqp->release_flushes < unused[q++])
+			return false;
+	return true;
+}
+
+/*
+ * Empty the dying CQs of QPs put in error: flushes are counted per QP,
+ * anything else is a completion lost. The provider flushes on its own
+ * time: done at the first quiet poll once the expected flushes (unused,
+ * if known) are in, else once the CQs stayed quiet for a while.
+ */
+#define FLUSH_QUIET_MS 0.6
+#define FLUSH_WAIT_MS 50
+
+static unsigned int collect_flushes(struct migr_context *ctx,
+				    const uint64_t *unused)
+{
+	double last = now_ms();
+	struct migr_cq *mcq;
+	struct migr_qp *mqp;
+	struct ibv_wc wc[16];
+	unsigned int lost = 0, i;
+	int n;
+
+	for (;;) {
+		bool got = false;
+
+		list_for_each (&ctx->rec.cqs, mcq, entry) {
+			while (mcq->dying &&
+			       (n = ibv_poll_cq(mcq->dying, 16, wc)) > 0) {
+				got = true;
+				for (i = 0; i < (unsigned int)n; i++) {
+					mqp = by_lower_qpn(ctx, wc[i].qp_num);
+					if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
+						lost++;
+					else if (mqp)
+						mqp->release_flushes++;
+				}
+			}
+		}
+		if (got) {
+			last = now_ms();
+			continue;
+		}
+		if (unused && flushed_enough(ctx, unused))
+			break;
+		if (now_ms() - last > (unused ? FLUSH_WAIT_MS : FLUSH_QUIET_MS))
+			break;
+		usleep(100);
+	}
+	return lost;
+}
+
+unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 {
 	unsigned int lost = 0;
 	struct migr_record *rec = &ctx->rec;
@@ -26,6 +97,7 @@ unsigned int migr_release_all(struct migr_context *ctx)
 	struct migr_mr *mmr;
 	struct migr_pd *mpd;
 	struct migr_ah *mah;
+	struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
 
 	/*
 	 * The last word of the old CQs goes to the shadows; then polls see
@@ -44,6 +116,16 @@ unsigned int migr_release_all(struct migr_context *ctx)
 			ibv_destroy_ah(mah->lower);
 		mah->lower = NULL;
 	}
+	/*
+	 * Every WR still on a QP flushes: unused RECVs are expected (they are
+	 * posted again), anything else was lost, and the switch says so.
+	 */
+	list_for_each (&rec->qps, mqp, entry) {
+		mqp->release_flushes = 0;
+		if (mqp->lower)
+			ibv_modify_qp(mqp->lower, &err_attr, IBV_QP_STATE);
+	}
+	lost = collect_flushes(ctx, unused);
 	list_for_each (&rec->qps, mqp, entry) {
 		if (mqp->lower)
 			ibv_destroy_qp(mqp->lower);
@@ -51,14 +133,8 @@ unsigned int migr_release_all(struct migr_context *ctx)
 		migr_markers_forget(mqp);
 	}
 	list_for_each (&rec->cqs, mcq, entry) {
-		struct ibv_wc wc;
-
 		if (!mcq->dying)
 			continue;
-		/* Anything but flushes here would be a completion lost */
-		while (ibv_poll_cq(mcq->dying, 1, &wc) > 0)
-			if (wc.status != IBV_WC_WR_FLUSH_ERR)
-				lost++;
 		ibv_destroy_cq(mcq->dying);
 		mcq->dying = NULL;
 	}

@@ -95,6 +95,13 @@ static int drain_locked(struct migr_cq *mcq)
 		if (n < 16)
 			break;
 	}
+	/*
+	 * A poll that chose the slow path just before the switch settled the
+	 * CQ still lands here: what it moved must be handed out before the
+	 * lower CQ's newer entries, so polls keep coming to the shadow.
+	 */
+	if (total)
+		__atomic_store_n(&mcq->switching, true, __ATOMIC_RELEASE);
 	return total;
 }
 
@@ -125,6 +132,20 @@ unsigned int migr_shadow_fill(struct migr_cq *mcq)
 {
 	drain_locked(mcq);
 	return mcq->shadow.count;
+}
+
+/*
+ * Polls of mcq take the slow path from now on. Under the shadow lock: a
+ * settle in progress (an application poll that saw no switch yet) must
+ * not store its "back to the fast path" after this; once the lock is
+ * ours, any later settle sees why the CQ is taken (the caller set it
+ * before: switch_active, partner_sessions).
+ */
+void migr_shadow_take(struct migr_cq *mcq)
+{
+	pthread_mutex_lock(&mcq->shadow_lock);
+	__atomic_store_n(&mcq->switching, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&mcq->shadow_lock);
 }
 
 /* Back to the fast path once the switch is over and all was said */

@@ -194,7 +194,7 @@ static void suspend(struct migr_context *ctx)
 
 	__atomic_store_n(&ctx->switch_active, true, __ATOMIC_RELEASE);
 	list_for_each (&ctx->rec.cqs, mcq, entry)
-		__atomic_store_n(&mcq->switching, true, __ATOMIC_RELEASE);
+		migr_shadow_take(mcq);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
 		pthread_mutex_lock(&mqp->hold_lock);
 		mqp->marker_sent = mqp->marker_failed = false;
@@ -223,11 +223,11 @@ void migr_qp_log_state(struct migr_qp *mqp, const char *why)
 		&mqp->ctx->vctx,
 		"QP 0x%x %s: lower 0x%x state %d sq_psn 0x%x, markers pending %u sent %d failed %d, sends %" PRIu64
 		", RECVs posted %" PRIu64
-		", held %u, recv_hold %d, slow 0x%x\n",
+		", held %u, recv_hold %d, slow 0x%x, flushed at the last release %u\n",
 		mqp->vqp.qp.qp_num, why, mqp->lower ? mqp->lower->qp_num : 0,
 		a.qp_state, a.sq_psn, mqp->markers_pending, mqp->marker_sent,
 		mqp->marker_failed, mqp->n_consumers, mqp->rlog.head, held,
-		mqp->recv_hold, mqp->slow);
+		mqp->recv_hold, mqp->slow, mqp->release_flushes);
 }
 
 /* RECVs posted from now on wait for the new lower QP */
@@ -641,16 +641,48 @@ static int rebuild_set(struct sw_set *set, const char *name,
 	return 0;
 }
 
-static void release_set(const struct sw_set *set,
+/*
+ * What a released QP flushed beyond its unused RECVs (unused NULL on the
+ * way back: nothing is expected then) never completes for the
+ * application: it counts as lost.
+ */
+static void account_flushes(struct migr_context *c, const uint64_t *unused,
+			    struct migr_switch_report *rep)
+{
+	struct migr_qp *mqp;
+	unsigned int q = 0;
+
+	list_for_each (&c->rec.qps, mqp, entry) {
+		uint64_t expect = unused ? unused[q] : 0;
+
+		q++;
+		rep->flushed += mqp->release_flushes;
+		verbs_debug(&c->vctx,
+			    "switch: QP 0x%x released: RECVs posted %" PRIu64
+			    ", unused %" PRIu64 ", flushed %u\n",
+			    mqp->vqp.qp.qp_num, mqp->rlog.head, expect,
+			    mqp->release_flushes);
+		if (mqp->release_flushes <= expect)
+			continue;
+		migr_qp_log_state(mqp, "flushed more than its unused RECVs");
+		rep->lost += mqp->release_flushes - expect;
+	}
+}
+
+static void release_set(const struct sw_set *set, uint64_t **unused,
 			struct migr_switch_report *rep)
 {
 	struct migr_context *c;
 	unsigned int i;
 
-	for_each_ctx(set, i, c) rep->lost += migr_release_all(c);
+	for_each_ctx(set, i, c)
+	{
+		rep->lost += migr_release_all(c, unused ? unused[i] : NULL);
+		account_flushes(c, unused ? unused[i] : NULL, rep);
+	}
 	if (rep->lost)
 		verbs_err(&set->ctx[0]->vctx,
-			  "switch: %u completions were left in released CQs\n",
+			  "switch: %u completions were lost in the release\n",
 			  rep->lost);
 }
 
@@ -752,7 +784,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 	t = now_ms();
 	/* Event reads wait while the lower channels are replaced */
 	for_each_ctx(set, i, c) pthread_rwlock_wrlock(&c->ev_lock);
-	release_set(set, rep);
+	release_set(set, set->unused, rep);
 	migr_count_device_holds(&rep->device_fds, &rep->device_maps);
 	rep->ms_release = now_ms() - t;
 
@@ -761,7 +793,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 	if (ret) {
 		/* Back where we were: the original device, same record */
 		rep->rolled_back = true;
-		release_set(set, rep);
+		release_set(set, NULL, rep);
 		for_each_ctx(set, i, c)
 		{
 			struct migr_gid_move *g = &set->gids[i];

@@ -32,6 +32,7 @@ struct migr_switch_report {
 	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
 	unsigned int reposted_recvs; /* posted before, unused, posted again */
+	unsigned int flushed; /* WRs the released QPs flushed (unused RECVs) */
 	unsigned int shadowed; /* completions taken off the old CQs */
 	unsigned int lost; /* non-flush completions left in destroyed CQs */
 	/* what the process held of the device between release and rebuild */
@@ -67,8 +68,13 @@ struct migr_gid_move {
 	} e[MIGR_MAX_GIDS];
 };
 
-/* rebuild.c: the halves of the move, run with ctl_lock held for writing */
-unsigned int migr_release_all(struct migr_context *ctx);
+/*
+ * rebuild.c: the halves of the move, run with ctl_lock held for writing.
+ * Release returns the completions it found lost; unused (per QP in record
+ * order, or NULL) is what each QP is expected to flush.
+ */
+unsigned int migr_release_all(struct migr_context *ctx,
+			      const uint64_t *unused);
 int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 			 char *why, size_t why_len);
 int migr_reconnect_all(struct migr_context *ctx,
