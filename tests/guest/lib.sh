@@ -87,13 +87,14 @@ ensure_rxe1() {
 # switch_traffic MODE:CQ:API...: for each, migr-traffic --loopback (two
 # contexts on migr_rxe0, every op checked end to end) switched 10 times
 # between rxe0 and rxe1 under traffic; checks the switches, that both
-# contexts moved, and the traffic verdict. Needs ensure_rxe1. In event mode
+# contexts moved, and the traffic verdict (logs named after ROUND, if set).
+# Needs ensure_rxe1. In event mode
 # a lost or endlessly repeated completion event shows as a stall.
 switch_traffic() {
 	local run mode cq api SP rc
 	for run in "$@"; do
 		IFS=: read -r mode cq api <<<"$run"
-		run=$mode-$cq-$api
+		run=$mode-$cq-$api${ROUND:+-round$ROUND}
 		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api \
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 		SP=$!

@@ -73,8 +73,10 @@ stop_selfpair threads-events
 # Two contexts in one process, every op of the generator checked, moved
 # 10 times per run (switch_traffic in lib.sh): event-driven, legacy API;
 # event-driven with extended CQs and ibv_wr_*() alone or mixed with
-# ibv_post_send(). Polling runs: switch-stress.sh (an open bug under load).
-switch_traffic event:legacy:legacy event:ex:wr event:ex:mixed
+# ibv_post_send(); polling, legacy and extended (the application polls
+# while the switch drains: the runs that found the CQ-flag races).
+switch_traffic event:legacy:legacy event:ex:wr event:ex:mixed \
+	poll:legacy:legacy poll:ex:wr
 
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0

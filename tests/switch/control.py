@@ -4,7 +4,8 @@
 usage: control.py PID REQUEST...     e.g. control.py 1234 switch rxe1
        control.py PID alternate N DEV_A DEV_B [PAUSE_S]
 The second form switches N times, to DEV_A first, one JSON line each.
-Exit status: 0 if every reply says "ok": true, 1 otherwise, 2 on no reply.
+Exit status: 0 if every reply says "ok": true and no switch lost a
+completion, 1 otherwise, 2 on no reply.
 (The test's stand-in until migrctl talks to processes itself.)
 """
 import json
@@ -25,9 +26,16 @@ def request(pid, req):
         return 2
     print(line.strip(), flush=True)
     try:
-        return 0 if json.loads(line).get("ok") else 1
+        reply = json.loads(line)
     except ValueError:
         return 2
+    # A switch that says it left completions behind failed its promise
+    lost = sum(s.get("lost", 0) for s in reply.get("switch", []))
+    if lost:
+        print("control.py: pid %s: %d completions lost" % (pid, lost),
+              file=sys.stderr)
+        return 1
+    return 0 if reply.get("ok") else 1
 
 
 def main():
