@@ -21,6 +21,7 @@
 # (and $MIGR_BUILD) is shared read-write at the same absolute path; commands
 # run with the host's cwd, MIGR_GUEST=1, by bash. A single CMD word is a shell
 # string (bash -c); several words are an argv.
+# A run whose VM did not boot (a guest kernel panic) is retried once.
 # Exit code: the command's; 124 if it timed out; 125 if a VM failed (no boot,
 # QEMU error). Logs: $MIGR_BUILD/testbed-logs/<run>/ (console-*.log = kernel).
 set -euo pipefail
@@ -33,6 +34,7 @@ KEEP_LOGS=40
 
 usage() { sed -n '5,13s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
+orig_args=("$@") # for the one retry of a run whose VM did not boot
 two=0 nics=1 mem=2G smp="" timeout=600 debug=0 cmd_a="" cmd_b="" extra_env=() rootfs=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -79,7 +81,7 @@ flock -s 8
 # host-wide (not in $MIGR_CACHE, which another checkout may set differently).
 slotdir=/run/lock
 [ -d "$slotdir" ] && [ -w "$slotdir" ] || slotdir=/tmp
-slots=()
+slots=() slot_fds=()
 take_slots() { # take_slots N
 	local fd i said=0
 	while [ ${#slots[@]} -lt "$1" ]; do
@@ -87,7 +89,7 @@ take_slots() { # take_slots N
 			[ ${#slots[@]} -lt "$1" ] || break
 			[[ " ${slots[*]} " == *" $i "* ]] && continue
 			exec {fd}>"$slotdir/migr-vm-slot$i.lock"
-			if flock -n "$fd"; then slots+=("$i"); else exec {fd}>&-; fi
+			if flock -n "$fd"; then slots+=("$i") slot_fds+=("$fd"); else exec {fd}>&-; fi
 		done
 		if [ ${#slots[@]} -lt "$1" ]; then
 			[ $said = 1 ] || log "waiting for a free VM slot (at most 2 VMs run at once)"
@@ -287,4 +289,17 @@ for r in "${roles[@]}"; do
 		log "$label: exit code 0"
 	fi
 done
+
+# A guest kernel that dies while booting (TCG now and then panics before
+# the command starts) says nothing about the command: run it once more.
+if [ "$final" != 0 ] && [ -z "${MIGR_TESTBED_RETRY:-}" ]; then
+	for r in "${roles[@]}"; do
+		[ -f "$run/up-$r" ] && continue
+		log "a VM did not boot; running the command once more"
+		cleanup
+		trap - EXIT
+		for fd in "${slot_fds[@]}"; do eval "exec $fd>&-"; done
+		exec env MIGR_TESTBED_RETRY=1 "$0" "${orig_args[@]}"
+	done
+fi
 exit "$final"
