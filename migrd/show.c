@@ -137,11 +137,12 @@ static void show_ctx(const struct json *j, int c)
 	}
 	printf("  %-16s %10.3f\n", "total",
 	       json_num(j, json_get(j, c, "total_ms"), 0));
-	printf("  rebuilt: %u PDs, %u MRs, %u channels, %u CQs, %u QPs, %u AHs\n",
+	printf("  rebuilt: %u PDs, %u MRs, %u channels, %u CQs, %u SRQs, %u QPs, %u AHs\n",
 	       (unsigned int)json_num(j, json_get(j, o, "pds"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "mrs"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "channels"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "cqs"), 0),
+	       (unsigned int)json_num(j, json_get(j, o, "srqs"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "qps"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "ahs"), 0));
 	printf("  partners followed: %u QPs in other processes (busy partners waited out %u times)\n",

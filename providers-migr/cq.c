@@ -112,6 +112,9 @@ int migr_destroy_cq(struct ibv_cq *cq)
 					-1);
 	else
 		migr_record_del(ctx_of(cq->context), &mcq->entry);
+	if (mcq->srq_mixed)
+		migr_record_unsupported(ctx_of(cq->context), MIGR_UNSUP_SRQ_CQ,
+					-1);
 	ctl_leave(cq->context);
 
 	/* As a real provider does: return once every event was acked */
@@ -140,6 +143,7 @@ int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		return n;
 	}
 	n = ibv_poll_cq(mcq->lower, num_entries, wc);
+	migr_srq_count(mcq, wc, n);
 	migr_leave();
 	if (likely(!ctx->xlate.active && !ctx->remote.active) || n <= 0)
 		return n;

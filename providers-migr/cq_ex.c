@@ -32,6 +32,14 @@ static inline const struct ibv_wc *shadow_wc(struct ibv_cq_ex *cq)
 	return &mcq->shadow.wc[mcq->shadow.head];
 }
 
+/* The entry the lower CQ shows is a RECV its SRQ used up: count it */
+static void srq_count_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
+{
+	if (lower->status == IBV_WC_SUCCESS &&
+	    (ibv_wc_read_opcode(lower) & IBV_WC_RECV))
+		__atomic_add_fetch(&mcq->srq_recvs, 1, __ATOMIC_RELAXED);
+}
+
 static void show_head(struct ibv_cq_ex *cq, struct migr_cq *mcq)
 {
 	const struct ibv_wc *wc = &mcq->shadow.wc[mcq->shadow.head];
@@ -71,6 +79,8 @@ static int cqx_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	if (likely(!ret)) {
 		cq->status = lower->status;
 		cq->wr_id = lower->wr_id;
+		if (unlikely(mcq->srq_fed))
+			srq_count_ex(mcq, lower);
 	} else {
 		migr_session_leave();
 	}
@@ -95,6 +105,8 @@ static int cqx_next_poll(struct ibv_cq_ex *cq)
 	if (likely(!ret)) {
 		cq->status = lower->status;
 		cq->wr_id = lower->wr_id;
+		if (unlikely(mcq->srq_fed))
+			srq_count_ex(mcq, lower);
 	}
 	return ret;
 }

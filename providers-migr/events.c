@@ -285,6 +285,8 @@ static void to_app_event(const struct ibv_async_event *lev,
 	case IBV_EVENT_SRQ_LIMIT_REACHED: {
 		struct migr_srq *msrq = lev->element.srq->srq_context;
 
+		if (lev->event_type == IBV_EVENT_SRQ_LIMIT_REACHED)
+			migr_srq_limit_reached(msrq);
 		count_event(&msrq->vsrq.srq.mutex, &msrq->async_events);
 		event->element.srq = &msrq->vsrq.srq;
 		break;

@@ -22,6 +22,7 @@
  * of them exists (record.c names them in the error). */
 enum migr_unsup {
 	MIGR_UNSUP_SRQ,
+	MIGR_UNSUP_SRQ_CQ,
 	MIGR_UNSUP_MW,
 	MIGR_UNSUP_DM,
 	MIGR_UNSUP_XRCD,
@@ -41,7 +42,7 @@ enum migr_unsup {
 /* migr's in-process record of the control path: what a switch rebuilds */
 struct migr_record {
 	pthread_mutex_t lock;
-	struct list_head pds, mrs, channels, cqs, qps, ahs;
+	struct list_head pds, mrs, channels, cqs, srqs, qps, ahs;
 	uint32_t unsupported[MIGR_UNSUP_NUM];
 };
 
@@ -160,19 +161,42 @@ struct migr_cq {
 	int cqe_req, comp_vector;
 	struct migr_comp_channel *mch;
 	bool armed, armed_solicited;
+	/*
+	 * The SRQ this CQ receives for, when all its receiving QPs share one:
+	 * the RECV completions taken off the lower CQ are what the SRQ used
+	 * up (srq_recvs). A CQ receiving for several, or for an SRQ and a
+	 * QP's own queue, cannot tell them apart (srq_mixed).
+	 */
+	struct migr_srq *srq_fed;
+	bool recv_plain, srq_mixed;
+	uint64_t srq_recvs;
 };
+
+/* The RECVs posted to a QP or SRQ, newest last: a switch reposts those unused */
+struct migr_rlog {
+	uint8_t *ring;
+	uint32_t mask, stride, max_sge;
+	uint64_t head; /* RECVs ever posted */
+};
+
+struct migr_held_wr;
 
 struct migr_srq {
 	struct verbs_srq vsrq;
 	struct ibv_srq *lower;
 	uint32_t async_events;
-};
-
-/* The RECVs posted to a QP, newest last: a switch reposts those unused */
-struct migr_rlog {
-	uint8_t *ring;
-	uint32_t mask, stride, max_sge;
-	uint64_t head; /* RECVs ever posted */
+	uint8_t slow; /* MIGR_SLOW_SUSPENDED while a switch holds its posts */
+	struct migr_rlog rlog;
+	/* RECVs held from recv_hold on (as a QP's: see struct migr_qp) */
+	pthread_mutex_t hold_lock;
+	struct migr_held_wr *held, **held_tail;
+	bool recv_hold;
+	/* record: a basic SRQ with a PD, unless unsup (a MIGR_UNSUP_*) */
+	struct list_node entry;
+	int unsup;
+	uint32_t max_wr, max_sge;
+	uint32_t limit; /* the armed limit; the limit event disarms it */
+	uint64_t unused; /* a switch's count of RECVs posted and not used */
 };
 
 struct migr_rlog_entry {
@@ -432,6 +456,31 @@ const char *migr_record_blocker(struct migr_context *ctx);
 void migr_record_modify_qp(struct migr_qp *mqp, const struct ibv_qp_attr *attr,
 			   int attr_mask);
 
+/* RECV completions taken off a lower CQ: what its SRQ used up */
+static inline void migr_srq_count(struct migr_cq *mcq, const struct ibv_wc *wc,
+				  int n)
+{
+	unsigned int used = 0;
+	int i;
+
+	if (likely(!mcq->srq_fed))
+		return;
+	for (i = 0; i < n; i++)
+		used += wc[i].status == IBV_WC_SUCCESS &&
+			(wc[i].opcode & IBV_WC_RECV);
+	if (used)
+		__atomic_add_fetch(&mcq->srq_recvs, used, __ATOMIC_RELAXED);
+}
+
+/* rlog.c: the ring of posted RECVs */
+int migr_rlog_init(struct migr_rlog *log, uint32_t max_wr, uint32_t max_sge);
+typedef int (*post_recv_fn)(void *lower, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad_wr);
+int migr_rlog_repost(struct migr_rlog *log, uint64_t n, post_recv_fn post,
+		     void *obj);
+int migr_rlog_unused(const struct migr_rlog *log, uint64_t used,
+		     uint64_t *unused);
+
 /* shadow.c */
 int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc);
 void migr_shadow_pop(struct migr_cq *mcq);
@@ -556,8 +605,6 @@ void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
 			struct migr_qp *mqp);
 
 /* post.c */
-typedef int (*post_recv_fn)(void *lower, struct ibv_recv_wr *wr,
-			    struct ibv_recv_wr **bad_wr);
 int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
 			     post_recv_fn post, struct ibv_recv_wr *wr,
 			     struct ibv_recv_wr **bad_wr);
@@ -571,6 +618,8 @@ int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad_wr);
 int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
+int migr_post_srq_recv_replay(struct migr_srq *msrq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr);
 
 /* srq.c */
 struct ibv_srq *migr_create_srq(struct ibv_pd *pd,
@@ -584,6 +633,13 @@ int migr_destroy_srq(struct ibv_srq *srq);
 int migr_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 int migr_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op,
 		      struct ibv_ops_wr **bad_op);
+void migr_srq_note_qp(struct migr_qp *mqp);
+
+/* The limit event fired: the device disarmed the limit */
+static inline void migr_srq_limit_reached(struct migr_srq *msrq)
+{
+	__atomic_store_n(&msrq->limit, 0, __ATOMIC_RELAXED);
+}
 
 /* ah.c */
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);

@@ -386,7 +386,6 @@ static void reconnect_one(struct entry *e)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
-	struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
 	char gidhex[33], why[256];
 	unsigned int new_qpn;
 	union ibv_gid gid;
@@ -411,7 +410,7 @@ static void reconnect_one(struct entry *e)
 		ctx->retiring_qpn = mqp->lower->qp_num;
 		ctx->retired_flushes = 0;
 		ctx->retiring = true;
-		ibv_modify_qp(mqp->lower, &err_attr, IBV_QP_STATE);
+		migr_qp_flush(mqp);
 		drain_quiet(mqp);
 		ctx->retiring = false;
 		if (ctx->retired_flushes != unused)

@@ -205,10 +205,11 @@ static inline unsigned int scan_sends(const struct ibv_send_wr *wr,
 }
 
 /*
- * Copy a WR list into held WRs at the tail of mqp's list; inline payloads
- * are copied too, since the application may reuse them once we return.
+ * Copy a WR list into held WRs at *tail (a QP's or SRQ's list); inline
+ * payloads are copied too, since the application may reuse them once we
+ * return.
  */
-static int hold_wrs(struct migr_qp *mqp, struct ibv_send_wr *swr,
+static int hold_wrs(struct migr_held_wr ***tail, struct ibv_send_wr *swr,
 		    struct ibv_recv_wr *rwr, void **bad)
 {
 	while (swr || rwr) {
@@ -253,19 +254,17 @@ static int hold_wrs(struct migr_qp *mqp, struct ibv_send_wr *swr,
 			h->recv_wr.next = NULL;
 			rwr = rwr->next;
 		}
-		*mqp->held_tail = h;
-		mqp->held_tail = &h->next;
+		**tail = h;
+		*tail = &h->next;
 	}
 	return 0;
 }
 
 /* Remember RECVs the lower accepted, up to stop, for a switch to repost */
 static inline __attribute__((always_inline)) void
-rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
+rlog_add(struct migr_rlog *log, const struct ibv_recv_wr *wr,
 	 const struct ibv_recv_wr *stop)
 {
-	struct migr_rlog *log = &mqp->rlog;
-
 	for (; wr && wr != stop && log->ring; wr = wr->next) {
 		struct migr_rlog_entry *e =
 			(void *)(log->ring +
@@ -289,7 +288,7 @@ rlog_add(struct migr_qp *mqp, const struct ibv_recv_wr *wr,
 int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr)
 {
-	return hold_wrs(mqp, wr, NULL, (void **)bad_wr);
+	return hold_wrs(&mqp->held_tail, wr, NULL, (void **)bad_wr);
 }
 
 /* Posts that met a flag: held while suspended, else rewritten */
@@ -302,7 +301,7 @@ static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
 		pthread_mutex_lock(&mqp->hold_lock);
 		if (mqp->slow & MIGR_SLOW_SUSPENDED) {
-			ret = hold_wrs(mqp, wr, NULL, (void **)bad_wr);
+			ret = hold_wrs(&mqp->held_tail, wr, NULL, (void **)bad_wr);
 			pthread_mutex_unlock(&mqp->hold_lock);
 			return ret;
 		}
@@ -431,7 +430,7 @@ int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 	int ret = recv_rewritten(&mqp->ctx->xlate, mqp->lower, post_qp_recv, wr,
 				 bad_wr);
 
-	rlog_add(mqp, wr, ret ? *bad_wr : NULL);
+	rlog_add(&mqp->rlog, wr, ret ? *bad_wr : NULL);
 	return ret;
 }
 
@@ -443,7 +442,7 @@ static int post_recv_slow(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
 		pthread_mutex_lock(&mqp->hold_lock);
 		if (mqp->recv_hold) {
-			ret = hold_wrs(mqp, NULL, wr, (void **)bad_wr);
+			ret = hold_wrs(&mqp->held_tail, NULL, wr, (void **)bad_wr);
 			pthread_mutex_unlock(&mqp->hold_lock);
 			return ret;
 		}
@@ -461,7 +460,7 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	migr_enter();
 	if (likely(!(mqp->slow & ~MIGR_SLOW_REWRITE))) {
 		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
-		rlog_add(mqp, wr, ret ? *bad_wr : NULL);
+		rlog_add(&mqp->rlog, wr, ret ? *bad_wr : NULL);
 	} else {
 		ret = post_recv_slow(mqp, wr, bad_wr);
 	}
@@ -469,14 +468,50 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/* The SRQ's RECVs, logged like a QP's; what it posts is logged again */
+int migr_post_srq_recv_replay(struct migr_srq *msrq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr)
+{
+	const struct migr_xlate *x = &ctx_of(msrq->vsrq.srq.context)->xlate;
+	int ret = recv_rewritten(x, msrq->lower, post_srq_recv, wr, bad_wr);
+
+	rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);
+	return ret;
+}
+
+/* Held once a switch stops RECVs (recv_hold), as on a QP */
+static int post_srq_recv_slow(struct migr_srq *msrq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr)
+{
+	int ret;
+
+	if (msrq->slow & MIGR_SLOW_SUSPENDED) {
+		pthread_mutex_lock(&msrq->hold_lock);
+		if (msrq->recv_hold) {
+			ret = hold_wrs(&msrq->held_tail, NULL, wr,
+				       (void **)bad_wr);
+			pthread_mutex_unlock(&msrq->hold_lock);
+			return ret;
+		}
+		pthread_mutex_unlock(&msrq->hold_lock);
+	}
+	return migr_post_srq_recv_replay(msrq, wr, bad_wr);
+}
+
 int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
 	const struct migr_xlate *x = &ctx_of(srq->context)->xlate;
 	struct migr_srq *msrq = to_msrq(srq);
+	int ret;
 
-	if (likely(!x->active))
-		return ibv_post_srq_recv(msrq->lower, wr, bad_wr);
-	return migr_post_recv_rewritten(x, msrq->lower, post_srq_recv, wr,
-					bad_wr);
+	migr_enter();
+	if (likely(!msrq->slow && !x->active)) {
+		ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
+		rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);
+	} else {
+		ret = post_srq_recv_slow(msrq, wr, bad_wr);
+	}
+	migr_leave();
+	return ret;
 }

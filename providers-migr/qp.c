@@ -37,24 +37,6 @@ void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
 				NULL;
 }
 
-/* The ring of posted RECVs a switch reposts from (see post.c) */
-static int alloc_rlog(struct migr_qp *mqp, const struct ibv_qp_cap *cap)
-{
-	struct migr_rlog *log = &mqp->rlog;
-	uint32_t n = 1;
-
-	if (!cap->max_recv_wr)
-		return 0;
-	while (n < cap->max_recv_wr)
-		n <<= 1;
-	log->max_sge = cap->max_recv_sge;
-	log->stride = sizeof(struct migr_rlog_entry) +
-		      log->max_sge * sizeof(struct ibv_sge);
-	log->mask = n - 1;
-	log->ring = calloc(n, log->stride);
-	return log->ring ? 0 : ENOMEM;
-}
-
 /* Recompute why posts leave the pass-through path (all but suspension) */
 void migr_qp_update_slow(struct migr_qp *mqp)
 {
@@ -89,7 +71,7 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 	qp->qp_type = lower->qp_type;
 	qp->state = lower->state;
 	qp->handle = lower->handle;
-	if (alloc_rlog(mqp, cap) ||
+	if (migr_rlog_init(&mqp->rlog, cap->max_recv_wr, cap->max_recv_sge) ||
 	    migr_xlate_born(&mqp->ctx->xlate, MIGR_XLATE_QPN, lower->qp_num,
 			    &qp->qp_num)) {
 		ibv_destroy_qp(lower);
@@ -120,6 +102,7 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 	}
 	mqp->rewrite_sends = qp->qp_type == IBV_QPT_UD;
 	migr_qp_update_slow(mqp);
+	migr_srq_note_qp(mqp);
 	if (qp_switchable(mqp))
 		migr_record_add(mqp->ctx, &mqp->ctx->rec.qps, &mqp->entry);
 	else

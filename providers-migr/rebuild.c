@@ -87,6 +87,20 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 	return lost;
 }
 
+/*
+ * Put a lower QP in error so that what it still holds flushes. Not a QP on
+ * an SRQ: there some devices (mlx5) raise IBV_EVENT_QP_LAST_WQE_REACHED,
+ * which nobody would read, and destroying the QP waits for its ack. Such a
+ * QP has no RECVs of its own, and its send queue drained.
+ */
+void migr_qp_flush(struct migr_qp *mqp)
+{
+	struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
+
+	if (mqp->lower && !mqp->init.srq)
+		ibv_modify_qp(mqp->lower, &err_attr, IBV_QP_STATE);
+}
+
 unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 {
 	unsigned int lost = 0;
@@ -97,7 +111,6 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 	struct migr_mr *mmr;
 	struct migr_pd *mpd;
 	struct migr_ah *mah;
-	struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
 
 	/*
 	 * The last word of the old CQs goes to the shadows; then polls see
@@ -122,8 +135,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 	 */
 	list_for_each (&rec->qps, mqp, entry) {
 		mqp->release_flushes = 0;
-		if (mqp->lower)
-			ibv_modify_qp(mqp->lower, &err_attr, IBV_QP_STATE);
+		migr_qp_flush(mqp);
 	}
 	lost = collect_flushes(ctx, unused);
 	list_for_each (&rec->qps, mqp, entry) {
@@ -132,6 +144,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		mqp->lower = NULL;
 		migr_markers_forget(mqp);
 	}
+	migr_srqs_release(ctx);
 	list_for_each (&rec->cqs, mcq, entry) {
 		if (!mcq->dying)
 			continue;
@@ -398,6 +411,8 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 	ret = rebuild_memory(ctx, why, why_len);
 	if (!ret)
 		ret = rebuild_queues(ctx, why, why_len);
+	if (!ret)
+		ret = migr_srqs_rebuild(ctx, why, why_len);
 	if (!ret)
 		ret = create_qps(ctx, why, why_len);
 	return ret;

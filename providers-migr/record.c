@@ -9,7 +9,10 @@
 #include "migr.h"
 
 static const char *const unsup_names[MIGR_UNSUP_NUM] = {
-	[MIGR_UNSUP_SRQ] = "a shared receive queue",
+	[MIGR_UNSUP_SRQ] =
+		"an XRC, tag-matching, PD-less or resized shared receive queue",
+	[MIGR_UNSUP_SRQ_CQ] =
+		"a CQ receiving for QPs on different SRQs, or on an SRQ and on their own receive queues",
 	[MIGR_UNSUP_MW] = "a memory window",
 	[MIGR_UNSUP_DM] = "device memory",
 	[MIGR_UNSUP_XRCD] = "an XRC domain",
@@ -34,6 +37,7 @@ void migr_record_init(struct migr_record *rec)
 	list_head_init(&rec->mrs);
 	list_head_init(&rec->channels);
 	list_head_init(&rec->cqs);
+	list_head_init(&rec->srqs);
 	list_head_init(&rec->qps);
 	list_head_init(&rec->ahs);
 }

@@ -75,6 +75,7 @@ static int drain_locked(struct migr_cq *mcq)
 		n = ibv_poll_cq(mcq->lower, 16, wc);
 		if (n < 0)
 			return n;
+		migr_srq_count(mcq, wc, n);
 		for (i = 0; i < n; i++) {
 			if (wc[i].wr_id == MIGR_MARKER_WRID) {
 				marker_seen(ctx, &wc[i]);

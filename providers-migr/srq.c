@@ -1,9 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* Shared receive queues */
+/*
+ * Shared receive queues. A basic SRQ with a PD can move in a switch: its
+ * RECVs are logged like a QP's (post.c), and what it used up is counted
+ * on the CQs of the QPs that receive through it (migr_srq_count()).
+ */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "migr.h"
+
+/* What a switch can rebuild: a basic SRQ on a PD, never resized */
+static bool srq_movable(const struct ibv_srq_init_attr_ex *attr)
+{
+	return (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) &&
+	       (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ||
+		attr->srq_type == IBV_SRQT_BASIC);
+}
+
+static void srq_unsupported(struct migr_srq *msrq, int delta)
+{
+	migr_record_unsupported(ctx_of(msrq->vsrq.srq.context), msrq->unsup,
+				delta);
+}
+
+/*
+ * A new QP receives through its SRQ, or through its own queue, on its
+ * receive CQ: a CQ that does both, or serves two SRQs, cannot count what
+ * each SRQ used up.
+ */
+void migr_srq_note_qp(struct migr_qp *mqp)
+{
+	struct ibv_qp *qp = &mqp->vqp.qp;
+	struct migr_srq *msrq = qp->srq ? to_msrq(qp->srq) : NULL;
+	struct migr_cq *rcq;
+
+	if (!qp->recv_cq || qp->qp_type == IBV_QPT_XRC_SEND)
+		return;
+	rcq = to_mcq(qp->recv_cq);
+	pthread_mutex_lock(&mqp->ctx->rec.lock);
+	if (!rcq->srq_mixed &&
+	    (msrq ? rcq->recv_plain || (rcq->srq_fed && rcq->srq_fed != msrq) :
+		    !!rcq->srq_fed)) {
+		rcq->srq_mixed = true;
+		migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
+	}
+	if (msrq)
+		rcq->srq_fed = msrq;
+	else
+		rcq->recv_plain = true;
+	pthread_mutex_unlock(&mqp->ctx->rec.lock);
+}
+
 
 static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 				  struct ibv_context *context,
@@ -37,7 +84,23 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 		free(msrq);
 		return migr_fail(ENOMEM);
 	}
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_SRQ, 1);
+	pthread_mutex_init(&msrq->hold_lock, NULL);
+	msrq->held_tail = &msrq->held;
+	msrq->max_wr = attr->attr.max_wr;
+	msrq->max_sge = attr->attr.max_sge;
+	msrq->limit = attr->attr.srq_limit;
+	msrq->unsup = srq_movable(attr) ? -1 : MIGR_UNSUP_SRQ;
+	if (msrq->unsup < 0 &&
+	    migr_rlog_init(&msrq->rlog, msrq->max_wr, msrq->max_sge)) {
+		ibv_destroy_srq(msrq->lower);
+		free(msrq);
+		return migr_fail(ENOMEM);
+	}
+	if (msrq->unsup < 0)
+		migr_record_add(ctx_of(context), &ctx_of(context)->rec.srqs,
+				&msrq->entry);
+	else
+		srq_unsupported(msrq, 1);
 	return srq;
 }
 
@@ -51,19 +114,25 @@ struct ibv_srq *migr_create_srq(struct ibv_pd *pd,
 		.pd = pd,
 	};
 	struct migr_srq *msrq;
+	struct ibv_srq *srq;
 
 	msrq = calloc(1, sizeof(*msrq));
 	if (!msrq)
 		return migr_fail(ENOMEM);
 	/* The lower SRQ carries our SRQ as context: events map back O(1) */
 	lattr.srq_context = msrq;
+	ctl_enter(pd->context);
 	msrq->lower = ibv_create_srq(lower_pd(pd), &lattr);
 	if (!msrq->lower) {
+		ctl_leave(pd->context);
 		free(msrq);
 		return NULL;
 	}
 	attr->attr = lattr.attr;
-	return finish_srq(msrq, pd->context, &attr_ex);
+	attr_ex.attr = lattr.attr;
+	srq = finish_srq(msrq, pd->context, &attr_ex);
+	ctl_leave(pd->context);
+	return srq;
 }
 
 struct ibv_srq *migr_create_srq_ex(struct ibv_context *context,
@@ -71,6 +140,7 @@ struct ibv_srq *migr_create_srq_ex(struct ibv_context *context,
 {
 	struct ibv_srq_init_attr_ex lattr = *attr;
 	struct migr_srq *msrq;
+	struct ibv_srq *srq;
 
 	msrq = calloc(1, sizeof(*msrq));
 	if (!msrq)
@@ -82,19 +152,38 @@ struct ibv_srq *migr_create_srq_ex(struct ibv_context *context,
 		lattr.xrcd = lower_xrcd(attr->xrcd);
 	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ)
 		lattr.cq = lower_cq(attr->cq);
+	ctl_enter(context);
 	msrq->lower = ibv_create_srq_ex(ctx_of(context)->lower, &lattr);
 	if (!msrq->lower) {
+		ctl_leave(context);
 		free(msrq);
 		return NULL;
 	}
 	attr->attr = lattr.attr;
-	return finish_srq(msrq, context, attr);
+	srq = finish_srq(msrq, context, attr);
+	ctl_leave(context);
+	return srq;
 }
 
 int migr_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 		    int attr_mask)
 {
-	return ibv_modify_srq(lower_srq(srq), attr, attr_mask);
+	struct migr_srq *msrq = to_msrq(srq);
+	int ret;
+
+	ctl_enter(srq->context);
+	ret = ibv_modify_srq(msrq->lower, attr, attr_mask);
+	if (!ret && (attr_mask & IBV_SRQ_LIMIT))
+		__atomic_store_n(&msrq->limit, attr->srq_limit,
+				 __ATOMIC_RELAXED);
+	/* A resized SRQ outgrows its RECV log: it cannot move any more */
+	if (!ret && (attr_mask & IBV_SRQ_MAX_WR) && msrq->unsup < 0) {
+		migr_record_del(ctx_of(srq->context), &msrq->entry);
+		msrq->unsup = MIGR_UNSUP_SRQ;
+		srq_unsupported(msrq, 1);
+	}
+	ctl_leave(srq->context);
+	return ret;
 }
 
 int migr_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
@@ -102,20 +191,51 @@ int migr_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	return ibv_query_srq(lower_srq(srq), attr);
 }
 
+/* CQs that received for the SRQ count for none now */
+static void forget_fed_cqs(struct migr_context *ctx, struct migr_srq *msrq)
+{
+	struct migr_cq *mcq;
+
+	pthread_mutex_lock(&ctx->rec.lock);
+	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		if (mcq->srq_fed != msrq)
+			continue;
+		mcq->srq_fed = NULL;
+		mcq->srq_recvs = 0;
+	}
+	pthread_mutex_unlock(&ctx->rec.lock);
+}
+
 int migr_destroy_srq(struct ibv_srq *srq)
 {
+	struct migr_context *ctx = ctx_of(srq->context);
 	struct migr_srq *msrq = to_msrq(srq);
 	int ret;
 
+	ctl_enter(srq->context);
 	ret = ibv_destroy_srq(msrq->lower);
-	if (ret)
+	if (ret) {
+		ctl_leave(srq->context);
 		return ret;
-	migr_record_unsupported(ctx_of(srq->context), MIGR_UNSUP_SRQ, -1);
+	}
+	if (msrq->unsup < 0)
+		migr_record_del(ctx, &msrq->entry);
+	else
+		srq_unsupported(msrq, -1);
+	forget_fed_cqs(ctx, msrq);
+	ctl_leave(srq->context);
 	if (msrq->vsrq.srq_type == IBV_SRQT_XRC)
-		migr_xlate_gone(&ctx_of(srq->context)->xlate, MIGR_XLATE_SRQN,
+		migr_xlate_gone(&ctx->xlate, MIGR_XLATE_SRQN,
 				msrq->vsrq.srq_num);
 	migr_wait_acks(&srq->mutex, &srq->cond, &srq->events_completed,
 		       msrq->async_events);
+	while (msrq->held) {
+		struct migr_held_wr *h = msrq->held;
+
+		msrq->held = h->next;
+		free(h);
+	}
+	free(msrq->rlog.ring);
 	free(msrq);
 	return 0;
 }

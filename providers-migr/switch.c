@@ -195,6 +195,7 @@ static void suspend(struct migr_context *ctx)
 	__atomic_store_n(&ctx->switch_active, true, __ATOMIC_RELEASE);
 	list_for_each (&ctx->rec.cqs, mcq, entry)
 		migr_shadow_take(mcq);
+	migr_srqs_suspend(ctx);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
 		pthread_mutex_lock(&mqp->hold_lock);
 		mqp->marker_sent = mqp->marker_failed = false;
@@ -244,6 +245,7 @@ static void hold_recvs(struct migr_context *ctx)
 
 	list_for_each (&ctx->rec.qps, mqp, entry)
 		migr_qp_hold_recvs(mqp);
+	migr_srqs_hold_recvs(ctx);
 }
 
 /* Post a QP's held WRs in order, then let its posts through again */
@@ -283,6 +285,7 @@ static unsigned int resume(struct migr_context *ctx)
 	struct migr_qp *mqp;
 	struct migr_cq *mcq;
 
+	held += migr_srqs_resume(ctx);
 	list_for_each (&ctx->rec.qps, mqp, entry)
 		held += migr_qp_resume(mqp);
 	__atomic_store_n(&ctx->switch_active, false, __ATOMIC_RELEASE);
@@ -434,49 +437,39 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 	return 0;
 }
 
-/* RECVs posted but never used: the partner's used SENDs the oldest ones */
+/*
+ * RECVs posted but never used: the partner's SENDs used the oldest ones. A
+ * QP on an SRQ has none of its own (the SRQ's are counted apart).
+ */
 int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 		      uint64_t *unused)
 {
+	if (mqp->init.srq) {
+		*unused = 0;
+		return 0;
+	}
 	if (mqp->attr.qp_state < IBV_QPS_RTR)
 		used = 0;
-	if (used > mqp->rlog.head ||
-	    mqp->rlog.head - used > (uint64_t)mqp->rlog.mask + 1)
-		return ERANGE;
-	*unused = mqp->rlog.head - used;
-	return 0;
+	return migr_rlog_unused(&mqp->rlog, used, unused);
+}
+
+static int repost_qp_recv(void *mqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	return migr_post_recv_replay(mqp, wr, bad_wr);
 }
 
 /* Post a QP's n newest logged RECVs again, in their order */
 int migr_repost_recvs(struct migr_qp *mqp, uint64_t n, char *why,
 		      size_t why_len)
 {
-	struct migr_rlog *log = &mqp->rlog;
-	uint64_t i, first = log->head - n;
+	int ret = migr_rlog_repost(&mqp->rlog, n, repost_qp_recv, mqp);
 
-	/* They are logged again as they are posted */
-	log->head = first;
-	for (i = 0; i < n; i++) {
-		struct migr_rlog_entry *e =
-			(void *)(log->ring +
-				 ((first + i) & log->mask) * log->stride);
-		struct ibv_sge sge[e->num_sge ? e->num_sge : 1];
-		struct ibv_recv_wr wr = { .wr_id = e->wr_id,
-					  .sg_list = sge,
-					  .num_sge = e->num_sge },
-				   *bad;
-		int ret;
-
-		memcpy(sge, e->sge, e->num_sge * sizeof(sge[0]));
-		ret = migr_post_recv_replay(mqp, &wr, &bad);
-		if (ret) {
-			snprintf(why, why_len,
-				 "QP 0x%x: posting a RECV again failed: %s",
-				 mqp->vqp.qp.qp_num, strerror(ret));
-			return ret;
-		}
-	}
-	return 0;
+	if (ret)
+		snprintf(why, why_len,
+			 "QP 0x%x: posting a RECV again failed: %s",
+			 mqp->vqp.qp.qp_num, strerror(ret));
+	return ret;
 }
 
 /* Post the unused RECVs again, in their order, on the rebuilt QPs */
@@ -487,6 +480,10 @@ static int repost_recvs(struct migr_context *ctx, const uint64_t *unused,
 	unsigned int q = 0;
 	int ret;
 
+	ret = migr_srqs_repost(ctx, &rep->reposted_recvs, rep->error,
+			       sizeof(rep->error));
+	if (ret)
+		return ret;
 	list_for_each (&ctx->rec.qps, mqp, entry) {
 		ret = migr_repost_recvs(mqp, unused[q], rep->error,
 					sizeof(rep->error));
@@ -520,6 +517,7 @@ static void count_objects(struct migr_context *ctx,
 			  struct migr_switch_report *rep)
 {
 	struct migr_comp_channel *mch;
+	struct migr_srq *msrq;
 	struct migr_qp *mqp;
 	struct migr_cq *mcq;
 	struct migr_mr *mmr;
@@ -528,6 +526,8 @@ static void count_objects(struct migr_context *ctx,
 
 	list_for_each (&ctx->rec.pds, mpd, entry)
 		rep->pds++;
+	list_for_each (&ctx->rec.srqs, msrq, entry)
+		rep->srqs++;
 	list_for_each (&ctx->rec.mrs, mmr, entry)
 		rep->mrs++;
 	list_for_each (&ctx->rec.channels, mch, entry)
@@ -776,6 +776,9 @@ static int switch_locked(struct sw_set *set, const char *target,
 			}
 			q++;
 		}
+		if (!ret)
+			ret = migr_srqs_count_unused(c, rep->error,
+						     sizeof(rep->error));
 	}
 	rep->ms_drain = now_ms() - t;
 	if (ret)

@@ -27,7 +27,7 @@ static inline double now_ms(void)
 struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
 	char to[IBV_SYSFS_NAME_MAX];
-	unsigned int contexts, pds, mrs, channels, cqs, qps, ahs;
+	unsigned int contexts, pds, mrs, channels, cqs, srqs, qps, ahs;
 	unsigned int partners; /* QPs whose partner is in another process */
 	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
@@ -84,6 +84,7 @@ int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len);
 int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 		    char *why, size_t why_len);
 void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah);
+void migr_qp_flush(struct migr_qp *mqp);
 void migr_count_device_holds(int *fds, int *maps);
 
 /* switch.c: the pieces a partner's side uses for the one QP it moves */
@@ -96,5 +97,16 @@ void migr_qp_hold_recvs(struct migr_qp *mqp);
 void migr_qp_log_state(struct migr_qp *mqp, const char *why);
 int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 		      uint64_t *unused);
+
+/* srq_switch.c: shared receive queues through the phases of a switch */
+void migr_srqs_suspend(struct migr_context *ctx);
+void migr_srqs_hold_recvs(struct migr_context *ctx);
+int migr_srqs_count_unused(struct migr_context *ctx, char *why,
+			   size_t why_len);
+void migr_srqs_release(struct migr_context *ctx);
+int migr_srqs_rebuild(struct migr_context *ctx, char *why, size_t why_len);
+int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
+		     char *why, size_t why_len);
+unsigned int migr_srqs_resume(struct migr_context *ctx);
 
 #endif /* MIGR_SWITCH_H */

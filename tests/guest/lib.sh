@@ -84,18 +84,19 @@ ensure_rxe1() {
 	return 1
 }
 
-# switch_traffic MODE:CQ:API...: for each, migr-traffic --loopback (two
-# contexts on migr_rxe0, every op checked end to end) switched 10 times
-# between rxe0 and rxe1 under traffic; checks the switches, that both
-# contexts moved, and the traffic verdict (logs named after ROUND, if set).
+# switch_traffic MODE:CQ:API[:srq]...: for each, migr-traffic --loopback
+# (two contexts on migr_rxe0, every op checked end to end; with srq, the
+# RC QPs of each receive through one SRQ) switched 10 times between rxe0
+# and rxe1 under traffic; checks the switches, that both contexts (and
+# their SRQs) moved, and the traffic verdict (logs named after ROUND, if set).
 # Needs ensure_rxe1. In event mode
 # a lost or endlessly repeated completion event shows as a stall.
 switch_traffic() {
-	local run mode cq api SP rc
+	local run mode cq api srq SP rc
 	for run in "$@"; do
-		IFS=: read -r mode cq api <<<"$run"
-		run=$mode-$cq-$api${ROUND:+-round$ROUND}
-		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api \
+		IFS=: read -r mode cq api srq <<<"$run"
+		run=$mode-$cq-$api${srq:+-srq}${ROUND:+-round$ROUND}
+		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api ${srq:+--srq} \
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 		SP=$!
 		# running once its control socket listens (both contexts are open)
@@ -103,6 +104,7 @@ switch_traffic() {
 		sleep 2
 		check "switch_10_times_traffic_$run" sh -c "python3 $MIGR_TOP/tests/switch/control.py $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
 		check "two_contexts_moved_$run" grep -q '"contexts":2' "$LOGDIR/traffic-$run.switches.jsonl"
+		[ -z "$srq" ] || check "two_srqs_moved_$run" sh -c "! grep -v '\"srqs\":2' $LOGDIR/traffic-$run.switches.jsonl | grep -q ."
 		kill -TERM $SP 2>/dev/null
 		wait $SP; rc=$?
 		check "traffic_verified_$run" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/traffic-$run.log"

@@ -77,6 +77,10 @@ stop_selfpair threads-events
 # while the switch drains: the runs that found the CQ-flag races).
 switch_traffic event:legacy:legacy event:ex:wr event:ex:mixed \
 	poll:legacy:legacy poll:ex:wr
+# The same with each context's RC QPs receiving through one SRQ: its
+# unused RECVs, counted from the completions its CQs handed out, are
+# posted again on the rebuilt SRQ.
+switch_traffic event:legacy:legacy:srq poll:ex:mixed:srq
 
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0

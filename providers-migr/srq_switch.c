@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Shared receive queues in a live switch. An SRQ is used up in the order
+ * its RECVs were posted, whichever QP takes them, and every RECV it used
+ * up completes on the receive CQ of that QP: once the partners' SENDs are
+ * all in (the drain) and no thread polls (the quiesce), the RECVs unused
+ * are the newest of the log, as many as were posted minus the RECV
+ * completions its CQs counted. Those are posted again on the rebuilt SRQ,
+ * then what was held, then the limit is armed again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "switch.h"
+
+void migr_srqs_suspend(struct migr_context *ctx)
+{
+	struct migr_srq *msrq;
+
+	list_for_each (&ctx->rec.srqs, msrq, entry) {
+		pthread_mutex_lock(&msrq->hold_lock);
+		__atomic_or_fetch(&msrq->slow, MIGR_SLOW_SUSPENDED,
+				  __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&msrq->hold_lock);
+	}
+}
+
+/* RECVs go to the old SRQ until the queues drained: SENDs need them */
+void migr_srqs_hold_recvs(struct migr_context *ctx)
+{
+	struct migr_srq *msrq;
+
+	list_for_each (&ctx->rec.srqs, msrq, entry) {
+		pthread_mutex_lock(&msrq->hold_lock);
+		msrq->recv_hold = true;
+		pthread_mutex_unlock(&msrq->hold_lock);
+	}
+}
+
+/* After the drain and a quiesce: what each SRQ has posted and not used */
+int migr_srqs_count_unused(struct migr_context *ctx, char *why,
+			   size_t why_len)
+{
+	struct migr_srq *msrq;
+	struct migr_cq *mcq;
+
+	list_for_each (&ctx->rec.srqs, msrq, entry) {
+		uint64_t used = 0;
+
+		list_for_each (&ctx->rec.cqs, mcq, entry)
+			if (mcq->srq_fed == msrq)
+				used += __atomic_load_n(&mcq->srq_recvs,
+							__ATOMIC_RELAXED);
+		if (migr_rlog_unused(&msrq->rlog, used, &msrq->unused)) {
+			snprintf(why, why_len,
+				 "an SRQ's RECV count does not add up (%llu posted, %llu used)",
+				 (unsigned long long)msrq->rlog.head,
+				 (unsigned long long)used);
+			return EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* After the QPs on them are gone */
+void migr_srqs_release(struct migr_context *ctx)
+{
+	struct migr_srq *msrq;
+
+	list_for_each (&ctx->rec.srqs, msrq, entry) {
+		if (msrq->lower)
+			ibv_destroy_srq(msrq->lower);
+		msrq->lower = NULL;
+	}
+}
+
+/* After the PDs, before the QPs that receive through them */
+int migr_srqs_rebuild(struct migr_context *ctx, char *why, size_t why_len)
+{
+	struct migr_srq *msrq;
+
+	list_for_each (&ctx->rec.srqs, msrq, entry) {
+		struct ibv_srq *srq = &msrq->vsrq.srq;
+		struct ibv_srq_init_attr attr = {
+			.srq_context = msrq,
+			.attr = { .max_wr = msrq->max_wr,
+				  .max_sge = msrq->max_sge },
+		};
+
+		msrq->lower = ibv_create_srq(lower_pd(srq->pd), &attr);
+		if (!msrq->lower) {
+			snprintf(why, why_len,
+				 "creating an SRQ of %u entries failed: %s",
+				 msrq->max_wr, strerror(errno));
+			return errno ? errno : EIO;
+		}
+		srq->handle = msrq->lower->handle;
+	}
+	return 0;
+}
+
+static int repost_srq_recv(void *msrq, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	return migr_post_srq_recv_replay(msrq, wr, bad_wr);
+}
+
+/*
+ * The unused RECVs, in their order, on the rebuilt SRQs; then the limit:
+ * armed on an empty SRQ it would fire at once.
+ */
+int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
+		     char *why, size_t why_len)
+{
+	struct migr_srq *msrq;
+	int ret;
+
+	list_for_each (&ctx->rec.srqs, msrq, entry) {
+		struct ibv_srq_attr a = {
+			.srq_limit = __atomic_load_n(&msrq->limit,
+						     __ATOMIC_RELAXED),
+		};
+
+		ret = migr_rlog_repost(&msrq->rlog, msrq->unused,
+				       repost_srq_recv, msrq);
+		if (ret) {
+			snprintf(why, why_len,
+				 "posting a RECV to an SRQ again failed: %s",
+				 strerror(ret));
+			return ret;
+		}
+		*reposted += msrq->unused;
+		msrq->unused = 0;
+		if (a.srq_limit &&
+		    (ret = ibv_modify_srq(msrq->lower, &a, IBV_SRQ_LIMIT))) {
+			snprintf(why, why_len,
+				 "arming an SRQ's limit again failed: %s",
+				 strerror(ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Post the RECVs held meanwhile, in order, and let posts through again */
+unsigned int migr_srqs_resume(struct migr_context *ctx)
+{
+	unsigned int held = 0;
+	struct migr_srq *msrq;
+
+	list_for_each (&ctx->rec.srqs, msrq, entry) {
+		pthread_mutex_lock(&msrq->hold_lock);
+		while (msrq->held) {
+			struct migr_held_wr *h = msrq->held;
+			struct ibv_recv_wr *bad;
+			int ret;
+
+			msrq->held = h->next;
+			ret = migr_post_srq_recv_replay(msrq, &h->recv_wr,
+							&bad);
+			if (ret)
+				verbs_err(&ctx->vctx,
+					  "SRQ: replaying a held RECV failed: %s\n",
+					  strerror(ret));
+			free(h);
+			held++;
+		}
+		msrq->held_tail = &msrq->held;
+		msrq->recv_hold = false;
+		__atomic_and_fetch(&msrq->slow, ~MIGR_SLOW_SUSPENDED,
+				   __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&msrq->hold_lock);
+	}
+	return held;
+}
