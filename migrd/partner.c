@@ -531,6 +531,34 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 			refuse(x, out, err);
 			return;
 		}
+		/* The partner reconnects to a QP of the asker's, or to none */
+		for (i = 0; pl.step == PAUTH_RECONNECT && i < pl.nqp; i++) {
+			uint32_t nq;
+			char gid[REQ_GID_LEN + 1], e[256];
+
+			if (pline_reconnect(pl.at[i], &nq, gid)) {
+				refuse(x, out,
+				       "partner reconnect line is invalid");
+				return;
+			}
+			switch (asker_owns(k.pid, gid, nq, e, sizeof(e))) {
+			case 1:
+				continue;
+			case 0:
+				snprintf(
+					err, sizeof(err),
+					"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own",
+					pl.qpn[i], x->where, nq, gid, k.pid);
+				break;
+			default:
+				snprintf(
+					err, sizeof(err),
+					"cannot tell who owns QP 0x%x with GID %s: %s",
+					nq, gid, e);
+			}
+			refuse(x, out, err);
+			return;
+		}
 		relay(x, remote, out);
 		if (pl.step != PAUTH_RESUME && pl.step != PAUTH_ABORT)
 			return;

@@ -83,6 +83,7 @@ int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
 			return fail(err, errlen,
 				    "partner line names more than %d QPs",
 				    PAUTH_QPS_MAX);
+		pl->at[pl->nqp] = p;
 		if (parse_qpn(p, &pl->qpn[pl->nqp]))
 			return fail(err, errlen,
 				    "partner line has an invalid QP number");
@@ -92,6 +93,24 @@ int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
 			break;
 		p = dot + 3;
 	}
+	return 0;
+}
+
+int pline_reconnect(const char *at, uint32_t *qpn, char *gid)
+{
+	const char *p = at + strcspn(at, " ");
+	size_t n;
+
+	if (*p++ != ' ' || parse_qpn(p, qpn) || !*qpn)
+		return -1;
+	p += strcspn(p, " ");
+	if (*p++ != ' ')
+		return -1;
+	n = strspn(p, "0123456789abcdef");
+	if (n != REQ_GID_LEN || (p[n] && p[n] != ' '))
+		return -1;
+	memcpy(gid, p, n);
+	gid[n] = 0;
 	return 0;
 }
 

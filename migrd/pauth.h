@@ -37,6 +37,7 @@ struct pline {
 	enum pauth_step step;
 	int nqp;
 	uint32_t qpn[PAUTH_QPS_MAX];
+	const char *at[PAUTH_QPS_MAX]; /* each QP's entry in the line */
 };
 
 /*
@@ -46,6 +47,12 @@ struct pline {
  */
 int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
 		size_t errlen);
+
+/*
+ * A reconnect entry's new peer, "QPN NEW_QPN NEW_GID ...": 0, or -1 unless
+ * NEW_QPN is 1..0xffffff in decimal and NEW_GID 32 lowercase hex digits.
+ */
+int pline_reconnect(const char *at, uint32_t *qpn, char *gid);
 
 /* Who asks, and which partner QP: the key of a grant */
 struct pauth_key {

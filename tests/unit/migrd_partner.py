@@ -352,6 +352,15 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"suspend {GID} 17 5000 . 18 5000")
     check(tag + "step for another QP", "for QP 0x12" in
           r.get("error", ""), r)
+    # It may reconnect the partner only to a QP of its own
+    own((1017, f1.pid), (33, f1.pid), (34, f3.pid))
+    r = step(f"reconnect {GID} 17 34 {PEER_GID} 0")
+    check(tag + "reconnect to another's QP", denied(
+        r, f"permission denied: QP 0x11 on {where} would reconnect to QP "
+        f"0x22 with GID {PEER_GID}, which pid {f1.pid} does not own"), r)
+    r = step(f"reconnect {GID} 17 33 {PEER_GID.upper()} 0")
+    check(tag + "reconnect line invalid", denied(
+        r, "partner reconnect line is invalid"), r)
     for line in (f"suspend {GID} 17 5000", f"keys {GID} 1a:2b . 17",
                  f"reconnect {GID} 17 33 {PEER_GID} 0", f"resume {GID} 17"):
         r = step(line)

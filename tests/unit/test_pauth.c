@@ -65,6 +65,29 @@ static void lines(void)
 	CHECK(parse("resume " GID " secret") && !strstr(err, "secret"));
 }
 
+static void reconnects(void)
+{
+	char gid[REQ_GID_LEN + 1];
+	uint32_t q;
+
+	CHECK(!parse("reconnect " GID " 17 33 " GID2 " 12 . 18 34 " GID " 0"));
+	CHECK(!pline_reconnect(pl.at[0], &q, gid) && q == 33 &&
+	      !strcmp(gid, GID2));
+	CHECK(!pline_reconnect(pl.at[1], &q, gid) && q == 34 &&
+	      !strcmp(gid, GID));
+	CHECK(!pline_reconnect("17 33 " GID, &q, gid) && q == 33);
+	CHECK(pline_reconnect("17 0 " GID " 1", &q, gid));
+	CHECK(pline_reconnect("17 16777216 " GID " 1", &q, gid));
+	CHECK(pline_reconnect("17 +33 " GID " 1", &q, gid));
+	CHECK(pline_reconnect("17  33 " GID " 1", &q, gid));
+	CHECK(pline_reconnect("17 33 " GID "0 1", &q, gid));
+	CHECK(pline_reconnect("17 33 2001:db8::1 1", &q, gid));
+	CHECK(pline_reconnect("17 33 20010DB8000000000000000000000001 1", &q,
+			      gid));
+	CHECK(pline_reconnect("17 33", &q, gid));
+	CHECK(pline_reconnect("17", &q, gid));
+}
+
 static void grants(void)
 {
 	struct pauth_key k = { .pid = 100, .start = 5, .gid = GID, .qpn = 17 };
@@ -111,6 +134,7 @@ static void grants(void)
 int main(void)
 {
 	lines();
+	reconnects();
 	grants();
 	return unit_done("test_pauth");
 }
