@@ -407,11 +407,12 @@ static bool res_ok(const struct json *j, int res)
  * Before a prepare from a process that is not root: the partner says,
  * step "faces", which QP (physical number, GID) each of its QPs named is
  * connected to; each must be the asker's by the kernel. The QPs that pass
- * are in *verified; the partner's pid in *ppid. 0, or -1 with err.
+ * are in *verified; the partner's pid in *ppid. 0; 1 if the partner is
+ * busy, with its reply in busy; or -1 with err.
  */
 static int check_faces(const struct relay *x, bool remote,
 		       const struct pline *pl, int tgid, uint64_t *verified,
-		       int *ppid, char *err, size_t errlen)
+		       int *ppid, struct sbuf *busy, char *err, size_t errlen)
 {
 	char gid[REQ_GID_LEN + 2], e[256];
 	struct req q = *x->r;
@@ -437,6 +438,14 @@ static int check_faces(const struct relay *x, bool remote,
 		    !json_str(&j, json_get(&j, 0, "error"), e, sizeof(e)))
 			snprintf(e, sizeof(e), "no answer to the faces step");
 		snprintf(err, errlen, "%s", e);
+		goto out;
+	}
+	/* Switching itself: the mover backs off and asks again */
+	if (json_bool(&j, json_get(&j, json_get(&j, 0, "reply"), "busy"),
+		      false)) {
+		*busy = out;
+		memset(&out, 0, sizeof(out));
+		ret = 1;
 		goto out;
 	}
 	for (i = 0, n = 0; i < pl->nqp; i++) {
@@ -571,8 +580,11 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		free(t);
 		return;
 	}
-	if (check_faces(x, remote, &pl, k.pid, &verified, &ppid, err,
-			sizeof(err))) {
+	i = check_faces(x, remote, &pl, k.pid, &verified, &ppid, out, err,
+			sizeof(err));
+	if (i > 0)
+		return;
+	if (i) {
 		refuse(x, out, err);
 		return;
 	}

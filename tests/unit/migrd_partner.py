@@ -53,7 +53,7 @@ srv.bind("\0migr/%d" % os.getpid())
 srv.listen(16)
 # "partner OP GID QPN ARGS [. QPN ARGS]..." as the library reads it: QP N
 # faces QP 1000 + N with GID PEER_GID; QP 20 answers "faces" as a library
-# that does not know it does
+# that does not know it does, QP 21 as one switching itself
 def real(op, rest):
     if op == "keys":
         rest = rest.split(" . ", 1)[1]
@@ -62,6 +62,9 @@ def real(op, rest):
         q = e.split()[0]
         if q not in owned:
             res.append({"ok": False, "notmine": True})
+        elif op == "faces" and q == "21":
+            res.append({"ok": False, "busy": True,
+                        "error": "switching itself"})
         elif op == "faces" and q == "20":
             res.append({"ok": False, "error": "unknown partner request"})
         elif op == "faces":
@@ -72,6 +75,8 @@ def real(op, rest):
     r = {"ok": all(x["ok"] for x in res)}
     if all(x.get("notmine") for x in res):
         r["notmine"] = True
+    if any(x.get("busy") for x in res):
+        r["busy"] = True
     r["results"] = res
     return r
 def serve():
@@ -319,6 +324,10 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     check(tag + "faces unanswered", denied(
         r, f"partner pid {f2.pid} on {where} did not say which QP its QP "
         f"0x14 faces (does its migr library know the faces step?)"), r)
+    # A partner switching itself: its busy reply, so the mover backs off
+    r = step(f"prepare {GID} 21 77 10000 7 4", 0)
+    check(tag + "faces busy", r.get("ok") is False and
+          r.get("pid") == f2.pid and r["reply"].get("busy") is True, r)
     # Nobody has the QP
     r = step(f"prepare {GID} 19 77 10000 7 4", 0)
     check(tag + "faces: no owner", r.get("ok") is False and
@@ -426,7 +435,7 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
               f1.lines())
 
         # An owner: PID 0 finds it, the line reaches it verbatim
-        f2 = Fake(tmp, "f2", "17,18,20", NOBODY, sa)
+        f2 = Fake(tmp, "f2", "17,18,20,21", NOBODY, sa)
         fakes.append(f2)
         r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17 a:b,c  d.e_f-g\n")
         check("found", r.get("ok") is True and r.get("pid") == f2.pid and
@@ -454,7 +463,7 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
               r.get("pid") == f2.pid, r)
     else:
         print("not root: root's relaying of any line not checked")
-        f2 = Fake(tmp, "f2", "17,18,20", NOBODY, sa)
+        f2 = Fake(tmp, "f2", "17,18,20,21", NOBODY, sa)
         fakes.append(f2)
     # A migr process that is not root: only for QPs facing its own
     owned_by(tmp, sa, f1, f2, fakes, "-")
