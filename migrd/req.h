@@ -14,7 +14,9 @@
  *                                      (from migr processes and root; peers
  *                                      with HOST "-" only: LINE goes to the
  *                                      process owning QP QPN with GID, here
- *                                      or through HOST's migrd)
+ *                                      or through HOST's migrd; from a
+ *                                      process that is not root, only for
+ *                                      QPs facing its own: pauth.h)
  */
 #ifndef MIGRD_REQ_H
 #define MIGRD_REQ_H
