@@ -82,19 +82,22 @@ flock -s 8
 slotdir=/run/lock
 [ -d "$slotdir" ] && [ -w "$slotdir" ] || slotdir=/tmp
 slots=() slot_fds=()
+# All N slots or none: two runs of two VMs that took one slot each would
+# wait for each other for ever.
 take_slots() { # take_slots N
 	local fd i said=0
 	while [ ${#slots[@]} -lt "$1" ]; do
 		for i in 0 1; do
 			[ ${#slots[@]} -lt "$1" ] || break
-			[[ " ${slots[*]} " == *" $i "* ]] && continue
 			exec {fd}>"$slotdir/migr-vm-slot$i.lock"
 			if flock -n "$fd"; then slots+=("$i") slot_fds+=("$fd"); else exec {fd}>&-; fi
 		done
 		if [ ${#slots[@]} -lt "$1" ]; then
+			for fd in "${slot_fds[@]}"; do exec {fd}>&-; done
+			slots=() slot_fds=()
 			[ $said = 1 ] || log "waiting for a free VM slot (at most 2 VMs run at once)"
 			said=1
-			sleep 1
+			sleep "1.$((RANDOM % 10))"
 		fi
 	done
 }
