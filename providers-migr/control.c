@@ -55,9 +55,9 @@ static void json_report(FILE *out, const char *dev, int ret,
 		r->to, r->rolled_back ? "true" : "false", r->ms_suspend,
 		r->ms_drain, r->ms_release, r->ms_rebuild, r->ms_partner,
 		r->ms_replay, r->ms_total, r->partners, r->retries, r->pds,
-		r->mrs, r->channels, r->cqs, r->srqs, r->qps, r->ahs, r->held_wrs,
-		r->reposted_recvs, r->flushed, r->shadowed, r->lost,
-		r->device_fds, r->device_maps);
+		r->mrs, r->channels, r->cqs, r->srqs, r->qps, r->ahs,
+		r->held_wrs, r->reposted_recvs, r->flushed, r->shadowed,
+		r->lost, r->device_fds, r->device_maps);
 }
 
 /* One try of a switch of all the process's contexts, under ctxs_lock */

@@ -125,6 +125,7 @@ int migr_destroy_cq(struct ibv_cq *cq)
 	pthread_mutex_unlock(&cq->mutex);
 
 	migr_shadow_free(mcq);
+	migr_u32map_free(&mcq->srq_qps);
 	free(mcq);
 	return 0;
 }

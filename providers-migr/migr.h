@@ -162,14 +162,16 @@ struct migr_cq {
 	struct migr_comp_channel *mch;
 	bool armed, armed_solicited;
 	/*
-	 * The SRQ this CQ receives for, when all its receiving QPs share one:
-	 * the RECV completions taken off the lower CQ are what the SRQ used
-	 * up (srq_recvs). A CQ receiving for several, or for an SRQ and a
-	 * QP's own queue, cannot tell them apart (srq_mixed).
+	 * The SRQ this CQ receives for: the RECV completions taken off the
+	 * lower CQ for QPs on it are what the SRQ used up (srq_recvs). When
+	 * QPs with queues of their own receive here too (recv_plain), a
+	 * completion is the SRQ's if its QP is in srq_qps (lower QPNs). A CQ
+	 * receiving for two SRQs cannot count (srq_mixed).
 	 */
 	struct migr_srq *srq_fed;
 	bool recv_plain, srq_mixed;
 	uint64_t srq_recvs;
+	struct migr_u32map srq_qps;
 };
 
 /* The RECVs posted to a QP or SRQ, newest last: a switch reposts those unused */
@@ -255,6 +257,8 @@ struct migr_qp {
 	 */
 	unsigned int markers_pending;
 	bool marker_sent, marker_failed;
+	struct ibv_ah *marker_ah; /* a UD QP's marker goes to itself */
+	uint32_t srq_lower_qpn; /* its key in its receive CQ's srq_qps */
 	bool partner_session; /* a moving partner holds this QP */
 	/* WRs its lower QP flushed when a switch released it */
 	unsigned int release_flushes;
@@ -456,6 +460,17 @@ const char *migr_record_blocker(struct migr_context *ctx);
 void migr_record_modify_qp(struct migr_qp *mqp, const struct ibv_qp_attr *attr,
 			   int attr_mask);
 
+/* A successful RECV completion of a QP that receives through the SRQ */
+static inline bool migr_srq_used(const struct migr_cq *mcq,
+				 enum ibv_wc_status status,
+				 enum ibv_wc_opcode opcode, uint32_t qpn)
+{
+	uint32_t one;
+
+	return status == IBV_WC_SUCCESS && (opcode & IBV_WC_RECV) &&
+	       (!mcq->recv_plain || migr_u32map_get(&mcq->srq_qps, qpn, &one));
+}
+
 /* RECV completions taken off a lower CQ: what its SRQ used up */
 static inline void migr_srq_count(struct migr_cq *mcq, const struct ibv_wc *wc,
 				  int n)
@@ -466,8 +481,8 @@ static inline void migr_srq_count(struct migr_cq *mcq, const struct ibv_wc *wc,
 	if (likely(!mcq->srq_fed))
 		return;
 	for (i = 0; i < n; i++)
-		used += wc[i].status == IBV_WC_SUCCESS &&
-			(wc[i].opcode & IBV_WC_RECV);
+		used += migr_srq_used(mcq, wc[i].status, wc[i].opcode,
+				      wc[i].qp_num);
 	if (used)
 		__atomic_add_fetch(&mcq->srq_recvs, used, __ATOMIC_RELAXED);
 }
@@ -490,6 +505,7 @@ void migr_shadow_take(struct migr_cq *mcq);
 int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only);
 void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n);
 int migr_cq_drain(struct migr_cq *mcq);
+int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc);
 void migr_shadow_free(struct migr_cq *mcq);
 void migr_markers_forget(struct migr_qp *mqp);
 
@@ -634,6 +650,8 @@ int migr_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 int migr_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op,
 		      struct ibv_ops_wr **bad_op);
 void migr_srq_note_qp(struct migr_qp *mqp);
+void migr_srq_forget_qp(struct migr_qp *mqp);
+void migr_srq_rekey_qp(struct migr_qp *mqp);
 
 /* The limit event fired: the device disarmed the limit */
 static inline void migr_srq_limit_reached(struct migr_srq *msrq)

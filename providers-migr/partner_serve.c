@@ -271,8 +271,8 @@ static void do_faces(struct entry *e)
 		FAILED(e, "switching itself");
 		return;
 	}
-	if (mqp->attr.qp_state < IBV_QPS_RTR || mqp->attr.qp_state > IBV_QPS_SQD ||
-	    !mqp->attr.ah_attr.is_global) {
+	if (mqp->attr.qp_state < IBV_QPS_RTR ||
+	    mqp->attr.qp_state > IBV_QPS_SQD || !mqp->attr.ah_attr.is_global) {
 		FAILED(e, "QP 0x%x is not connected over a GID", e->qpn);
 		return;
 	}

@@ -301,7 +301,8 @@ static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
 		pthread_mutex_lock(&mqp->hold_lock);
 		if (mqp->slow & MIGR_SLOW_SUSPENDED) {
-			ret = hold_wrs(&mqp->held_tail, wr, NULL, (void **)bad_wr);
+			ret = hold_wrs(&mqp->held_tail, wr, NULL,
+				       (void **)bad_wr);
 			pthread_mutex_unlock(&mqp->hold_lock);
 			return ret;
 		}
@@ -442,7 +443,8 @@ static int post_recv_slow(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
 		pthread_mutex_lock(&mqp->hold_lock);
 		if (mqp->recv_hold) {
-			ret = hold_wrs(&mqp->held_tail, NULL, wr, (void **)bad_wr);
+			ret = hold_wrs(&mqp->held_tail, NULL, wr,
+				       (void **)bad_wr);
 			pthread_mutex_unlock(&mqp->hold_lock);
 			return ret;
 		}

@@ -51,7 +51,8 @@ void migr_qp_update_slow(struct migr_qp *mqp)
 
 static bool qp_switchable(const struct migr_qp *mqp)
 {
-	return mqp->vqp.qp.qp_type == IBV_QPT_RC &&
+	return (mqp->vqp.qp.qp_type == IBV_QPT_RC ||
+		mqp->vqp.qp.qp_type == IBV_QPT_UD) &&
 	       (!mqp->lower_ex || migr_qp_ex_movable(mqp->init.send_ops_flags));
 }
 
@@ -295,6 +296,7 @@ int migr_destroy_qp(struct ibv_qp *qp)
 					mqp->lower_ex ? MIGR_UNSUP_QP_EX :
 							MIGR_UNSUP_QP_TYPE,
 					-1);
+	migr_srq_forget_qp(mqp);
 	ctl_leave(qp->context);
 	migr_xlate_gone(&mqp->ctx->xlate, MIGR_XLATE_QPN, qp->qp_num);
 	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,

@@ -355,8 +355,17 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
-	if (unlikely(rec_refuse(qpx)))
+	/* Recorded as the application named it: the replay translates */
+	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+		struct ibv_send_wr *wr = migr_wr_rec_cur(qp_ex_to_mqp(qpx));
+
+		if (wr) {
+			wr->wr.ud.ah = ah;
+			wr->wr.ud.remote_qpn = remote_qpn;
+			wr->wr.ud.remote_qkey = remote_qkey;
+		}
 		return;
+	}
 	lower->wr_set_ud_addr(lower, lower_ah(ah),
 			      migr_remote_qpn_to_phys(qpx_remote(qpx),
 						      remote_qpn),

@@ -27,6 +27,16 @@ static struct migr_qp *by_lower_qpn(struct migr_context *ctx, uint32_t qpn)
 	return NULL;
 }
 
+static bool has_ud(struct migr_context *ctx)
+{
+	struct migr_qp *mqp;
+
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		if (mqp->vqp.qp.qp_type == IBV_QPT_UD)
+			return true;
+	return false;
+}
+
 /* Every QP flushed at least the RECVs it had unused */
 static bool flushed_enough(struct migr_context *ctx, const uint64_t *unused)
 {
@@ -67,10 +77,17 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 				got = true;
 				for (i = 0; i < (unsigned int)n; i++) {
 					mqp = by_lower_qpn(ctx, wc[i].qp_num);
-					if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
+					if (wc[i].status ==
+					    IBV_WC_WR_FLUSH_ERR) {
+						if (mqp)
+							mqp->release_flushes++;
+					} else if (!mqp ||
+						   mqp->vqp.qp.qp_type !=
+							   IBV_QPT_UD ||
+						   migr_shadow_add(mcq,
+								   &wc[i])) {
 						lost++;
-					else if (mqp)
-						mqp->release_flushes++;
+					}
 				}
 			}
 		}
@@ -78,7 +95,8 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 			last = now_ms();
 			continue;
 		}
-		if (unused && flushed_enough(ctx, unused))
+		/* A UD QP's RECVs flush in no known number: wait for quiet */
+		if (unused && flushed_enough(ctx, unused) && !has_ud(ctx))
 			break;
 		if (now_ms() - last > (unused ? FLUSH_WAIT_MS : FLUSH_QUIET_MS))
 			break;
@@ -143,6 +161,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 			ibv_destroy_qp(mqp->lower);
 		mqp->lower = NULL;
 		migr_markers_forget(mqp);
+		migr_ud_marker_drop(mqp);
 	}
 	migr_srqs_release(ctx);
 	list_for_each (&rec->cqs, mcq, entry) {
@@ -297,6 +316,7 @@ int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
 		     strerror(errno));
 	mqp->vqp.qp.handle = mqp->lower->handle;
+	migr_srq_rekey_qp(mqp);
 	/* The builders of ibv_wr_*() now go to the new QP's */
 	if (mqp->lower_ex) {
 		mqp->lower_ex = ibv_qp_to_qp_ex(mqp->lower);
@@ -337,6 +357,8 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 	struct ibv_qp_attr a = {};
 	int ret;
 
+	if (mqp->vqp.qp.qp_type == IBV_QPT_UD)
+		return migr_ud_connect(mqp, why, why_len);
 	if (r->qp_state == IBV_QPS_RESET)
 		return 0;
 	a.qp_state = IBV_QPS_INIT;
@@ -351,11 +373,12 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 	if (r->qp_state == IBV_QPS_INIT)
 		return 0;
 
+	/* The record follows: the next switch moves from where it is now */
+	if (mqp->self && gids)
+		migr_rewrite_gid(gids, &mqp->attr.ah_attr);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.ah_attr = r->ah_attr;
-	if (mqp->self && gids)
-		migr_rewrite_gid(gids, &a.ah_attr);
 	a.path_mtu = r->path_mtu;
 	/* The partner was rebuilt too: its new number */
 	a.dest_qp_num = migr_remote_qpn_to_phys(mqp->remote, r->dest_qp_num);
@@ -437,9 +460,10 @@ int migr_reconnect_all(struct migr_context *ctx,
 			return ret;
 	}
 	list_for_each (&ctx->rec.ahs, mah, entry) {
-		struct ibv_ah_attr attr = mah->attr;
+		struct ibv_ah_attr attr;
 
-		migr_rewrite_gid(gids, &attr);
+		migr_rewrite_gid(gids, &mah->attr);
+		attr = mah->attr;
 		mah->lower = ibv_create_ah(lower_pd(mah->ah.pd), &attr);
 		if (!mah->lower)
 			FAIL("creating an address handle failed: %s",

@@ -11,8 +11,7 @@
 static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 	[MIGR_UNSUP_SRQ] =
 		"an XRC, tag-matching, PD-less or resized shared receive queue",
-	[MIGR_UNSUP_SRQ_CQ] =
-		"a CQ receiving for QPs on different SRQs, or on an SRQ and on their own receive queues",
+	[MIGR_UNSUP_SRQ_CQ] = "a CQ receiving for QPs on two different SRQs",
 	[MIGR_UNSUP_MW] = "a memory window",
 	[MIGR_UNSUP_DM] = "device memory",
 	[MIGR_UNSUP_XRCD] = "an XRC domain",
@@ -26,7 +25,7 @@ static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 		"an extended CQ reading timestamps, VLANs, flow tags or tag-matching data, or in a parent domain",
 	[MIGR_UNSUP_QP_EX] =
 		"a QP whose ibv_wr_* operations include TSO, MW binds, atomic writes or flushes",
-	[MIGR_UNSUP_QP_TYPE] = "a QP of a type other than RC",
+	[MIGR_UNSUP_QP_TYPE] = "a QP of a type other than RC or UD",
 	[MIGR_UNSUP_MR_KIND] = "a DM, dmabuf or null MR",
 };
 

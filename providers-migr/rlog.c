@@ -21,8 +21,8 @@ int migr_rlog_init(struct migr_rlog *log, uint32_t max_wr, uint32_t max_sge)
 	while (n < max_wr)
 		n <<= 1;
 	log->max_sge = max_sge;
-	log->stride =
-		sizeof(struct migr_rlog_entry) + max_sge * sizeof(struct ibv_sge);
+	log->stride = sizeof(struct migr_rlog_entry) +
+		      max_sge * sizeof(struct ibv_sge);
 	log->mask = n - 1;
 	log->ring = calloc(n, log->stride);
 	return log->ring ? 0 : ENOMEM;

@@ -106,6 +106,27 @@ static int drain_locked(struct migr_cq *mcq)
 	return total;
 }
 
+/*
+ * A completion found while the switch empties a dying lower CQ that is the
+ * application's (a datagram a UD QP took in after the drain): it goes out
+ * after what the shadow holds. 0 or ENOMEM.
+ */
+int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc)
+{
+	int ret;
+
+	pthread_mutex_lock(&mcq->shadow_lock);
+	migr_wc_to_virt(ctx_of(mcq->vcq.cq.context), wc, 1);
+	migr_srq_count(mcq, wc, 1);
+	ret = shadow_push(&mcq->shadow, wc);
+	if (!ret) {
+		mcq->unsignalled++;
+		__atomic_store_n(&mcq->switching, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&mcq->shadow_lock);
+	return ret;
+}
+
 int migr_cq_drain(struct migr_cq *mcq)
 {
 	int n;

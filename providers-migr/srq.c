@@ -23,10 +23,20 @@ static void srq_unsupported(struct migr_srq *msrq, int delta)
 				delta);
 }
 
+/* The receive CQ of a QP that receives through an SRQ, or NULL */
+static struct migr_cq *srq_rcq(struct migr_qp *mqp)
+{
+	struct ibv_qp *qp = &mqp->vqp.qp;
+
+	if (!qp->srq || !qp->recv_cq || qp->qp_type == IBV_QPT_XRC_SEND)
+		return NULL;
+	return to_mcq(qp->recv_cq);
+}
+
 /*
  * A new QP receives through its SRQ, or through its own queue, on its
- * receive CQ: a CQ that does both, or serves two SRQs, cannot count what
- * each SRQ used up.
+ * receive CQ: the CQ knows which QPs are the SRQ's (by lower QPN); a CQ
+ * serving two SRQs cannot count what each used up.
  */
 void migr_srq_note_qp(struct migr_qp *mqp)
 {
@@ -38,19 +48,54 @@ void migr_srq_note_qp(struct migr_qp *mqp)
 		return;
 	rcq = to_mcq(qp->recv_cq);
 	pthread_mutex_lock(&mqp->ctx->rec.lock);
-	if (!rcq->srq_mixed &&
-	    (msrq ? rcq->recv_plain || (rcq->srq_fed && rcq->srq_fed != msrq) :
-		    !!rcq->srq_fed)) {
-		rcq->srq_mixed = true;
-		migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
-	}
-	if (msrq)
-		rcq->srq_fed = msrq;
-	else
+	if (!msrq) {
 		rcq->recv_plain = true;
+	} else if (rcq->srq_fed && rcq->srq_fed != msrq) {
+		if (!rcq->srq_mixed)
+			migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
+		rcq->srq_mixed = true;
+	} else {
+		rcq->srq_fed = msrq;
+		mqp->srq_lower_qpn = mqp->lower->qp_num;
+		if (migr_u32map_put(&rcq->srq_qps, mqp->srq_lower_qpn, 1) &&
+		    !rcq->srq_mixed) {
+			/* cannot tell its completions: refuse, as for two SRQs */
+			migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
+			rcq->srq_mixed = true;
+		}
+	}
 	pthread_mutex_unlock(&mqp->ctx->rec.lock);
 }
 
+/* The QP is destroyed: its completions are all in */
+void migr_srq_forget_qp(struct migr_qp *mqp)
+{
+	struct migr_cq *rcq = srq_rcq(mqp);
+
+	if (!rcq)
+		return;
+	pthread_mutex_lock(&mqp->ctx->rec.lock);
+	migr_u32map_del(&rcq->srq_qps, mqp->srq_lower_qpn);
+	pthread_mutex_unlock(&mqp->ctx->rec.lock);
+}
+
+/* The QP has a new lower QP (a switch): its completions carry its number */
+void migr_srq_rekey_qp(struct migr_qp *mqp)
+{
+	struct migr_cq *rcq = srq_rcq(mqp);
+
+	if (!rcq)
+		return;
+	pthread_mutex_lock(&mqp->ctx->rec.lock);
+	migr_u32map_del(&rcq->srq_qps, mqp->srq_lower_qpn);
+	mqp->srq_lower_qpn = mqp->lower->qp_num;
+	if (migr_u32map_put(&rcq->srq_qps, mqp->srq_lower_qpn, 1) &&
+	    !rcq->srq_mixed) {
+		migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
+		rcq->srq_mixed = true;
+	}
+	pthread_mutex_unlock(&mqp->ctx->rec.lock);
+}
 
 static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 				  struct ibv_context *context,

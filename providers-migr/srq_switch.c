@@ -40,8 +40,7 @@ void migr_srqs_hold_recvs(struct migr_context *ctx)
 }
 
 /* After the drain and a quiesce: what each SRQ has posted and not used */
-int migr_srqs_count_unused(struct migr_context *ctx, char *why,
-			   size_t why_len)
+int migr_srqs_count_unused(struct migr_context *ctx, char *why, size_t why_len)
 {
 	struct migr_srq *msrq;
 	struct migr_cq *mcq;
@@ -54,10 +53,11 @@ int migr_srqs_count_unused(struct migr_context *ctx, char *why,
 				used += __atomic_load_n(&mcq->srq_recvs,
 							__ATOMIC_RELAXED);
 		if (migr_rlog_unused(&msrq->rlog, used, &msrq->unused)) {
-			snprintf(why, why_len,
-				 "an SRQ's RECV count does not add up (%llu posted, %llu used)",
-				 (unsigned long long)msrq->rlog.head,
-				 (unsigned long long)used);
+			snprintf(
+				why, why_len,
+				"an SRQ's RECV count does not add up (%llu posted, %llu used)",
+				(unsigned long long)msrq->rlog.head,
+				(unsigned long long)used);
 			return EPROTO;
 		}
 	}
@@ -119,8 +119,8 @@ int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
 
 	list_for_each (&ctx->rec.srqs, msrq, entry) {
 		struct ibv_srq_attr a = {
-			.srq_limit = __atomic_load_n(&msrq->limit,
-						     __ATOMIC_RELAXED),
+			.srq_limit =
+				__atomic_load_n(&msrq->limit, __ATOMIC_RELAXED),
 		};
 
 		ret = migr_rlog_repost(&msrq->rlog, msrq->unused,
@@ -161,9 +161,10 @@ unsigned int migr_srqs_resume(struct migr_context *ctx)
 			ret = migr_post_srq_recv_replay(msrq, &h->recv_wr,
 							&bad);
 			if (ret)
-				verbs_err(&ctx->vctx,
-					  "SRQ: replaying a held RECV failed: %s\n",
-					  strerror(ret));
+				verbs_err(
+					&ctx->vctx,
+					"SRQ: replaying a held RECV failed: %s\n",
+					strerror(ret));
 			free(h);
 			held++;
 		}

@@ -151,7 +151,7 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 			       mqp->vqp.qp.qp_num, st);
 			return EINVAL;
 		}
-		if (st < IBV_QPS_RTR)
+		if (st < IBV_QPS_RTR || mqp->vqp.qp.qp_type == IBV_QPT_UD)
 			continue;
 		if (mqp->partner_session) {
 			REPORT(rep,
@@ -184,7 +184,7 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 			return ENOENT;
 		}
 	}
-	return 0;
+	return migr_ud_precheck(ctx, rep->error, sizeof(rep->error));
 }
 
 static void suspend(struct migr_context *ctx)
@@ -286,8 +286,10 @@ static unsigned int resume(struct migr_context *ctx)
 	struct migr_cq *mcq;
 
 	held += migr_srqs_resume(ctx);
-	list_for_each (&ctx->rec.qps, mqp, entry)
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		migr_ud_marker_drop(mqp);
 		held += migr_qp_resume(mqp);
+	}
 	__atomic_store_n(&ctx->switch_active, false, __ATOMIC_RELEASE);
 	/* CQs with nothing left to hand out go back to the fast path */
 	list_for_each (&ctx->rec.cqs, mcq, entry) {
@@ -386,8 +388,11 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 				    mqp->marker_sent)
 					continue;
 				/* a full send queue: completions make room */
-				ret = migr_post_marker(c, mqp,
-						       peer_access(set, mqp));
+				ret = mqp->vqp.qp.qp_type == IBV_QPT_UD ?
+					      migr_ud_post_marker(c, mqp) :
+					      migr_post_marker(
+						      c, mqp,
+						      peer_access(set, mqp));
 				if (ret == EOPNOTSUPP) {
 					REPORT(rep,
 					       "QP 0x%x: its partner allows neither remote write nor read, so its send queue cannot be seen to drain",
@@ -444,7 +449,8 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 		      uint64_t *unused)
 {
-	if (mqp->init.srq) {
+	/* A UD QP's are known once it flushed them (migr_release_all()) */
+	if (mqp->init.srq || mqp->vqp.qp.qp_type == IBV_QPT_UD) {
 		*unused = 0;
 		return 0;
 	}
@@ -638,6 +644,10 @@ static int rebuild_set(struct sw_set *set, const char *name,
 		if (ret)
 			return ret;
 	}
+	if (migr_ud_publish(set->ctx, set->n)) {
+		REPORT(rep, "out of memory");
+		return ENOMEM;
+	}
 	return 0;
 }
 
@@ -678,6 +688,8 @@ static void release_set(const struct sw_set *set, uint64_t **unused,
 	for_each_ctx(set, i, c)
 	{
 		rep->lost += migr_release_all(c, unused ? unused[i] : NULL);
+		if (unused)
+			migr_ud_unused_from_flushes(c, unused[i]);
 		account_flushes(c, unused ? unused[i] : NULL, rep);
 	}
 	if (rep->lost)

@@ -73,8 +73,7 @@ struct migr_gid_move {
  * Release returns the completions it found lost; unused (per QP in record
  * order, or NULL) is what each QP is expected to flush.
  */
-unsigned int migr_release_all(struct migr_context *ctx,
-			      const uint64_t *unused);
+unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused);
 int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 			 char *why, size_t why_len);
 int migr_reconnect_all(struct migr_context *ctx,
@@ -98,11 +97,18 @@ void migr_qp_log_state(struct migr_qp *mqp, const char *why);
 int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 		      uint64_t *unused);
 
+/* ud_switch.c: UD QPs through the phases of a switch */
+int migr_ud_precheck(struct migr_context *ctx, char *why, size_t why_len);
+int migr_ud_post_marker(struct migr_context *ctx, struct migr_qp *mqp);
+void migr_ud_marker_drop(struct migr_qp *mqp);
+int migr_ud_connect(struct migr_qp *mqp, char *why, size_t why_len);
+int migr_ud_publish(struct migr_context **ctxs, unsigned int n);
+void migr_ud_unused_from_flushes(struct migr_context *ctx, uint64_t *unused);
+
 /* srq_switch.c: shared receive queues through the phases of a switch */
 void migr_srqs_suspend(struct migr_context *ctx);
 void migr_srqs_hold_recvs(struct migr_context *ctx);
-int migr_srqs_count_unused(struct migr_context *ctx, char *why,
-			   size_t why_len);
+int migr_srqs_count_unused(struct migr_context *ctx, char *why, size_t why_len);
 void migr_srqs_release(struct migr_context *ctx);
 int migr_srqs_rebuild(struct migr_context *ctx, char *why, size_t why_len);
 int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,

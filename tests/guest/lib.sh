@@ -84,19 +84,25 @@ ensure_rxe1() {
 	return 1
 }
 
-# switch_traffic MODE:CQ:API[:srq]...: for each, migr-traffic --loopback
-# (two contexts on migr_rxe0, every op checked end to end; with srq, the
-# RC QPs of each receive through one SRQ) switched 10 times between rxe0
-# and rxe1 under traffic; checks the switches, that both contexts (and
-# their SRQs) moved, and the traffic verdict (logs named after ROUND, if set).
+# switch_traffic MODE:CQ:API[:srq][:ud]...: for each, migr-traffic
+# --loopback (two contexts on migr_rxe0, every op checked end to end; with
+# srq, the RC QPs of each receive through one SRQ; with ud, a UD QP pair
+# adds numbered datagrams, of which the few in flight when a switch
+# releases may be lost, as UD allows) switched 10 times between rxe0 and
+# rxe1 under traffic; checks the switches, that both contexts (and their
+# SRQs) moved, and the traffic verdict (logs named after ROUND, if set).
 # Needs ensure_rxe1. In event mode
 # a lost or endlessly repeated completion event shows as a stall.
 switch_traffic() {
-	local run mode cq api srq SP rc
+	local run mode cq api x1 x2 srq ud SP rc
 	for run in "$@"; do
-		IFS=: read -r mode cq api srq <<<"$run"
-		run=$mode-$cq-$api${srq:+-srq}${ROUND:+-round$ROUND}
-		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api ${srq:+--srq} \
+		IFS=: read -r mode cq api x1 x2 <<<"$run"
+		srq=; ud=
+		case " $x1 $x2 " in *" srq "*) srq=1 ;; esac
+		case " $x1 $x2 " in *" ud "*) ud=1 ;; esac
+		run=$mode-$cq-$api${srq:+-srq}${ud:+-ud}${ROUND:+-round$ROUND}
+		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api \
+			${srq:+--srq} ${ud:+--ud --ud-max-loss 5} \
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 		SP=$!
 		# running once its control socket listens (both contexts are open)

@@ -79,8 +79,9 @@ switch_traffic event:legacy:legacy event:ex:wr event:ex:mixed \
 	poll:legacy:legacy poll:ex:wr
 # The same with each context's RC QPs receiving through one SRQ: its
 # unused RECVs, counted from the completions its CQs handed out, are
-# posted again on the rebuilt SRQ.
-switch_traffic event:legacy:legacy:srq poll:ex:mixed:srq
+# posted again on the rebuilt SRQ. Then with a UD QP pair too.
+switch_traffic event:legacy:legacy:srq poll:ex:mixed:srq \
+	event:legacy:legacy:ud poll:ex:mixed:srq:ud
 
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0

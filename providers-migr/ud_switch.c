@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * UD QPs in a live switch. A UD QP has no partner to ask: its send queue is
+ * seen to drain by a zero-length SEND to itself with a Q_Key it does not
+ * accept (dropped by the receiving port, completed by the sending one, in
+ * order behind the application's WRs), and its unused RECVs are the ones
+ * its lower QP flushes when put in error. Datagrams in flight while the
+ * switch releases are lost, as UD allows. Senders elsewhere would go on
+ * sending to the old address, so a switch is refused while an address
+ * handle of the process names a GID that is not its own device's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "switch.h"
+
+static bool is_ud(const struct migr_qp *mqp)
+{
+	return mqp->vqp.qp.qp_type == IBV_QPT_UD;
+}
+
+/* The GID a UD QP's marker goes to: the one its AHs send from, or index 0 */
+static uint8_t marker_gid_index(struct migr_context *ctx, uint8_t port)
+{
+	struct migr_ah *mah;
+
+	list_for_each (&ctx->rec.ahs, mah, entry)
+		if (mah->attr.is_global && mah->attr.port_num == port)
+			return mah->attr.grh.sgid_index;
+	return 0;
+}
+
+/* Before anything is touched: every AH of ctx addresses this device */
+int migr_ud_precheck(struct migr_context *ctx, char *why, size_t why_len)
+{
+	struct migr_qp *mqp;
+	struct migr_ah *mah;
+	bool ud = false;
+	union ibv_gid gid;
+
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		ud |= is_ud(mqp);
+	if (!ud)
+		return 0;
+	list_for_each (&ctx->rec.ahs, mah, entry) {
+		const struct ibv_ah_attr *a = &mah->attr;
+		char hex[40];
+		unsigned int i;
+
+		if (!a->is_global)
+			continue;
+		if (!ibv_query_gid(ctx->lower, a->port_num, a->grh.sgid_index,
+				   &gid) &&
+		    !memcmp(&gid, &a->grh.dgid, sizeof(gid)))
+			continue;
+		for (i = 0; i < 16; i++)
+			sprintf(hex + 2 * i, "%02x", a->grh.dgid.raw[i]);
+		snprintf(
+			why, why_len,
+			"an address handle names GID %s, not this device's: UD peers elsewhere cannot follow a switch yet",
+			hex);
+		return EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* A zero-length SEND to itself that its own Q_Key check drops */
+int migr_ud_post_marker(struct migr_context *ctx, struct migr_qp *mqp)
+{
+	uint8_t port = mqp->attr.port_num ? mqp->attr.port_num : 1;
+	struct ibv_ah_attr ah = {
+		.is_global = 1,
+		.port_num = port,
+		.grh = { .sgid_index = marker_gid_index(ctx, port),
+			 .hop_limit = 1 },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = MIGR_MARKER_WRID,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret;
+
+	if (!mqp->marker_ah) {
+		if (ibv_query_gid(ctx->lower, port, ah.grh.sgid_index,
+				  &ah.grh.dgid))
+			return errno ? errno : EIO;
+		mqp->marker_ah = ibv_create_ah(lower_pd(mqp->vqp.qp.pd), &ah);
+		if (!mqp->marker_ah)
+			return errno ? errno : EIO;
+	}
+	wr.wr.ud.ah = mqp->marker_ah;
+	wr.wr.ud.remote_qpn = mqp->lower->qp_num;
+	/* Never its own (a key with the top bit set would mean its own) */
+	wr.wr.ud.remote_qkey = (mqp->attr.qkey + 1) & 0x7fffffff;
+	if (wr.wr.ud.remote_qkey == mqp->attr.qkey)
+		wr.wr.ud.remote_qkey++;
+	pthread_mutex_lock(&ctx->rec.lock);
+	mqp->markers_pending++;
+	mqp->marker_sent = true;
+	__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ctx->rec.lock);
+	ret = ibv_post_send(mqp->lower, &wr, &bad);
+	if (ret) {
+		pthread_mutex_lock(&ctx->rec.lock);
+		mqp->markers_pending--;
+		mqp->marker_sent = false;
+		__atomic_sub_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&ctx->rec.lock);
+	}
+	return ret;
+}
+
+/* The marker's AH, on the lower PD: gone before the PD, or after a resume */
+void migr_ud_marker_drop(struct migr_qp *mqp)
+{
+	if (mqp->marker_ah)
+		ibv_destroy_ah(mqp->marker_ah);
+	mqp->marker_ah = NULL;
+}
+
+/* A rebuilt UD QP to the state the application had it in */
+int migr_ud_connect(struct migr_qp *mqp, char *why, size_t why_len)
+{
+	const struct ibv_qp_attr *r = &mqp->attr;
+	struct ibv_qp_attr a = {};
+	int ret;
+
+	if (r->qp_state == IBV_QPS_RESET)
+		return 0;
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = r->pkey_index;
+	a.port_num = r->port_num;
+	a.qkey = r->qkey;
+	ret = ibv_modify_qp(mqp->lower, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_QKEY);
+	if (!ret && r->qp_state >= IBV_QPS_RTR) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		ret = ibv_modify_qp(mqp->lower, &a, IBV_QP_STATE);
+	}
+	if (!ret && r->qp_state >= IBV_QPS_RTS) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = r->sq_psn;
+		ret = ibv_modify_qp(mqp->lower, &a,
+				    IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	if (ret)
+		snprintf(why, why_len,
+			 "bringing UD QP 0x%x to state %d failed: %s",
+			 mqp->vqp.qp.qp_num, a.qp_state, strerror(ret));
+	return ret;
+}
+
+/* Tell the replica x a UD QP's number now, both ways */
+static int publish_one(struct migr_xlate *x, const struct migr_qp *mqp)
+{
+	uint32_t virt = mqp->vqp.qp.qp_num, old;
+	int ret;
+
+	old = migr_remote_qpn_to_phys(x, virt);
+	if (old != virt)
+		migr_xlate_forget(x, MIGR_XLATE_QPN, old);
+	ret = migr_xlate_set(x, MIGR_XLATE_QPN_PHYS, virt, mqp->lower->qp_num);
+	if (!ret)
+		ret = migr_xlate_set(x, MIGR_XLATE_QPN, mqp->lower->qp_num,
+				     virt);
+	return ret;
+}
+
+/*
+ * UD peers name each other by virtual QPN in every WR: after a rebuild,
+ * each context of the set learns every UD QP's new number (its replica,
+ * as for partners elsewhere), and its QPs translate from then on.
+ */
+int migr_ud_publish(struct migr_context **ctxs, unsigned int n)
+{
+	struct migr_qp *mqp, *q;
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		bool any = false;
+
+		for (j = 0; j < n; j++) {
+			list_for_each (&ctxs[j]->rec.qps, mqp, entry) {
+				if (!is_ud(mqp) || !mqp->lower)
+					continue;
+				ret = publish_one(&ctxs[i]->remote, mqp);
+				if (ret)
+					return ret;
+				any = true;
+			}
+		}
+		if (!any)
+			continue;
+		list_for_each (&ctxs[i]->rec.qps, q, entry)
+			if (q->remote == &ctxs[i]->remote)
+				migr_qp_update_slow(q);
+	}
+	return 0;
+}
+
+/* A UD QP's unused RECVs are what it flushed: the drain cannot count them */
+void migr_ud_unused_from_flushes(struct migr_context *ctx, uint64_t *unused)
+{
+	struct migr_qp *mqp;
+	unsigned int q = 0;
+
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		if (is_ud(mqp))
+			unused[q] = mqp->release_flushes;
+		q++;
+	}
+}
