@@ -2,7 +2,6 @@
 /* Partner requests: the line's QPs, and the grants of prepare (pauth.h) */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,17 +13,6 @@ static const char *const steps[] = {
 	[PAUTH_KEYS] = "keys",	     [PAUTH_RECONNECT] = "reconnect",
 	[PAUTH_RESUME] = "resume",   [PAUTH_ABORT] = "abort",
 };
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static int parse_qpn(const char *s, uint32_t *qpn)
 {
@@ -62,31 +50,33 @@ int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
 		if (n == strlen(steps[i]) && !strncmp(p, steps[i], n))
 			break;
 	if (i == sizeof(steps) / sizeof(steps[0]) || p[n] != ' ')
-		return fail(err, errlen, "partner line has no known step");
+		return req_fail(err, errlen, "partner line has no known step");
 	pl->step = i;
 	p += n + 1;
 	if (strlen(p) <= REQ_GID_LEN || strncmp(p, gid, REQ_GID_LEN) ||
 	    p[REQ_GID_LEN] != ' ')
-		return fail(err, errlen,
-			    "partner line names another GID than the request");
+		return req_fail(
+			err, errlen,
+			"partner line names another GID than the request");
 	p += REQ_GID_LEN + 1;
 	if (pl->step == PAUTH_KEYS) {
 		/* the pairs, then " . " before the first QP */
 		dot = strstr(p, " . ");
 		if (!dot)
-			return fail(err, errlen,
-				    "partner keys line without QPs");
+			return req_fail(err, errlen,
+					"partner keys line without QPs");
 		p = dot + 3;
 	}
 	for (;;) {
 		if (pl->nqp == PAUTH_QPS_MAX)
-			return fail(err, errlen,
-				    "partner line names more than %d QPs",
-				    PAUTH_QPS_MAX);
+			return req_fail(err, errlen,
+					"partner line names more than %d QPs",
+					PAUTH_QPS_MAX);
 		pl->at[pl->nqp] = p;
 		if (parse_qpn(p, &pl->qpn[pl->nqp]))
-			return fail(err, errlen,
-				    "partner line has an invalid QP number");
+			return req_fail(
+				err, errlen,
+				"partner line has an invalid QP number");
 		pl->nqp++;
 		dot = strstr(p, " . ");
 		if (!dot)

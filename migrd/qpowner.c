@@ -93,11 +93,25 @@ static int err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	return NL_STOP;
 }
 
+/* Send msg (freed) and read its answer into q with cb; 0, or -1 */
+static int exchange(struct nl_sock *nl, struct nl_msg *msg,
+		    nl_recvmsg_msg_cb_t cb, struct qp_lookup *q, int *kerr)
+{
+	int ret = nl_send_auto(nl, msg);
+
+	nlmsg_free(msg);
+	if (ret < 0)
+		return -1;
+	nl_socket_modify_err_cb(nl, NL_CB_CUSTOM, err_cb, kerr);
+	nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, cb, q);
+	ret = nl_recvmsgs_default(nl);
+	return ret < 0 && !*kerr ? -1 : 0;
+}
+
 static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
 		   struct qp_lookup *q, int *kerr)
 {
 	struct nl_msg *msg;
-	int ret;
 
 	msg = nlmsg_alloc_simple(
 		RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET), 0);
@@ -109,15 +123,8 @@ static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
 		nlmsg_free(msg);
 		return -1;
 	}
-	ret = nl_send_auto(nl, msg);
-	nlmsg_free(msg);
-	if (ret < 0)
-		return -1;
-	nl_socket_modify_err_cb(nl, NL_CB_CUSTOM, err_cb, kerr);
-	nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, qp_cb, q);
 	/* One reply (or one error) answers a non-dump request */
-	ret = nl_recvmsgs_default(nl);
-	return ret < 0 && !*kerr ? -1 : 0;
+	return exchange(nl, msg, qp_cb, q, kerr);
 }
 
 /*
@@ -128,7 +135,6 @@ static int dump_qps(struct nl_sock *nl, int index, struct qp_lookup *q,
 		    int *kerr)
 {
 	struct nl_msg *msg;
-	int ret;
 
 	msg = nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
 						  RDMA_NLDEV_CMD_RES_QP_GET),
@@ -139,14 +145,7 @@ static int dump_qps(struct nl_sock *nl, int index, struct qp_lookup *q,
 		nlmsg_free(msg);
 		return -1;
 	}
-	ret = nl_send_auto(nl, msg);
-	nlmsg_free(msg);
-	if (ret < 0)
-		return -1;
-	nl_socket_modify_err_cb(nl, NL_CB_CUSTOM, err_cb, kerr);
-	nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, dump_cb, q);
-	ret = nl_recvmsgs_default(nl);
-	return ret < 0 && !*kerr ? -1 : 0;
+	return exchange(nl, msg, dump_cb, q, kerr);
 }
 
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,

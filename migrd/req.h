@@ -61,6 +61,10 @@ struct req {
 int req_parse(const char *buf, size_t len, struct req *r, char *err,
 	      size_t errlen);
 
+/* Print a one-line reason into err; returns -1, for "return req_fail()" */
+int __attribute__((format(printf, 3, 4)))
+req_fail(char *err, size_t errlen, const char *fmt, ...);
+
 /* Format a request line (for clients); returns its length or -1 */
 int req_format(const struct req *r, char *buf, size_t len);
 

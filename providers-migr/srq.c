@@ -23,6 +23,20 @@ static void srq_unsupported(struct migr_srq *msrq, int delta)
 				delta);
 }
 
+/*
+ * The CQ learns the QP's lower QPN is its SRQ's; a CQ that cannot hold it
+ * cannot tell its completions apart and refuses a switch. rec.lock held.
+ */
+static void srq_qps_add(struct migr_cq *rcq, struct migr_qp *mqp)
+{
+	mqp->srq_lower_qpn = mqp->lower->qp_num;
+	if (migr_u32map_put(&rcq->srq_qps, mqp->srq_lower_qpn, 1) &&
+	    !rcq->srq_mixed) {
+		migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
+		rcq->srq_mixed = true;
+	}
+}
+
 /* The receive CQ of a QP that receives through an SRQ, or NULL */
 static struct migr_cq *srq_rcq(struct migr_qp *mqp)
 {
@@ -56,13 +70,7 @@ void migr_srq_note_qp(struct migr_qp *mqp)
 		rcq->srq_mixed = true;
 	} else {
 		rcq->srq_fed = msrq;
-		mqp->srq_lower_qpn = mqp->lower->qp_num;
-		if (migr_u32map_put(&rcq->srq_qps, mqp->srq_lower_qpn, 1) &&
-		    !rcq->srq_mixed) {
-			/* cannot tell its completions: refuse, as for two SRQs */
-			migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
-			rcq->srq_mixed = true;
-		}
+		srq_qps_add(rcq, mqp);
 	}
 	pthread_mutex_unlock(&mqp->ctx->rec.lock);
 }
@@ -88,12 +96,7 @@ void migr_srq_rekey_qp(struct migr_qp *mqp)
 		return;
 	pthread_mutex_lock(&mqp->ctx->rec.lock);
 	migr_u32map_del(&rcq->srq_qps, mqp->srq_lower_qpn);
-	mqp->srq_lower_qpn = mqp->lower->qp_num;
-	if (migr_u32map_put(&rcq->srq_qps, mqp->srq_lower_qpn, 1) &&
-	    !rcq->srq_mixed) {
-		migr_record_unsupported(mqp->ctx, MIGR_UNSUP_SRQ_CQ, 1);
-		rcq->srq_mixed = true;
-	}
+	srq_qps_add(rcq, mqp);
 	pthread_mutex_unlock(&mqp->ctx->rec.lock);
 }
 

@@ -324,8 +324,7 @@ int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 	struct ibv_send_wr wr = {
 		.wr_id = MIGR_MARKER_WRID,
 		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	int ret;
+	};
 
 	if (peer_access & IBV_ACCESS_REMOTE_WRITE)
 		wr.opcode = IBV_WR_RDMA_WRITE;
@@ -334,13 +333,23 @@ int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 		wr.opcode = IBV_WR_RDMA_READ;
 	else
 		return EOPNOTSUPP;
+	return migr_send_marker(ctx, mqp, &wr);
+}
+
+/* Post a marker WR (wr_id MIGR_MARKER_WRID), counted as pending */
+int migr_send_marker(struct migr_context *ctx, struct migr_qp *mqp,
+		     struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
 	/* Before posting: an application poll may see the completion first */
 	pthread_mutex_lock(&ctx->rec.lock);
 	mqp->markers_pending++;
 	mqp->marker_sent = true;
 	__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ctx->rec.lock);
-	ret = ibv_post_send(mqp->lower, &wr, &bad);
+	ret = ibv_post_send(mqp->lower, wr, &bad);
 	if (ret) {
 		pthread_mutex_lock(&ctx->rec.lock);
 		mqp->markers_pending--;

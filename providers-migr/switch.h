@@ -89,6 +89,8 @@ void migr_count_device_holds(int *fds, int *maps);
 /* switch.c: the pieces a partner's side uses for the one QP it moves */
 int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 		     int peer_access);
+int migr_send_marker(struct migr_context *ctx, struct migr_qp *mqp,
+		     struct ibv_send_wr *wr);
 int migr_repost_recvs(struct migr_qp *mqp, uint64_t unused, char *why,
 		      size_t why_len);
 unsigned int migr_qp_resume(struct migr_qp *mqp);

@@ -79,8 +79,7 @@ int migr_ud_post_marker(struct migr_context *ctx, struct migr_qp *mqp)
 		.wr_id = MIGR_MARKER_WRID,
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	int ret;
+	};
 
 	if (!mqp->marker_ah) {
 		if (ibv_query_gid(ctx->lower, port, ah.grh.sgid_index,
@@ -96,20 +95,7 @@ int migr_ud_post_marker(struct migr_context *ctx, struct migr_qp *mqp)
 	wr.wr.ud.remote_qkey = (mqp->attr.qkey + 1) & 0x7fffffff;
 	if (wr.wr.ud.remote_qkey == mqp->attr.qkey)
 		wr.wr.ud.remote_qkey++;
-	pthread_mutex_lock(&ctx->rec.lock);
-	mqp->markers_pending++;
-	mqp->marker_sent = true;
-	__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ctx->rec.lock);
-	ret = ibv_post_send(mqp->lower, &wr, &bad);
-	if (ret) {
-		pthread_mutex_lock(&ctx->rec.lock);
-		mqp->markers_pending--;
-		mqp->marker_sent = false;
-		__atomic_sub_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&ctx->rec.lock);
-	}
-	return ret;
+	return migr_send_marker(ctx, mqp, &wr);
 }
 
 /* The marker's AH, on the lower PD: gone before the PD, or after a resume */
