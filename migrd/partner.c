@@ -432,20 +432,24 @@ static int check_faces(const struct relay *x, bool remote,
 	relay(&fx, remote, &out);
 	*verified = 0;
 	arr = reply_results(&out, &j, &t, ppid);
+	/*
+	 * Switching itself: the mover backs off and asks again (a process
+	 * busy as a whole answers with no result per QP)
+	 */
+	if (arr != -2 &&
+	    json_bool(&j, json_get(&j, json_get(&j, 0, "reply"), "busy"),
+		      false)) {
+		*busy = out;
+		memset(&out, 0, sizeof(out));
+		ret = 1;
+		goto out;
+	}
 	if (arr < 0 || *ppid <= 0) {
 		/* migrd's own refusal (no owner...) is the answer */
 		if (arr == -2 ||
 		    !json_str(&j, json_get(&j, 0, "error"), e, sizeof(e)))
 			snprintf(e, sizeof(e), "no answer to the faces step");
 		snprintf(err, errlen, "%s", e);
-		goto out;
-	}
-	/* Switching itself: the mover backs off and asks again */
-	if (json_bool(&j, json_get(&j, json_get(&j, 0, "reply"), "busy"),
-		      false)) {
-		*busy = out;
-		memset(&out, 0, sizeof(out));
-		ret = 1;
 		goto out;
 	}
 	for (i = 0, n = 0; i < pl->nqp; i++) {

@@ -58,6 +58,9 @@ def real(op, rest):
     if op == "keys":
         rest = rest.split(" . ", 1)[1]
     res = []
+    # QP 22's process is switching itself as a whole: no result per QP
+    if op == "faces" and rest.split()[0] == "22" and "22" in owned:
+        return {"ok": False, "busy": True, "error": "switching itself"}
     for e in rest.split(" . "):
         q = e.split()[0]
         if q not in owned:
@@ -328,6 +331,10 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"prepare {GID} 21 77 10000 7 4", 0)
     check(tag + "faces busy", r.get("ok") is False and
           r.get("pid") == f2.pid and r["reply"].get("busy") is True, r)
+    # ... also when the whole process is busy, with no result per QP
+    r = step(f"prepare {GID} 22 77 10000 7 4", 0)
+    check(tag + "faces busy, whole process", r.get("ok") is False and
+          r.get("pid") == f2.pid and r["reply"].get("busy") is True, r)
     # Nobody has the QP
     r = step(f"prepare {GID} 19 77 10000 7 4", 0)
     check(tag + "faces: no owner", r.get("ok") is False and
@@ -435,7 +442,7 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
               f1.lines())
 
         # An owner: PID 0 finds it, the line reaches it verbatim
-        f2 = Fake(tmp, "f2", "17,18,20,21", NOBODY, sa)
+        f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
         fakes.append(f2)
         r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17 a:b,c  d.e_f-g\n")
         check("found", r.get("ok") is True and r.get("pid") == f2.pid and
@@ -463,7 +470,7 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
               r.get("pid") == f2.pid, r)
     else:
         print("not root: root's relaying of any line not checked")
-        f2 = Fake(tmp, "f2", "17,18,20,21", NOBODY, sa)
+        f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
         fakes.append(f2)
     # A migr process that is not root: only for QPs facing its own
     owned_by(tmp, sa, f1, f2, fakes, "-")
