@@ -44,8 +44,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: migrd [-f] [--debug] [--config FILE] [--socket PATH]\n"
-		"             [--port N] [--listen ADDR|none] [--key FILE]\n"
-		"             [--test-qp-owners FILE]\n");
+		"             [--port N] [--listen ADDR|none] [--key FILE]\n");
 }
 
 static void *conn_thread(void *arg)
@@ -177,7 +176,6 @@ static int parse_args(int argc, char **argv, bool *fg)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "key", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "test-qp-owners", required_argument, NULL, 'T' },
 		{}
 	};
 	const char *config = MIGRD_CONFIG;
@@ -232,9 +230,6 @@ static int parse_args(int argc, char **argv, bool *fg)
 		case 'k':
 			snprintf(g.conf.key_file, sizeof(g.conf.key_file), "%s",
 				 optarg);
-			break;
-		case 'T':
-			g.test_qp_owners = optarg;
 			break;
 		case 'h':
 			usage(stdout);

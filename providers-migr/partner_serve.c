@@ -256,33 +256,6 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	       mqp->attr.qp_access_flags, mqp->attr.max_rd_atomic);
 }
 
-/*
- * Which QP its QP faces, as the kernel numbers it, and on which GID: migrd
- * checks that the process asking for a switch owns that QP before it
- * relays a prepare from it. Touches nothing, opens no session.
- */
-static void do_faces(struct entry *e)
-{
-	struct migr_qp *mqp = e->mqp;
-	const uint8_t *g = mqp->attr.ah_attr.grh.dgid.raw;
-
-	if (e->ctx->switch_active || !mqp->lower) {
-		e->busy = true;
-		FAILED(e, "switching itself");
-		return;
-	}
-	if (mqp->attr.qp_state < IBV_QPS_RTR ||
-	    mqp->attr.qp_state > IBV_QPS_SQD || !mqp->attr.ah_attr.is_global) {
-		FAILED(e, "QP 0x%x is not connected over a GID", e->qpn);
-		return;
-	}
-	RESULT(e, true,
-	       "{\"ok\":true,\"peer_phys\":%u,\"peer_gid\":\"%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x\"}",
-	       migr_remote_qpn_to_phys(mqp->remote, mqp->attr.dest_qp_num),
-	       g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9],
-	       g[10], g[11], g[12], g[13], g[14], g[15]);
-}
-
 /* Hold the QP's posts and post its marker; the drain is done for all */
 static void suspend_one(struct entry *e)
 {
@@ -658,7 +631,7 @@ void migr_partner_serve(FILE *out, const char *line)
 		e->s = find_sess(e->ctx, e->qpn);
 		if (e->s)
 			e->s->deadline = now_ms() + e->s->lease_ms;
-		if (strcmp(op, "prepare") && strcmp(op, "faces") && !e->s) {
+		if (strcmp(op, "prepare") && !e->s) {
 			e->mqp = NULL;
 			if (!strcmp(op, "abort"))
 				RESULT(e, true, "{\"ok\":true,\"ended\":true}");
@@ -672,10 +645,6 @@ void migr_partner_serve(FILE *out, const char *line)
 		for (i = 0; i < n; i++)
 			if (v[i].mqp)
 				do_prepare(&v[i], &gid);
-	} else if (!strcmp(op, "faces")) {
-		for (i = 0; i < n; i++)
-			if (v[i].mqp)
-				do_faces(&v[i]);
 	} else if (!strcmp(op, "suspend")) {
 		do_suspend(v, n);
 	} else if (!strcmp(op, "reconnect")) {
