@@ -18,7 +18,8 @@ SYNC=$LOGDIR/partner-sync # files one guest leaves for the other
 MLOG=$LOGDIR/partner-migrd-$role.log
 export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
 export VERBS_LOG_FILE=$LOGDIR/partner-$role.verbs.log
-# RC QPs receiving through an SRQ on each side (UD does not move yet),
+# RC QPs receiving through an SRQ on each side (a UD QP with a peer on
+# another host cannot move yet),
 # every op, both APIs, events; a shallow queue leaves the single-CPU TCG
 # guests time for the partner talk
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1200 --stall-timeout 60"
