@@ -35,8 +35,7 @@ static inline const struct ibv_wc *shadow_wc(struct ibv_cq_ex *cq)
 /* The entry the lower CQ shows is a RECV its SRQ used up: count it */
 static void srq_count_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 {
-	if (lower->status == IBV_WC_SUCCESS &&
-	    migr_srq_used(mcq, lower->status, ibv_wc_read_opcode(lower),
+	if (migr_srq_used(mcq, lower->status, ibv_wc_read_opcode(lower),
 			  mcq->recv_plain ? ibv_wc_read_qp_num(lower) : 0))
 		__atomic_add_fetch(&mcq->srq_recvs, 1, __ATOMIC_RELAXED);
 }

@@ -61,6 +61,8 @@ static bool flushed_enough(struct migr_context *ctx, const uint64_t *unused)
 static unsigned int collect_flushes(struct migr_context *ctx,
 				    const uint64_t *unused)
 {
+	/* A UD QP's RECVs flush in no known number: wait for quiet */
+	bool ud = has_ud(ctx);
 	double last = now_ms();
 	struct migr_cq *mcq;
 	struct migr_qp *mqp;
@@ -95,8 +97,7 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 			last = now_ms();
 			continue;
 		}
-		/* A UD QP's RECVs flush in no known number: wait for quiet */
-		if (unused && flushed_enough(ctx, unused) && !has_ud(ctx))
+		if (unused && !ud && flushed_enough(ctx, unused))
 			break;
 		if (now_ms() - last > (unused ? FLUSH_WAIT_MS : FLUSH_QUIET_MS))
 			break;
