@@ -74,6 +74,7 @@ static void migr_free_context(struct ibv_context *context)
 	ibv_close_device(ctx->lower);
 	migr_xlate_destroy(&ctx->xlate);
 	migr_xlate_destroy(&ctx->remote);
+	migr_peers_free(ctx);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -112,6 +113,7 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 	ctx->lower = lower;
 	migr_xlate_init(&ctx->xlate);
 	migr_xlate_init(&ctx->remote);
+	migr_peers_init(ctx);
 	migr_record_init(&ctx->rec);
 	pthread_rwlock_init(&ctx->ctl_lock, NULL);
 	pthread_rwlock_init(&ctx->ev_lock, NULL);

@@ -54,8 +54,15 @@ struct migr_context {
 	struct verbs_context vctx;
 	struct ibv_context *lower;
 	struct migr_xlate xlate; /* this process's own identifiers */
-	/* partners' identifiers, for QPs not tied to a known moved partner */
+	/*
+	 * Partners' identifiers for QPs not tied to a peer context yet (and
+	 * UD QPNs published within the process); each peer context in
+	 * another process has its own replica (peer.c)
+	 */
 	struct migr_xlate remote;
+	struct list_head peers;
+	pthread_mutex_t peers_lock;
+	uint64_t peer_id; /* names this context to its partners */
 	int lower_async_fd; /* the lower context's, watched by our epoll fd */
 	struct migr_record rec;
 	/* control verbs (read) against a switch (write) */
@@ -84,6 +91,9 @@ struct migr_pd {
 	struct ibv_pd *lower;
 	struct list_node entry;
 	int unsup; /* -1 for a plain PD in the record, else a MIGR_UNSUP_* */
+	/* drain markers write a byte here; not in the record (switch.c) */
+	struct ibv_mr *marker_mr;
+	uint64_t marker_buf;
 };
 
 struct migr_td {
@@ -257,6 +267,8 @@ struct migr_qp {
 	 */
 	unsigned int markers_pending;
 	bool marker_sent, marker_failed;
+	/* remote write allowed on the lower QP for the other end's marker */
+	bool access_granted;
 	struct ibv_ah *marker_ah; /* a UD QP's marker goes to itself */
 	uint32_t srq_lower_qpn; /* its key in its receive CQ's srq_qps */
 	bool partner_session; /* a moving partner holds this QP */
@@ -264,6 +276,7 @@ struct migr_qp {
 	unsigned int release_flushes;
 	/* the partner's identifiers: the context's until it is known */
 	struct migr_xlate *remote;
+	uint32_t dest_phys; /* the partner's QPN as the lower QP has it */
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
 	bool rewrite_sends;
 	uint32_t async_events;
@@ -436,9 +449,29 @@ static inline bool migr_marker_drained(const struct migr_qp *mqp)
 	return mqp->marker_sent && !mqp->markers_pending && !mqp->marker_failed;
 }
 
+/* A byte of a PD's that markers from the other ends may write */
+struct migr_marker_target {
+	uint32_t rkey; /* physical: markers go to the lower QP directly */
+	uint64_t addr;
+	bool writable; /* the QP allows remote write (given or granted) */
+};
+
+/* The access a marker into this QP can count on (see migr_marker_grant) */
+static inline int migr_marker_access(const struct migr_qp *mqp)
+{
+	return mqp->attr.qp_access_flags |
+	       (mqp->access_granted ? IBV_ACCESS_REMOTE_WRITE : 0);
+}
+
 /* wr_id of the zero-length WRITE or READ a switch posts to learn that a
  * send queue drained; its completion never reaches the application */
 #define MIGR_MARKER_WRID 0x6d6967722d6d726bull
+
+/* peer.c: replicas of the tables of peer contexts in other processes */
+void migr_peers_init(struct migr_context *ctx);
+void migr_peers_free(struct migr_context *ctx);
+/* The replica for peer context id, made on first use; NULL without memory */
+struct migr_xlate *migr_peer_tables(struct migr_context *ctx, uint64_t id);
 
 /* control.c */
 void migr_control_add(struct migr_context *ctx);

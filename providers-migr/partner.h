@@ -11,10 +11,12 @@
  * QPN ARGS [. QPN ARGS]...", each QPN one of its QPs as we know it, GID
  * their port's GID in hex; one JSON line back with a result per QP:
  *
- *   prepare GID QPN PEER_QPN LEASE_MS ACCESS RD_ATOMIC ...
- *       its QP faces PEER_QPN (ours, virtual); opens a session that ends
- *       by itself after LEASE_MS without news. Answers its QP's "access"
- *       and "rd_atomic" (for our drain marker).
+ *   prepare GID QPN PEER_QPN LEASE_MS WRITABLE MKEY MADDR PEER_PHYS PEER_ID ...
+ *       its QP faces PEER_QPN (ours, virtual; PEER_PHYS on our device)
+ *       of our context PEER_ID (hex); opens a session that ends by itself
+ *       after LEASE_MS without news. Its drain marker writes a byte at
+ *       MADDR, MKEY (hex) if WRITABLE. Answers the same for ours:
+ *       "writable", "mkey", "maddr", and its context, "peer".
  *   suspend GID QPN WAIT_MS ...  hold its posts, drain its send queue;
  *                            answers "consumers" (its SENDs ever posted)
  *   keys GID V:P,V:P,... . QPN . QPN ...
@@ -46,8 +48,7 @@ struct migr_partner {
 	int pid; /* 0 until the first reply named it */
 	uint32_t qpn; /* its QP number as our application knows it */
 	union ibv_gid gid;
-	int access; /* its qp_access_flags */
-	uint8_t rd_atomic;
+	struct migr_marker_target marker; /* where our marker goes */
 	uint64_t consumers; /* its SENDs posted, at suspension */
 	bool prepared, suspended;
 	uint32_t new_qpn; /* its new lower QP, after reconnect */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "partner.h"
+#include "switch.h"
 
 #define CALL_TIMEOUT_S 45
 #define REPLY_MAX 8192
@@ -76,6 +77,19 @@ static bool json_u64(const char *json, const char *key, uint64_t *v)
 	errno = 0;
 	*v = strtoull(p, &end, 10);
 	return !errno && end != p;
+}
+
+/* A hex number given as a string: "key":"1f..." */
+static bool json_hex(const char *json, const char *key, uint64_t *v)
+{
+	const char *p = json_at(json, key);
+	char *end;
+
+	if (!p || *p != '"')
+		return false;
+	errno = 0;
+	*v = strtoull(p + 1, &end, 16);
+	return !errno && end != p + 1 && *end == '"';
 }
 
 /* The "error" string, unescaped enough for a one-line message */
@@ -355,22 +369,46 @@ int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
 static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 			void *arg)
 {
-	const struct ibv_qp_attr *a = &p->mqp->attr;
+	struct migr_marker_target t;
+	int ret;
 
-	snprintf(buf, len, "%u %u %d %u", p->mqp->vqp.qp.qp_num,
-		 MIGR_PARTNER_LEASE_MS + *(unsigned int *)arg,
-		 a->qp_access_flags, a->max_rd_atomic);
+	/* Where the partner's marker lands in our QP */
+	ret = migr_marker_target(p->mqp, &t);
+	if (ret)
+		return ret;
+	snprintf(buf, len, "%u %u %d %x %" PRIx64 " %u %016" PRIx64,
+		 p->mqp->vqp.qp.qp_num,
+		 MIGR_PARTNER_LEASE_MS + *(unsigned int *)arg, t.writable,
+		 t.rkey, t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peer_id);
 	return 0;
 }
 
 static int prepare_take(struct migr_partner *p, const char *res, char *err,
 			size_t errlen)
 {
-	uint64_t v;
+	struct migr_xlate *x;
+	uint64_t v, mkey, maddr;
 
+	if (!json_hex(res, "peer", &v) || !json_hex(res, "mkey", &mkey) ||
+	    !json_hex(res, "maddr", &maddr)) {
+		snprintf(err, errlen,
+			 "its reply lacks its context or marker target");
+		return EPROTO;
+	}
+	/* Its numbers and keys are its context's own: our QP keeps them apart */
+	x = migr_peer_tables(p->mqp->ctx, v);
+	if (!x) {
+		snprintf(err, errlen, "out of memory");
+		return ENOMEM;
+	}
+	if (p->mqp->remote != x) {
+		__atomic_store_n(&p->mqp->remote, x, __ATOMIC_RELEASE);
+		migr_qp_update_slow(p->mqp);
+	}
 	p->prepared = true;
-	p->access = json_u64(res, "access", &v) ? (int)v : 0;
-	p->rd_atomic = json_u64(res, "rd_atomic", &v) ? (uint8_t)v : 0;
+	p->marker.writable = json_true(res, "writable");
+	p->marker.rkey = mkey;
+	p->marker.addr = maddr;
 	return 0;
 }
 
@@ -461,7 +499,7 @@ static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
 static int reconnect_take(struct migr_partner *p, const char *res, char *err,
 			  size_t errlen)
 {
-	struct migr_context *ctx = p->mqp->ctx;
+	struct migr_xlate *x = p->mqp->remote;
 	uint64_t v;
 	int ret;
 
@@ -471,11 +509,9 @@ static int reconnect_take(struct migr_partner *p, const char *res, char *err,
 	}
 	p->new_qpn = v;
 	/* Our QP connects to its new QP under the number we know it by */
-	ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN_PHYS, p->qpn,
-			     p->new_qpn);
+	ret = migr_xlate_set(x, MIGR_XLATE_QPN_PHYS, p->qpn, p->new_qpn);
 	if (!ret)
-		ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN, p->new_qpn,
-				     p->qpn);
+		ret = migr_xlate_set(x, MIGR_XLATE_QPN, p->new_qpn, p->qpn);
 	if (ret)
 		snprintf(err, errlen, "recording its new number failed");
 	migr_qp_update_slow(p->mqp);

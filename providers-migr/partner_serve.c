@@ -26,7 +26,7 @@ struct sess {
 	struct migr_context *ctx;
 	uint32_t qpn, peer_qpn;
 	union ibv_gid gid;
-	int peer_access;
+	struct migr_marker_target peer_marker; /* where our marker goes */
 	unsigned int lease_ms;
 	double deadline;
 	bool suspended;
@@ -123,6 +123,7 @@ static void end_sess(struct sess *s, struct migr_qp *mqp)
 			}
 		}
 		mqp->partner_session = false;
+		migr_marker_ungrant(mqp);
 	} else if (s->suspended) {
 		__atomic_sub_fetch(&s->ctx->partner_sessions, 1,
 				   __ATOMIC_RELEASE);
@@ -208,24 +209,36 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
-	unsigned int peer_qpn, lease, rd_atomic;
+	unsigned int peer_qpn, lease, peer_phys, mkey;
+	struct migr_marker_target ours;
+	struct migr_xlate *peer_tables;
 	struct sess *s = e->s;
-	int access;
+	uint64_t peer_id, maddr;
+	int writable;
 
-	if (sscanf(e->args, "%u %u %d %u", &peer_qpn, &lease, &access,
-		   &rd_atomic) != 4 ||
+	if (sscanf(e->args, "%u %u %d %x %" SCNx64 " %u %" SCNx64, &peer_qpn,
+		   &lease, &writable, &mkey, &maddr, &peer_phys,
+		   &peer_id) != 7 ||
 	    lease < 100 || lease > 600000) {
 		FAILED(e, "bad prepare request");
 		return;
 	}
-	if (mqp->attr.dest_qp_num != peer_qpn) {
+	/*
+	 * Virtual numbers repeat across processes: the QP must face the
+	 * asker's QP as it is now, physically, too.
+	 */
+	if (mqp->attr.dest_qp_num != peer_qpn || mqp->dest_phys != peer_phys) {
 		e->notmine = true;
-		FAILED(e, "QP 0x%x here faces QP 0x%x, not 0x%x",
-		       mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num, peer_qpn);
+		FAILED(e,
+		       "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
+		       mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
+		       mqp->dest_phys, peer_qpn, peer_phys);
 		return;
 	}
-	if (mqp->attr.qp_state != IBV_QPS_RTS) {
-		FAILED(e, "QP 0x%x is in state %d, not ready to send",
+	/* A QP that only receives (RTR: a WRITE or READ target) follows too */
+	if (mqp->attr.qp_state != IBV_QPS_RTS &&
+	    mqp->attr.qp_state != IBV_QPS_RTR) {
+		FAILED(e, "QP 0x%x is in state %d, not connected",
 		       mqp->vqp.qp.qp_num, mqp->attr.qp_state);
 		return;
 	}
@@ -233,6 +246,20 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		e->busy = true;
 		FAILED(e, "switching itself");
 		return;
+	}
+	if (migr_marker_grant(mqp) || migr_marker_target(mqp, &ours)) {
+		FAILED(e, "QP 0x%x: preparing for the drain marker failed",
+		       mqp->vqp.qp.qp_num);
+		return;
+	}
+	peer_tables = migr_peer_tables(ctx, peer_id);
+	if (!peer_tables) {
+		FAILED(e, "out of memory");
+		return;
+	}
+	if (mqp->remote != peer_tables) {
+		__atomic_store_n(&mqp->remote, peer_tables, __ATOMIC_RELEASE);
+		migr_qp_update_slow(mqp);
 	}
 	if (!s) {
 		s = calloc(1, sizeof(*s));
@@ -249,11 +276,22 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		e->s = s;
 	}
 	s->peer_qpn = peer_qpn;
-	s->peer_access = access;
+	s->peer_marker.writable = writable;
+	s->peer_marker.rkey = mkey;
+	s->peer_marker.addr = maddr;
 	s->lease_ms = lease;
 	s->deadline = now_ms() + lease;
-	RESULT(e, true, "{\"ok\":true,\"access\":%d,\"rd_atomic\":%u}",
-	       mqp->attr.qp_access_flags, mqp->attr.max_rd_atomic);
+	RESULT(e, true,
+	       "{\"ok\":true,\"writable\":%s,\"mkey\":\"%x\",\"maddr\":\"%" PRIx64
+	       "\",\"peer\":\"%016" PRIx64 "\"}",
+	       ours.writable ? "true" : "false", ours.rkey, ours.addr,
+	       ctx->peer_id);
+}
+
+/* An RTR QP cannot send: nothing of its own is in flight to drain */
+static bool drained(const struct migr_qp *mqp)
+{
+	return mqp->attr.qp_state == IBV_QPS_RTR || migr_marker_drained(mqp);
 }
 
 /* Hold the QP's posts and post its marker; the drain is done for all */
@@ -262,8 +300,11 @@ static void suspend_one(struct entry *e)
 	struct migr_qp *mqp = e->mqp;
 	int ret;
 
+	if (mqp->attr.qp_state == IBV_QPS_RTR)
+		return;
+
 	mqp->marker_sent = mqp->marker_failed = false;
-	ret = migr_post_marker(e->ctx, mqp, e->s->peer_access);
+	ret = migr_post_marker(e->ctx, mqp, &e->s->peer_marker);
 	if (ret) {
 		end_sess(e->s, mqp);
 		e->s = NULL;
@@ -324,8 +365,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 			if (!v[i].ok)
 				continue;
 			drain_cqs(v[i].mqp);
-			if (!migr_marker_drained(v[i].mqp) &&
-			    !v[i].mqp->marker_failed)
+			if (!drained(v[i].mqp) && !v[i].mqp->marker_failed)
 				left++;
 		}
 		if (left)
@@ -336,7 +376,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 
 		if (!e->ok)
 			continue;
-		if (!migr_marker_drained(e->mqp)) {
+		if (!drained(e->mqp)) {
 			bool failed = e->mqp->marker_failed;
 
 			migr_qp_log_state(e->mqp,
@@ -353,15 +393,21 @@ static void do_suspend(struct entry *v, unsigned int n)
 	}
 }
 
-/* The mover's rkeys, virtual:physical: our posts translate with them */
-static int set_keys(struct migr_context *ctx, const char *pairs)
+/*
+ * The mover's rkeys, virtual:physical, into the replica of its context
+ * (its QPs here were tied to it at prepare): our posts translate with them
+ */
+static int set_keys(struct migr_context *ctx, struct migr_xlate *x,
+		    const char *pairs)
 {
 	unsigned int v, p, n = 0;
 	struct migr_qp *q;
 	int used;
 
+	if (x == &ctx->remote || x == &ctx->xlate)
+		return EINVAL;
 	while (sscanf(pairs, "%x:%x%n", &v, &p, &used) == 2) {
-		if (migr_xlate_set(&ctx->remote, MIGR_XLATE_RKEY, v, p))
+		if (migr_xlate_set(x, MIGR_XLATE_RKEY, v, p))
 			return ENOMEM;
 		n++;
 		pairs += used;
@@ -372,9 +418,32 @@ static int set_keys(struct migr_context *ctx, const char *pairs)
 	if (*pairs && *pairs != ' ')
 		return EINVAL;
 	list_for_each (&ctx->rec.qps, q, entry)
-		if (q->remote == &ctx->remote)
+		if (q->remote == x)
 			migr_qp_update_slow(q);
 	return 0;
+}
+
+/* Once per replica: the QPs facing one mover's context share it */
+static void do_keys(struct entry *v, unsigned int n, const char *pairs)
+{
+	unsigned int i, j;
+	int bad;
+
+	for (i = 0; i < n; i++) {
+		if (!v[i].mqp)
+			continue;
+		for (j = 0; j < i; j++)
+			if (v[j].mqp && v[j].mqp->remote == v[i].mqp->remote)
+				break;
+		if (j < i)
+			bad = !v[j].ok;
+		else
+			bad = set_keys(v[i].ctx, v[i].mqp->remote, pairs);
+		if (bad)
+			FAILED(&v[i], "bad keys request");
+		else
+			RESULT(&v[i], true, "{\"ok\":true}");
+	}
 }
 
 /*
@@ -428,10 +497,10 @@ static void reconnect_one(struct entry *e)
 		migr_markers_forget(mqp);
 	}
 	mqp->attr.ah_attr.grh.dgid = gid;
-	ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN_PHYS, e->s->peer_qpn,
+	ret = migr_xlate_set(mqp->remote, MIGR_XLATE_QPN_PHYS, e->s->peer_qpn,
 			     new_qpn);
 	if (!ret)
-		ret = migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN, new_qpn,
+		ret = migr_xlate_set(mqp->remote, MIGR_XLATE_QPN, new_qpn,
 				     e->s->peer_qpn);
 	if (ret) {
 		FAILED(e, "out of memory");
@@ -568,7 +637,7 @@ void migr_partner_serve(FILE *out, const char *line)
 {
 	struct migr_context *locked[MAX_ENTRIES], *c2;
 	char op[16], gidhex[33], *copy, *list, *pairs = NULL;
-	unsigned int i, j, n, nlocked = 0;
+	unsigned int i, n, nlocked = 0;
 	struct entry *v;
 	union ibv_gid gid;
 	int used = 0;
@@ -650,21 +719,7 @@ void migr_partner_serve(FILE *out, const char *line)
 	} else if (!strcmp(op, "reconnect")) {
 		do_reconnect(v, n);
 	} else if (!strcmp(op, "keys")) {
-		/* Once per context: its QPs share the replica */
-		for (j = 0; j < nlocked; j++) {
-			int bad = -1;
-
-			for (i = 0; i < n; i++) {
-				if (!v[i].mqp || v[i].ctx != locked[j])
-					continue;
-				if (bad < 0)
-					bad = set_keys(locked[j], pairs);
-				if (bad)
-					FAILED(&v[i], "bad keys request");
-				else
-					RESULT(&v[i], true, "{\"ok\":true}");
-			}
-		}
+		do_keys(v, n, pairs);
 	} else if (!strcmp(op, "resume") || !strcmp(op, "abort")) {
 		for (i = 0; i < n; i++)
 			if (v[i].mqp) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "migr.h"
+#include "switch.h"
 
 /* unsup: -1 records a plain PD, else what kind of PD a switch cannot redo */
 static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower,
@@ -57,6 +58,7 @@ int migr_dealloc_pd(struct ibv_pd *pd)
 	int ret;
 
 	ctl_enter(context);
+	migr_marker_mr_drop(mpd);
 	ret = ibv_dealloc_pd(mpd->lower);
 	if (!ret) {
 		forget_pd(mpd);

@@ -251,6 +251,8 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 			migr_remote_qpn_to_phys(mqp->remote, attr->dest_qp_num);
 	ret = ibv_modify_qp(mqp->lower, &lattr, attr_mask);
 	if (!ret) {
+		if (attr_mask & IBV_QP_DEST_QPN)
+			mqp->dest_phys = lattr.dest_qp_num;
 		/* the record keeps the application's values: virtual QPN */
 		migr_record_modify_qp(mqp, attr, attr_mask);
 		migr_qp_update_slow(mqp);

@@ -184,6 +184,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		mmr->lower = NULL;
 	}
 	list_for_each (&rec->pds, mpd, entry) {
+		migr_marker_mr_drop(mpd);
 		if (mpd->lower)
 			ibv_dealloc_pd(mpd->lower);
 		mpd->lower = NULL;
@@ -317,6 +318,7 @@ int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
 		     strerror(errno));
 	mqp->vqp.qp.handle = mqp->lower->handle;
+	mqp->access_granted = false;
 	migr_srq_rekey_qp(mqp);
 	/* The builders of ibv_wr_*() now go to the new QP's */
 	if (mqp->lower_ex) {
@@ -393,6 +395,7 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 				    IBV_QP_MIN_RNR_TIMER);
 	if (ret)
 		goto err;
+	mqp->dest_phys = a.dest_qp_num;
 	if (r->qp_state == IBV_QPS_RTR)
 		return 0;
 

@@ -85,12 +85,19 @@ static struct migr_partner *partner_of(const struct sw_set *set,
 }
 
 /* What the QP at the other end lets mqp do: a drain marker needs it */
-static int peer_access(const struct sw_set *set, const struct migr_qp *mqp)
+/* Where mqp's marker goes: its peer's byte here, or its partner's */
+static int marker_target(const struct sw_set *set, struct migr_qp *mqp,
+			 struct migr_marker_target *t)
 {
 	const struct migr_partner *p = partner_of(set, mqp);
-	const struct migr_qp *peer = peer_of(set, mqp);
+	struct migr_qp *peer = peer_of(set, mqp);
 
-	return peer ? peer->attr.qp_access_flags : p ? p->access : 0;
+	if (peer)
+		return migr_marker_target(peer, t);
+	if (!p)
+		return ENOENT;
+	*t = p->marker;
+	return 0;
 }
 
 /* The SENDs the other end ever posted to mqp: they used its RECVs */
@@ -287,6 +294,7 @@ static unsigned int resume(struct migr_context *ctx)
 
 	held += migr_srqs_resume(ctx);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
+		migr_marker_ungrant(mqp);
 		migr_ud_marker_drop(mqp);
 		held += migr_qp_resume(mqp);
 	}
@@ -317,23 +325,115 @@ static void drain_cqs(const struct sw_set *set, unsigned int *moved)
 	}
 }
 
-/* A zero-length WRITE (or READ) needs no buffer and consumes no RECV */
-int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
-		     int peer_access)
+/* The PD's landing byte for markers, registered on its first use */
+static struct ibv_mr *marker_mr(struct migr_pd *mpd)
 {
+	if (!mpd->marker_mr && mpd->lower)
+		mpd->marker_mr = ibv_reg_mr(
+			mpd->lower, &mpd->marker_buf, sizeof(mpd->marker_buf),
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	return mpd->marker_mr;
+}
+
+/* Before the PD goes: by the application, or released by a switch */
+void migr_marker_mr_drop(struct migr_pd *mpd)
+{
+	if (mpd->marker_mr)
+		ibv_dereg_mr(mpd->marker_mr);
+	mpd->marker_mr = NULL;
+}
+
+/* Where the other end of mqp writes its marker; ENOMEM without an MR */
+int migr_marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
+{
+	struct ibv_mr *mr = marker_mr(to_mpd(mqp->vqp.qp.pd));
+
+	if (!mr)
+		return ENOMEM;
+	t->rkey = mr->rkey;
+	t->addr = (uintptr_t)mr->addr;
+	t->writable = migr_marker_access(mqp) & IBV_ACCESS_REMOTE_WRITE;
+	return 0;
+}
+
+/*
+ * A one-byte WRITE into a byte of the other end's that only markers use:
+ * it consumes no RECV. Not zero bytes: rxe (6.12) answers a duplicate
+ * READ that follows a zero-length request with a remote access error.
+ */
+int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
+		     const struct migr_marker_target *t)
+{
+	struct ibv_mr *src = marker_mr(to_mpd(mqp->vqp.qp.pd));
+	struct ibv_sge sge;
 	struct ibv_send_wr wr = {
 		.wr_id = MIGR_MARKER_WRID,
 		.send_flags = IBV_SEND_SIGNALED,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.sg_list = &sge,
+		.num_sge = 1,
 	};
 
-	if (peer_access & IBV_ACCESS_REMOTE_WRITE)
-		wr.opcode = IBV_WR_RDMA_WRITE;
-	else if ((peer_access & IBV_ACCESS_REMOTE_READ) &&
-		 mqp->attr.max_rd_atomic)
-		wr.opcode = IBV_WR_RDMA_READ;
-	else
+	if (!t->writable)
 		return EOPNOTSUPP;
+	if (!src)
+		return ENOMEM;
+	sge.addr = (uintptr_t)src->addr;
+	sge.length = 1;
+	sge.lkey = src->lkey;
+	wr.wr.rdma.rkey = t->rkey;
+	wr.wr.rdma.remote_addr = t->addr;
 	return migr_send_marker(ctx, mqp, &wr);
+}
+
+/*
+ * The other end's marker is a one-byte WRITE into this QP, which the QP
+ * must allow. One that does not (SEND/RECV, READ or atomics only:
+ * ibv_rc_pingpong's) allows remote write until the switch is over: any
+ * WRITE still needs the rkey of an MR registered for it, and the only one
+ * the other end is told is migr's own marker byte. A QP in RTR cannot change its
+ * access: it goes to RTS, which its application never sees (the record
+ * stays RTR; it posts no sends in RTR, so the send side stays idle). A
+ * new lower QP (the rebuild's) has the application's flags and state.
+ */
+int migr_marker_grant(struct migr_qp *mqp)
+{
+	enum ibv_qp_state st = mqp->attr.qp_state;
+	int mask = IBV_QP_ACCESS_FLAGS, ret;
+	struct ibv_qp_attr a = {};
+
+	if (mqp->access_granted || !mqp->lower ||
+	    (st != IBV_QPS_RTS && st != IBV_QPS_RTR) ||
+	    (mqp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
+		return 0;
+	a.qp_access_flags = mqp->attr.qp_access_flags | IBV_ACCESS_REMOTE_WRITE;
+	if (st == IBV_QPS_RTR) {
+		a.qp_state = IBV_QPS_RTS;
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		mask |= IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	ret = ibv_modify_qp(mqp->lower, &a, mask);
+	if (!ret)
+		mqp->access_granted = true;
+	return ret;
+}
+
+/* The application's access flags again, on a QP a switch left in place */
+void migr_marker_ungrant(struct migr_qp *mqp)
+{
+	struct ibv_qp_attr a = { .qp_access_flags = mqp->attr.qp_access_flags };
+
+	if (!mqp->access_granted)
+		return;
+	mqp->access_granted = false;
+	if (mqp->lower && ibv_modify_qp(mqp->lower, &a, IBV_QP_ACCESS_FLAGS))
+		verbs_warn(&mqp->ctx->vctx,
+			   "QP 0x%x: restoring its access flags failed\n",
+			   mqp->vqp.qp.qp_num);
 }
 
 /* Post a marker WR (wr_id MIGR_MARKER_WRID), counted as pending */
@@ -397,14 +497,19 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 				    mqp->marker_sent)
 					continue;
 				/* a full send queue: completions make room */
-				ret = mqp->vqp.qp.qp_type == IBV_QPT_UD ?
-					      migr_ud_post_marker(c, mqp) :
-					      migr_post_marker(
-						      c, mqp,
-						      peer_access(set, mqp));
+				if (mqp->vqp.qp.qp_type == IBV_QPT_UD) {
+					ret = migr_ud_post_marker(c, mqp);
+				} else {
+					struct migr_marker_target t;
+
+					ret = marker_target(set, mqp, &t);
+					if (!ret)
+						ret = migr_post_marker(c, mqp,
+								       &t);
+				}
 				if (ret == EOPNOTSUPP) {
 					REPORT(rep,
-					       "QP 0x%x: its partner allows neither remote write nor read, so its send queue cannot be seen to drain",
+					       "QP 0x%x: its partner does not allow remote write, so its send queue cannot be seen to drain",
 					       mqp->vqp.qp.qp_num);
 					return ret;
 				}
@@ -707,6 +812,25 @@ static void release_set(const struct sw_set *set, uint64_t **unused,
 			  rep->lost);
 }
 
+/* Markers from the other ends (partners' or our own) can enter every QP */
+static void grant_markers(const struct sw_set *set)
+{
+	struct migr_context *c;
+	struct migr_qp *mqp;
+	unsigned int i;
+
+	for_each_ctx(set, i, c)
+	{
+		list_for_each (&c->rec.qps, mqp, entry)
+			if (mqp->vqp.qp.qp_type == IBV_QPT_RC &&
+			    migr_marker_grant(mqp))
+				verbs_debug(
+					&c->vctx,
+					"QP 0x%x: remote write for markers refused\n",
+					mqp->vqp.qp.qp_num);
+	}
+}
+
 static int switch_locked(struct sw_set *set, const char *target,
 			 unsigned int wait_ms, struct migr_switch_report *rep)
 {
@@ -753,11 +877,14 @@ static int switch_locked(struct sw_set *set, const char *target,
 	/* Between release and rebuild the process holds no device at all */
 	ibv_close_device(to);
 	if (!ret) {
+		grant_markers(set);
 		rep->partners = set->npartners;
 		ret = partners_prepare(set, wait_ms, rep);
 	}
 	if (ret) {
 		partners_resume(set, true);
+		for_each_ctx(set, i, c) list_for_each (&c->rec.qps, mqp, entry)
+			migr_marker_ungrant(mqp);
 		return ret;
 	}
 

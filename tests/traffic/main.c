@@ -55,10 +55,24 @@ int main(int argc, char **argv)
 		ep[0].sock = fds[0];
 		ep[1].sock = fds[1];
 	} else if (o.role == ROLE_SERVER) {
-		init_ep(&ep[0], &o, 0);
-		tr_setup(&ep[0]);
+		/*
+		 * Clients beyond the first share the first one's context, as
+		 * a server's connections commonly do: its partners are then
+		 * in several processes (or hosts) at once.
+		 */
+		n = o.clients;
+		for (i = 0; i < n; i++) {
+			init_ep(&ep[i], &o, 0);
+			if (i) {
+				ep[i].name = "server, second client";
+				ep[i].ctx = ep[0].ctx;
+				ep[i].ctx_shared = true;
+			}
+			tr_setup(&ep[i]);
+		}
 		lfd = tr_chan_listen(&o);
-		ep[0].sock = tr_chan_accept(lfd);
+		for (i = 0; i < n; i++)
+			ep[i].sock = tr_chan_accept(lfd);
 	} else {
 		init_ep(&ep[0], &o, 1);
 		tr_setup(&ep[0]);
@@ -92,8 +106,9 @@ int main(int argc, char **argv)
 		tr_chan_recv(eps[i], MSG_FINAL, &fin, sizeof(fin));
 		tr_check_final(eps[i], &fin);
 	}
-	/* Quiet now: every WR drained on both sides. Release in order. */
-	for (i = 0; i < n; i++) {
+	/* Quiet now: every WR drained on both sides. The first goes last:
+	 * it closes a context the others may share. */
+	for (i = n; i-- > 0;) {
 		tr_teardown(eps[i]);
 		close(eps[i]->sock);
 		eps[i]->sock = -1;

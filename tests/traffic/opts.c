@@ -36,6 +36,8 @@ static void usage(FILE *f)
 		"  -g, --gid-idx N            GID index (default: first IPv4-mapped GID)\n"
 		"  -i, --ib-port N            port number (default 1)\n"
 		"      --server               wait for a client on --port\n"
+		"      --clients N            the server serves N clients (1 or 2) from\n"
+		"                             one device context\n"
 		"      --client HOST          connect to the server at HOST\n"
 		"      --loopback             both sides in this process, on DEV\n"
 		"  -p, --port P               TCP side-channel port (default 18600)\n"
@@ -143,6 +145,7 @@ enum {
 	O_CONNECT,
 	O_UD_LOSS,
 	O_FAULT,
+	O_CLIENTS,
 };
 
 void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
@@ -152,6 +155,7 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		{ "gid-idx", required_argument, NULL, 'g' },
 		{ "ib-port", required_argument, NULL, 'i' },
 		{ "server", no_argument, NULL, O_SERVER },
+		{ "clients", required_argument, NULL, O_CLIENTS },
 		{ "client", required_argument, NULL, O_CLIENT },
 		{ "loopback", no_argument, NULL, O_LOOPBACK },
 		{ "port", required_argument, NULL, 'p' },
@@ -197,6 +201,7 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		.iters = 1000,
 		.stall_timeout = 60,
 		.connect_timeout = 10,
+		.clients = 1,
 	};
 	while ((c = getopt_long(argc, argv, "d:g:i:p:q:t:s:D:n:r:h", lopts,
 				NULL)) != -1) {
@@ -284,6 +289,9 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		case O_FAULT:
 			o->fault = pick(optarg, faults, "bad --inject-fault");
 			break;
+		case O_CLIENTS:
+			o->clients = num(optarg, 1, 2, "bad --clients");
+			break;
 		case 'h':
 			usage(stdout);
 			exit(TR_EXIT_OK);
@@ -299,6 +307,8 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 	if (roles != 1)
 		bad("give exactly one of --server, --client HOST, --loopback",
 		    NULL);
+	if (o->clients > 1 && o->role != ROLE_SERVER)
+		bad("--clients is for --server", NULL);
 	/* A plain WRITE is checked by a later READ or named by the next
 	 * message; without either it would go unverified. */
 	if ((o->ops_mask & 1u << OP_WRITE) &&

@@ -264,7 +264,8 @@ void tr_setup(struct tr_ep *ep)
 	unsigned int i, mtu;
 
 	srand48(time(NULL) ^ getpid() ^ ep->id << 16);
-	open_device(ep);
+	if (!ep->ctx)
+		open_device(ep);
 	query_port(ep);
 	ep->nqps = o->nqps;
 	ep->nall = o->nqps + (o->ud ? 1 : 0);
@@ -482,7 +483,7 @@ void tr_teardown(struct tr_ep *ep)
 		ibv_dereg_mr(ep->rmr);
 	if (ep->pd && ibv_dealloc_pd(ep->pd))
 		tr_die("%s: ibv_dealloc_pd failed", ep->name);
-	if (ep->ctx && ibv_close_device(ep->ctx))
+	if (ep->ctx && !ep->ctx_shared && ibv_close_device(ep->ctx))
 		tr_die("%s: ibv_close_device failed", ep->name);
 	free(ep->sbase);
 	free(ep->resbase);

@@ -74,6 +74,7 @@ struct tr_opts {
 	double connect_timeout;
 	double ud_max_loss; /* percent of UD datagrams that may be lost */
 	enum tr_fault fault;
+	unsigned int clients; /* a server's, on one device context */
 };
 
 /* What the requester must check when a send-queue WR completes. */
@@ -167,6 +168,7 @@ struct tr_ep {
 	unsigned int ud_ops[2], ud_nops;
 
 	struct ibv_context *ctx;
+	bool ctx_shared; /* another endpoint's, which closes it */
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *scq, *rcq;

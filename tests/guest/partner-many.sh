@@ -1,0 +1,111 @@
+#!/bin/bash
+# In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
+# one migr-traffic server on A serves two client processes on B from one
+# device context, the first client on B's rxe0, the second on B's rxe1.
+# Both got their QP numbers from a fresh device, so the two clients' QPs
+# carry the same numbers: what one announces when it moves must not bend
+# the server's QPs facing the other. The first client moves, then the
+# server (there and back), then the second client; every WR and byte of
+# all three is checked.
+# usage: partner-many.sh a|b    (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
+. "$(dirname "$0")/lib.sh"
+role=${1:?a or b}
+A_IP=10.9.0.1
+RUN=/run/migr-partner-many
+SYNC=$LOGDIR/partner-many-sync
+export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
+export VERBS_LOG_FILE=$LOGDIR/partner-many-$role.verbs.log
+TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event -D 900 --stall-timeout 60 --port 18631"
+mkdir -p "$RUN"
+rm -f "$VERBS_LOG_FILE"
+
+say() { touch "$SYNC/$1"; }
+await() {
+	for _ in $(seq 1500); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
+	echo "    timed out waiting for $1" >&2
+	return 1
+}
+started() {
+	for _ in $(seq 300); do grep -q "@migr/$1\$" /proc/net/unix && return 0; sleep 0.1; done
+	return 1
+}
+
+# move NAME PID DEV PARTNERS: one switch, checked (moved, nothing lost,
+# PARTNERS partner QPs followed)
+move() {
+	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>&1
+	check "$1" python3 - "$LOGDIR/$1.json" "$4" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["reply"]["switch"]:
+    assert c["ok"] and c["lost"] == 0 and c["partners"] == int(sys.argv[2]), c
+    print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
+PY
+	grep -h " ms, " "$LOGDIR/$1.log"
+}
+
+# verdict NAME PID LOG: the traffic checker's, at SIGTERM
+verdict() {
+	local rc
+	kill -TERM "$2" 2>/dev/null
+	wait "$2"; rc=$?
+	check "$1" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $3"
+	tail -n 1 "$3" | sed 's/^/    /'
+}
+
+install -m 0600 /dev/null "$RUN/key"
+echo "migr partner-many test key" >"$RUN/key"
+migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" \
+	>"$LOGDIR/partner-many-migrd-$role.log" 2>&1 &
+MIGRD=$!
+for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
+ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
+
+if [ "$role" = a ]; then
+	rm -rf "$SYNC" && mkdir -p "$SYNC"
+	migr-traffic -d migr_rxe0 --server --clients 2 $TRAFFIC >"$LOGDIR/partner-many-server.log" 2>&1 &
+	S=$!
+	started "$S" || fail server_started
+	say a.up
+	await b.c1_moved || fail b_c1_moved
+	move server_moves_with_two_client_processes "$S" rxe1 4
+	move server_moves_back "$S" rxe0 4
+	say a.moved
+	await b.stopping || fail b_stopping
+	verdict server_traffic_verified "$S" "$LOGDIR/partner-many-server.log"
+	say a.done
+else
+	t0=$(($(date +%s) - 60))
+	for _ in $(seq 1500); do
+		[ "$(stat -c %Y "$SYNC/a.up" 2>/dev/null || echo 0)" -ge $t0 ] && break
+		sleep 0.2
+	done
+	migr-traffic -d migr_rxe0 --client $A_IP --connect-timeout 60 $TRAFFIC \
+		>"$LOGDIR/partner-many-c1.log" 2>&1 &
+	C1=$!
+	started "$C1" || fail c1_started
+	sleep 2 # the server accepts its clients in order
+	migr-traffic -d migr_rxe1 --client $A_IP --connect-timeout 60 $TRAFFIC \
+		>"$LOGDIR/partner-many-c2.log" 2>&1 &
+	C2=$!
+	started "$C2" || fail c2_started
+	sleep 3
+	# The case this test is about: the two clients' QPs share numbers
+	migrctl status --pid "$C1" >"$LOGDIR/partner-many-c1.status"
+	migrctl status --pid "$C2" >"$LOGDIR/partner-many-c2.status"
+	check clients_qp_numbers_collide sh -c "grep -o '^    qp [0-9]*' $LOGDIR/partner-many-c1.status | sort >$LOGDIR/pm1 &&
+		grep -o '^    qp [0-9]*' $LOGDIR/partner-many-c2.status | sort >$LOGDIR/pm2 &&
+		[ -n \"\$(comm -12 $LOGDIR/pm1 $LOGDIR/pm2)\" ]"
+	move first_client_moves "$C1" rxe1 2
+	say b.c1_moved
+	await a.moved || fail a_moved
+	move second_client_moves "$C2" rxe0 2
+	sleep 2
+	say b.stopping
+	kill -TERM "$C1" "$C2"
+	verdict first_client_traffic_verified "$C1" "$LOGDIR/partner-many-c1.log"
+	verdict second_client_traffic_verified "$C2" "$LOGDIR/partner-many-c2.log"
+	await a.done || fail a_done
+fi
+kill -TERM "$MIGRD" 2>/dev/null
+summary "partner-many $role"

@@ -1,0 +1,136 @@
+#!/bin/bash
+# In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
+# unmodified third-party programs (Debian's perftest, rdma-core's
+# ibv_rc_pingpong) run between A and B on migr_rxe0, and each side's
+# process is moved live between its rxe0 and rxe1 by migrctl while they
+# run; the other side follows through the two migrd. Each program must
+# end as it would without a switch: exit 0, with its report.
+# usage: unmodified.sh a|b [NAME...]    (a: 10.9.0.1/.11, b: 10.9.0.2/.12;
+#        NAMEs: only those programs)
+. "$(dirname "$0")/lib.sh"
+role=${1:?a or b}
+shift
+ONLY=" $* "
+A_IP=10.9.0.1
+RUN=/run/migr-unmodified
+SYNC=$LOGDIR/unmodified-sync # files one guest leaves for the other
+MLOG=$LOGDIR/unmodified-migrd-$role.log
+export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
+export VERBS_LOG_FILE=$LOGDIR/unmodified-$role.verbs.log
+mkdir -p "$RUN"
+rm -f "$VERBS_LOG_FILE"
+# rxe's reasons for the errors it answers with, in the kernel log
+echo 'module rdma_rxe +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
+
+say() { touch "$SYNC/$1"; }
+await() {
+	for _ in $(seq $((${2:-300} * 5))); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
+	echo "    timed out waiting for $1" >&2
+	return 1
+}
+
+# The programs, as NAME|server arguments|client arguments (the client
+# adds A's address). perftest runs for a fixed time (-D), long enough for
+# two switches of each side in a TCG guest; its port is its own.
+PROGRAMS=(
+	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18711"
+	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18712"
+	"ib_read_bw|ib_read_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18713|ib_read_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18713"
+	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 40 -s 4096 -p 18714 --use_old_post_send"
+	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 40 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 40 -p 18715"
+	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 40 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 40 -s 64 -p 18716"
+	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -n 40000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -n 40000 -s 1024 -p 18717"
+)
+
+lower_of() {
+	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
+}
+other_of() { [ "$(lower_of "$1")" = rxe1 ] && echo rxe0 || echo rxe1; }
+
+# move NAME PID: one switch of PID to its other device, checked
+move() {
+	local name=$1 pid=$2
+	migrctl switch --pid "$pid" --device "$(other_of "$pid")" --json \
+		>"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
+	check "$name" python3 - "$LOGDIR/$name.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["reply"]["switch"]:
+    assert c["ok"] and c["lost"] == 0 and c["partners"] >= 1, c
+    print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
+PY
+	grep -h " ms, " "$LOGDIR/$name.log" 2>/dev/null
+}
+
+# started PID: its migr library opened a device (its control socket is up)
+started() {
+	for _ in $(seq 300); do grep -q "@migr/$1\$" /proc/net/unix && return 0; sleep 0.1; done
+	return 1
+}
+
+# finished NAME PID LOG: the program exits 0 (within 200 s) with a report
+finished() {
+	local name=$1 pid=$2 log=$3 rc
+	for _ in $(seq 1000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid"; rc=$?
+	check "${name}_exits_0" sh -c "[ $rc -eq 0 ]"
+	[ $rc -eq 0 ] || tail -n 15 "$log" | sed 's/^/    | /'
+	tail -n 3 "$log" | sed 's/^/    /'
+}
+
+install -m 0600 /dev/null "$RUN/key"
+echo "migr unmodified-programs test key" >"$RUN/key"
+migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >"$MLOG" 2>&1 &
+MIGRD=$!
+for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
+ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
+# A starts the exchange afresh; B waits for A's word from this run (a
+# file left by an earlier run is older than B's start)
+if [ "$role" = a ]; then
+	rm -rf "$SYNC" && mkdir -p "$SYNC" && say a.ready
+else
+	t0=$(($(date +%s) - 60))
+	for _ in $(seq 1500); do
+		[ "$(stat -c %Y "$SYNC/a.ready" 2>/dev/null || echo 0)" -ge $t0 ] && break
+		sleep 0.2
+	done
+fi
+
+for prog in "${PROGRAMS[@]}"; do
+	IFS='|' read -r name srv cli <<<"$prog"
+	[ "$ONLY" = "  " ] || [[ "$ONLY" == *" $name "* ]] || continue
+	log=$LOGDIR/unmodified-$name-$role.log
+	if [ "$role" = a ]; then
+		$srv >"$log" 2>&1 &
+		P=$!
+		started "$P" || fail "${name}_server_started"
+		say "$name.srv"
+		await "$name.cli" || fail "${name}_client_up"
+		sleep 2
+		move "${name}_a_moves" "$P"
+		say "$name.a1"
+		await "$name.b1" || fail "${name}_b1"
+		move "${name}_a_moves_back" "$P"
+		say "$name.a2"
+		finished "${name}_a" "$P" "$log"
+	else
+		await "$name.srv" || fail "${name}_server_up"
+		# perftest's client connects over TCP at once: the server listens
+		sleep 1
+		$cli $A_IP >"$log" 2>&1 &
+		P=$!
+		started "$P" || fail "${name}_client_started"
+		say "$name.cli"
+		await "$name.a1" || fail "${name}_a1"
+		move "${name}_b_moves" "$P"
+		say "$name.b1"
+		await "$name.a2" || fail "${name}_a2"
+		move "${name}_b_moves_back" "$P"
+		finished "${name}_b" "$P" "$log"
+	fi
+done
+kill -TERM "$MIGRD" 2>/dev/null
+# what rxe said (errors on a QP are logged by the kernel)
+dmesg | grep -E 'rxe|qp#' | tail -n 40 >"$LOGDIR/unmodified-dmesg-$role.log"
+summary "unmodified $role"
