@@ -42,6 +42,10 @@ step "two guests: migrd peers, qpn-owner across hosts" vm --two --timeout 600 \
 	--a "tests/guest/migrd-two.sh a" --b "tests/guest/migrd-two.sh b"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \
 	--a "tests/guest/partner.sh a" --b "tests/guest/partner.sh b"
+step "two guests, two NICs: a server's two client processes share QP numbers" vm --two --nics 2 --timeout 900 \
+	--a "tests/guest/partner-many.sh a" --b "tests/guest/partner-many.sh b"
+step "two guests, two NICs: perftest and ibv_rc_pingpong switched live" vm --two --nics 2 --timeout 1500 \
+	--a "tests/guest/unmodified.sh a" --b "tests/guest/unmodified.sh b"
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
 step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
 step "packages: Debian build, lintian, install test" tests/install-test.sh
