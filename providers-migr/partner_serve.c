@@ -204,6 +204,18 @@ struct entry {
 	} while (0)
 #define FAILED(e, fmt, ...)                                                    \
 	RESULT(e, false, "{\"ok\":false,\"error\":\"" fmt "\"}", ##__VA_ARGS__)
+/*
+ * Not this process's: one request may name QPs of several processes (their
+ * virtual numbers repeat), so the mover asks the others for this one
+ */
+#define NOT_MINE(e, fmt, ...)                                                  \
+	do {                                                                   \
+		(e)->notmine = true;                                           \
+		RESULT(e, false,                                               \
+		       "{\"ok\":false,\"notmine\":true,\"error\":\"" fmt       \
+		       "\"}",                                                  \
+		       ##__VA_ARGS__);                                         \
+	} while (0)
 
 static void do_prepare(struct entry *e, const union ibv_gid *gid)
 {
@@ -228,11 +240,11 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	 * asker's QP as it is now, physically, too.
 	 */
 	if (mqp->attr.dest_qp_num != peer_qpn || mqp->dest_phys != peer_phys) {
-		e->notmine = true;
-		FAILED(e,
-		       "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
-		       mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
-		       mqp->dest_phys, peer_qpn, peer_phys);
+		NOT_MINE(
+			e,
+			"QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
+			mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
+			mqp->dest_phys, peer_qpn, peer_phys);
 		return;
 	}
 	/* A QP that only receives (RTR: a WRITE or READ target) follows too */
@@ -688,8 +700,7 @@ void migr_partner_serve(FILE *out, const char *line)
 		if (e->ctx)
 			e->mqp = migr_control_find_qp(e->qpn, &gid, &c2);
 		if (!e->ctx) {
-			e->notmine = true;
-			FAILED(e, "no QP 0x%x here", e->qpn);
+			NOT_MINE(e, "no QP 0x%x here", e->qpn);
 			continue;
 		}
 		if (!e->mqp || c2 != e->ctx) {

@@ -33,7 +33,7 @@ started() {
 # move NAME PID DEV PARTNERS: one switch, checked (moved, nothing lost,
 # PARTNERS partner QPs followed)
 move() {
-	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>&1
+	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
 	check "$1" python3 - "$LOGDIR/$1.json" "$4" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -44,10 +44,10 @@ PY
 	grep -h " ms, " "$LOGDIR/$1.log"
 }
 
-# verdict NAME PID LOG: the traffic checker's, at SIGTERM
+# verdict NAME PID LOG: the traffic checker's, once it was sent SIGTERM
+# (once: a second one ends it before its checks)
 verdict() {
 	local rc
-	kill -TERM "$2" 2>/dev/null
 	wait "$2"; rc=$?
 	check "$1" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $3"
 	tail -n 1 "$3" | sed 's/^/    /'
@@ -72,6 +72,7 @@ if [ "$role" = a ]; then
 	move server_moves_back "$S" rxe0 4
 	say a.moved
 	await b.stopping || fail b_stopping
+	kill -TERM "$S"
 	verdict server_traffic_verified "$S" "$LOGDIR/partner-many-server.log"
 	say a.done
 else

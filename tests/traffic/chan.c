@@ -80,7 +80,6 @@ int tr_chan_accept(int lfd)
 	if (fd < 0)
 		tr_die("accept on the side channel failed: %s",
 		       strerror(errno));
-	close(lfd);
 	tune(fd);
 	return fd;
 }

@@ -73,6 +73,7 @@ int main(int argc, char **argv)
 		lfd = tr_chan_listen(&o);
 		for (i = 0; i < n; i++)
 			ep[i].sock = tr_chan_accept(lfd);
+		close(lfd);
 	} else {
 		init_ep(&ep[0], &o, 1);
 		tr_setup(&ep[0]);
