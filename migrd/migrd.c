@@ -44,7 +44,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: migrd [-f] [--debug] [--config FILE] [--socket PATH]\n"
-		"             [--port N] [--listen ADDR|none] [--key FILE]\n");
+		"             [--port N] [--listen ADDR|none] [--key FILE]\n"
+		"             [--test-qp-owners FILE]\n");
 }
 
 static void *conn_thread(void *arg)
@@ -176,6 +177,7 @@ static int parse_args(int argc, char **argv, bool *fg)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "key", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "test-qp-owners", required_argument, NULL, 'T' },
 		{}
 	};
 	const char *config = MIGRD_CONFIG;
@@ -230,6 +232,9 @@ static int parse_args(int argc, char **argv, bool *fg)
 		case 'k':
 			snprintf(g.conf.key_file, sizeof(g.conf.key_file), "%s",
 				 optarg);
+			break;
+		case 'T':
+			g.test_qp_owners = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -15,6 +15,7 @@
 #include "locate.h"
 #include "log.h"
 #include "migrd.h"
+#include "pauth.h"
 #include "qpowner.h"
 #include "registry.h"
 
@@ -307,6 +308,316 @@ static void to_peer(const struct relay *x, struct sbuf *out)
 	     v.ok ? "ok" : "failed: ", v.ok ? "" : v.error);
 }
 
+/* The request, relayed: to HOST's migrd, the named pid, or its owner */
+static void relay(const struct relay *x, bool remote, struct sbuf *out)
+{
+	if (remote)
+		to_peer(x, out);
+	else if (x->r->pid)
+		to_pid(x, out);
+	else
+		find_owner(x, out);
+}
+
+/*
+ * Does process tgid own QP qpn on a device of this host with GID gid, as
+ * the kernel's resource tracking (or the test table) says? 1, 0, or -1 with
+ * err.
+ */
+static int test_owns(int tgid, const char *gid, uint32_t qpn, char *err,
+		     size_t errlen)
+{
+	char line[128], hex[REQ_GID_LEN + 2];
+	unsigned long q;
+	int pid, found = 0;
+	FILE *f;
+
+	f = fopen(g.test_qp_owners, "re");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", g.test_qp_owners,
+			 strerror(errno));
+		return -1;
+	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%33s %lu %d", hex, &q, &pid) == 3 &&
+			!strcmp(hex, gid) && q == qpn && pid > 0 &&
+			proc_tgid(pid) == tgid;
+	fclose(f);
+	return found;
+}
+
+static int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
+		      size_t errlen)
+{
+	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], kern[64], e[256];
+	int ndev, i, pid, ret = 0;
+
+	if (g.test_qp_owners)
+		return test_owns(tgid, gid, qpn, err, errlen);
+	ndev = gid_devices(LOCATE_SYSFS, gid, devs, LOCATE_DEV_MAX);
+	if (ndev < 0 && errno != ENOENT) {
+		snprintf(err, errlen, "cannot read %s: %s", LOCATE_SYSFS,
+			 strerror(errno));
+		return -1;
+	}
+	/* Devices sharing a GID number QPs each on their own */
+	for (i = 0; i < ndev; i++) {
+		pid = 0;
+		switch (qpn_owner(devs[i], qpn, &pid, kern, sizeof(kern), e,
+				  sizeof(e))) {
+		case 0:
+			if (pid && proc_tgid(pid) == tgid)
+				return 1;
+			break;
+		case -1:
+			snprintf(err, errlen, "%s", e);
+			ret = -1;
+			break;
+		}
+	}
+	return ret;
+}
+
+/*
+ * A relayed reply parsed (*t to free): its "pid" and the token of its
+ * process's "results", or -1 without them, -2 if it is not JSON.
+ */
+static int reply_results(const struct sbuf *out, struct json *j,
+			 struct json_tok **t, int *pid)
+{
+	const char *s = out->p ? out->p : "";
+	size_t len = strlen(s);
+	int cap = len / 2 + 16, rep;
+
+	*pid = 0;
+	*t = calloc(cap, sizeof(**t));
+	if (!*t || json_parse(j, s, len, *t, cap))
+		return -2;
+	*pid = json_num(j, json_get(j, 0, "pid"), 0);
+	rep = json_get(j, 0, "reply");
+	return rep < 0 ? -1 : json_get(j, rep, "results");
+}
+
+static bool res_ok(const struct json *j, int res)
+{
+	return res >= 0 && json_bool(j, json_get(j, res, "ok"), false);
+}
+
+/*
+ * Before a prepare from a process that is not root: the partner says,
+ * step "faces", which QP (physical number, GID) each of its QPs named is
+ * connected to; each must be the asker's by the kernel. The QPs that pass
+ * are in *verified; the partner's pid in *ppid. 0; 1 if the partner is
+ * busy, with its reply in busy; or -1 with err.
+ */
+static int check_faces(const struct relay *x, bool remote,
+		       const struct pline *pl, int tgid, uint64_t *verified,
+		       int *ppid, struct sbuf *busy, char *err, size_t errlen)
+{
+	char gid[REQ_GID_LEN + 2], e[256];
+	struct req q = *x->r;
+	struct relay fx = *x;
+	struct sbuf out = {};
+	struct json_tok *t = NULL;
+	struct json j;
+	int res, arr, i, n, ret = -1;
+	double phys;
+	size_t len;
+
+	/*
+	 * The prepare's own arguments: a QP that does not face the QP they
+	 * name answers notmine (numbers repeat across processes), and the
+	 * search goes on to the process whose QP does
+	 */
+	len = snprintf(q.line, sizeof(q.line), "faces%s",
+		       x->r->line + strlen("prepare"));
+	if (len >= sizeof(q.line)) {
+		snprintf(err, errlen, "partner request too long to check");
+		return -1;
+	}
+	fx.r = &q;
+	relay(&fx, remote, &out);
+	*verified = 0;
+	arr = reply_results(&out, &j, &t, ppid);
+	/*
+	 * Switching itself: the mover backs off and asks again (a process
+	 * busy as a whole answers with no result per QP)
+	 */
+	if (arr != -2 &&
+	    json_bool(&j, json_get(&j, json_get(&j, 0, "reply"), "busy"),
+		      false)) {
+		*busy = out;
+		memset(&out, 0, sizeof(out));
+		ret = 1;
+		goto out;
+	}
+	if (arr < 0 || *ppid <= 0) {
+		/* migrd's own refusal (no owner...) is the answer */
+		if (arr == -2 ||
+		    !json_str(&j, json_get(&j, 0, "error"), e, sizeof(e)))
+			snprintf(e, sizeof(e), "no answer to the faces step");
+		snprintf(err, errlen, "%s", e);
+		goto out;
+	}
+	for (i = 0, n = 0; i < pl->nqp; i++) {
+		res = json_at(&j, arr, i);
+		if (res >= 0 &&
+		    json_bool(&j, json_get(&j, res, "notmine"), false))
+			continue;
+		phys = json_num(&j, json_get(&j, res, "peer_phys"), -1);
+		if (!res_ok(&j, res) || phys < 1 || phys > 0xffffff ||
+		    phys != (uint32_t)phys ||
+		    !json_str(&j, json_get(&j, res, "peer_gid"), gid,
+			      sizeof(gid)) ||
+		    strlen(gid) != REQ_GID_LEN ||
+		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN) {
+			snprintf(
+				err, errlen,
+				"partner pid %d on %s did not say which QP its QP 0x%x faces (does its migr library know the faces step?)",
+				*ppid, x->where, pl->qpn[i]);
+			goto out;
+		}
+		switch (asker_owns(tgid, gid, phys, e, sizeof(e))) {
+		case 1:
+			*verified |= 1ULL << i;
+			n++;
+			break;
+		case 0:
+			snprintf(
+				err, errlen,
+				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own",
+				pl->qpn[i], x->where, (uint32_t)phys, gid,
+				tgid);
+			goto out;
+		default:
+			snprintf(err, errlen,
+				 "cannot tell who owns QP 0x%x with GID %s: %s",
+				 (uint32_t)phys, gid, e);
+			goto out;
+		}
+	}
+	if (!n) {
+		snprintf(err, errlen, "no process on %s owns QP 0x%x", x->where,
+			 x->r->qpn);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(t);
+	sb_free(&out);
+	return ret;
+}
+
+/*
+ * A local migr process that is not root: prepare only for partner QPs that
+ * face a QP of its own (check_faces), which grants them to it; every later
+ * step only for QPs granted to it, with that partner pid.
+ */
+static void checked(const struct relay *x, const struct client *c, bool remote,
+		    struct sbuf *out)
+{
+	const struct req *r = x->r;
+	struct json_tok *t = NULL;
+	struct pauth_key k = {};
+	uint64_t verified;
+	struct pline pl;
+	struct req q;
+	struct relay px = *x;
+	char err[512];
+	struct json j;
+	int i, arr, ppid, pid;
+
+	if (pline_parse(r->line, r->gid, &pl, err, sizeof(err))) {
+		refuse(x, out, err);
+		return;
+	}
+	k.pid = proc_tgid(c->pid);
+	if (proc_start(k.pid, &k.start)) {
+		refuse(x, out, "the asking process is gone");
+		return;
+	}
+	if (remote)
+		snprintf(k.host, sizeof(k.host), "%s", r->host);
+	memcpy(k.gid, r->gid, sizeof(k.gid));
+	if (pl.step != PAUTH_PREPARE) {
+		for (i = 0; i < pl.nqp; i++) {
+			k.qpn = pl.qpn[i];
+			if (pauth_check(&k, r->pid, now_ms()))
+				continue;
+			snprintf(
+				err, sizeof(err),
+				"permission denied: pid %d has no partner session with pid %d on %s for QP 0x%x (a prepare opens one for the QPs that face its own)",
+				k.pid, r->pid, x->where, k.qpn);
+			refuse(x, out, err);
+			return;
+		}
+		/* The partner reconnects to a QP of the asker's, or to none */
+		for (i = 0; pl.step == PAUTH_RECONNECT && i < pl.nqp; i++) {
+			uint32_t nq;
+			char gid[REQ_GID_LEN + 1], e[256];
+
+			if (pline_reconnect(pl.at[i], &nq, gid)) {
+				refuse(x, out,
+				       "partner reconnect line is invalid");
+				return;
+			}
+			switch (asker_owns(k.pid, gid, nq, e, sizeof(e))) {
+			case 1:
+				continue;
+			case 0:
+				snprintf(
+					err, sizeof(err),
+					"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own",
+					pl.qpn[i], x->where, nq, gid, k.pid);
+				break;
+			default:
+				snprintf(
+					err, sizeof(err),
+					"cannot tell who owns QP 0x%x with GID %s: %s",
+					nq, gid, e);
+			}
+			refuse(x, out, err);
+			return;
+		}
+		relay(x, remote, out);
+		if (pl.step != PAUTH_RESUME && pl.step != PAUTH_ABORT)
+			return;
+		if (reply_results(out, &j, &t, &pid) >= -1 &&
+		    json_bool(&j, json_get(&j, 0, "ok"), false))
+			for (i = 0; i < pl.nqp; i++) {
+				k.qpn = pl.qpn[i];
+				pauth_drop(&k);
+			}
+		free(t);
+		return;
+	}
+	i = check_faces(x, remote, &pl, k.pid, &verified, &ppid, out, err,
+			sizeof(err));
+	if (i > 0)
+		return;
+	if (i) {
+		refuse(x, out, err);
+		return;
+	}
+	rlog(x, "the QPs named face QPs of pid %d (partner pid %d)", k.pid,
+	     ppid);
+	/* The prepare goes to the process that answered, and only there */
+	q = *r;
+	q.pid = ppid;
+	px.r = &q;
+	relay(&px, remote, out);
+	arr = reply_results(out, &j, &t, &pid);
+	for (i = 0; arr >= 0 && i < pl.nqp; i++) {
+		if (!res_ok(&j, json_at(&j, arr, i)))
+			continue;
+		k.qpn = pl.qpn[i];
+		if (!(verified & (1ULL << i)) ||
+		    pauth_grant(&k, ppid, now_ms()))
+			rlog(x, "QP 0x%x prepared without a grant", k.qpn);
+	}
+	free(t);
+}
+
 /*
  * Only migr processes (and root) ask, for the partners of their own QPs;
  * a peer daemon only for this host's processes.
@@ -327,6 +638,7 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 	struct relay x = { .r = r,
 			   .where = r->host[0] ? r->host : "this host" };
 	size_t op = strcspn(r->line, " ");
+	bool remote = r->host[0] && !addr_is_local(r->host);
 
 	x.op_len = op > OP_LOG_MAX ? OP_LOG_MAX : op;
 	if (c->peer)
@@ -341,10 +653,9 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 			       "permission denied: partner requests come from migr processes");
 		return;
 	}
-	if (r->host[0] && !addr_is_local(r->host))
-		to_peer(&x, out);
-	else if (r->pid)
-		to_pid(&x, out);
+	/* Root and peer daemons (which checked their own askers) as asked */
+	if (c->peer || c->uid == 0)
+		relay(&x, remote, out);
 	else
-		find_owner(&x, out);
+		checked(&x, c, remote, out);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <util/rdma_nl.h>
@@ -14,6 +15,7 @@ struct dev_lookup {
 };
 
 struct qp_lookup {
+	uint32_t qpn; /* dumps: the one looked for */
 	int pid, found;
 	char kern[64];
 };
@@ -32,15 +34,11 @@ static int dev_cb(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int qp_cb(struct nl_msg *msg, void *arg)
+/* One QP's attributes (a reply's, or an entry of a dump) into q */
+static void fill(struct nlattr **tb, struct qp_lookup *q)
 {
-	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {};
-	struct qp_lookup *q = arg;
 	struct nlattr *a;
 
-	if (nlmsg_parse(nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, NULL) <
-	    0)
-		return NL_OK;
 	q->found = 1;
 	a = tb[RDMA_NLDEV_ATTR_RES_PID];
 	if (a && nla_len(a) >= 4)
@@ -49,6 +47,43 @@ static int qp_cb(struct nl_msg *msg, void *arg)
 	if (a && nla_len(a) > 0)
 		snprintf(q->kern, sizeof(q->kern), "%.*s", nla_len(a),
 			 (char *)nla_data(a));
+}
+
+static int qp_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {};
+
+	if (nlmsg_parse(nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, NULL) <
+	    0)
+		return NL_OK;
+	fill(tb, arg);
+	return NL_OK;
+}
+
+/* A dump lists the device's QPs nested: RES_QP, then one RES_QP_ENTRY each */
+static int dump_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {}, *e[RDMA_NLDEV_ATTR_MAX];
+	struct qp_lookup *q = arg;
+	struct nlattr *pos;
+	int rem;
+
+	if (nlmsg_parse(nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, NULL) <
+		    0 ||
+	    !tb[RDMA_NLDEV_ATTR_RES_QP])
+		return NL_OK;
+	nla_for_each_nested(pos, tb[RDMA_NLDEV_ATTR_RES_QP], rem)
+	{
+		memset(e, 0, sizeof(e));
+		if (q->found ||
+		    nla_parse_nested(e, RDMA_NLDEV_ATTR_MAX - 1, pos, NULL) <
+			    0 ||
+		    !e[RDMA_NLDEV_ATTR_RES_LQPN] ||
+		    nla_len(e[RDMA_NLDEV_ATTR_RES_LQPN]) < 4 ||
+		    nla_get_u32(e[RDMA_NLDEV_ATTR_RES_LQPN]) != q->qpn)
+			continue;
+		fill(e, q);
+	}
 	return NL_OK;
 }
 
@@ -58,11 +93,25 @@ static int err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	return NL_STOP;
 }
 
+/* Send msg (freed) and read its answer into q with cb; 0, or -1 */
+static int exchange(struct nl_sock *nl, struct nl_msg *msg,
+		    nl_recvmsg_msg_cb_t cb, struct qp_lookup *q, int *kerr)
+{
+	int ret = nl_send_auto(nl, msg);
+
+	nlmsg_free(msg);
+	if (ret < 0)
+		return -1;
+	nl_socket_modify_err_cb(nl, NL_CB_CUSTOM, err_cb, kerr);
+	nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, cb, q);
+	ret = nl_recvmsgs_default(nl);
+	return ret < 0 && !*kerr ? -1 : 0;
+}
+
 static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
 		   struct qp_lookup *q, int *kerr)
 {
 	struct nl_msg *msg;
-	int ret;
 
 	msg = nlmsg_alloc_simple(
 		RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET), 0);
@@ -74,24 +123,39 @@ static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
 		nlmsg_free(msg);
 		return -1;
 	}
-	ret = nl_send_auto(nl, msg);
-	nlmsg_free(msg);
-	if (ret < 0)
-		return -1;
-	nl_socket_modify_err_cb(nl, NL_CB_CUSTOM, err_cb, kerr);
-	nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, qp_cb, q);
 	/* One reply (or one error) answers a non-dump request */
-	ret = nl_recvmsgs_default(nl);
-	return ret < 0 && !*kerr ? -1 : 0;
+	return exchange(nl, msg, qp_cb, q, kerr);
+}
+
+/*
+ * The kernel finds a QP by number only on its port, and a QP just created
+ * (RESET) has none yet; a dump of the device's QPs lists it.
+ */
+static int dump_qps(struct nl_sock *nl, int index, struct qp_lookup *q,
+		    int *kerr)
+{
+	struct nl_msg *msg;
+
+	msg = nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
+						  RDMA_NLDEV_CMD_RES_QP_GET),
+				 NLM_F_DUMP);
+	if (!msg)
+		return -1;
+	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index)) {
+		nlmsg_free(msg);
+		return -1;
+	}
+	return exchange(nl, msg, dump_cb, q, kerr);
 }
 
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen)
 {
 	struct dev_lookup d = { .name = ibdev, .index = -1 };
-	struct qp_lookup q = {};
+	struct qp_lookup q = { .qpn = qpn };
 	struct nl_sock *nl;
 	int kerr = 0, ret = -1;
+	bool portless = false;
 	uint32_t port;
 
 	nl = rdmanl_socket_alloc();
@@ -119,9 +183,17 @@ int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 		}
 		if (q.found || (kerr && kerr != ENOENT && kerr != EAGAIN))
 			break;
+		portless |= kerr == EAGAIN; /* there, not on this port */
 	}
 	if (kerr == EINVAL && port > 1)
 		kerr = ENOENT; /* past the last port */
+	if (!q.found && portless && (!kerr || kerr == ENOENT)) {
+		kerr = 0;
+		if (dump_qps(nl, d.index, &q, &kerr)) {
+			snprintf(err, errlen, "RDMA netlink QP dump failed");
+			goto out;
+		}
+	}
 	if (kerr || !q.found) {
 		snprintf(err, errlen, "no QP %u on %s%s%s", qpn, ibdev,
 			 kerr && kerr != ENOENT ? ": " : "",

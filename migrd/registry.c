@@ -17,7 +17,7 @@ static struct entry regs[REG_MAX];
 static int nregs;
 
 /* Field 22 of /proc/<pid>/stat: tells a reused pid from the one we knew */
-static int proc_start(int pid, unsigned long long *start)
+int proc_start(int pid, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
 	size_t n;

@@ -38,6 +38,9 @@ int proc_tgid(int tid);
 /* The uid owning pid (its effective uid); -1 if it is gone */
 int proc_uid(int pid, uid_t *uid);
 
+/* Its start time (/proc/<pid>/stat field 22): 0, or -1 if it is gone */
+int proc_start(int pid, unsigned long long *start);
+
 /* Its command name (/proc/<pid>/comm); empty if it is gone */
 void proc_comm(int pid, char *buf, size_t len);
 

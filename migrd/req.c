@@ -27,8 +27,7 @@ static const struct {
 	{ "partner", REQ_PARTNER, PARTNER_ARGS, PARTNER_ARGS },
 };
 
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
+int req_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -97,34 +96,35 @@ static int parse_partner(struct req *r, char **tok, const char *rest, char *err,
 
 	if (strcmp(tok[0], "-")) {
 		if (!valid_addr(tok[0]))
-			return fail(
+			return req_fail(
 				err, errlen,
 				"invalid host '%s' (an IPv4 or IPv6 address, or -)",
 				tok[0]);
 		strcpy(r->host, tok[0]);
 	}
 	if (parse_uint(tok[1], 0, REQ_PID_MAX, &v))
-		return fail(err, errlen, "invalid pid '%s'", tok[1]);
+		return req_fail(err, errlen, "invalid pid '%s'", tok[1]);
 	r->pid = v;
 	if (parse_uint(tok[2], 0, 0xffffff, &v))
-		return fail(err, errlen, "invalid qpn '%s' (0..16777215)",
-			    tok[2]);
+		return req_fail(err, errlen, "invalid qpn '%s' (0..16777215)",
+				tok[2]);
 	r->qpn = v;
 	if (strlen(tok[3]) != REQ_GID_LEN ||
 	    strspn(tok[3], "0123456789abcdef") != REQ_GID_LEN)
-		return fail(err, errlen,
-			    "invalid gid '%s' (32 lowercase hex digits)",
-			    tok[3]);
+		return req_fail(err, errlen,
+				"invalid gid '%s' (32 lowercase hex digits)",
+				tok[3]);
 	strcpy(r->gid, tok[3]);
 	/* The line is not echoed in errors: it is the partner's business */
 	n = strlen(rest);
 	if (!n || rest[0] == ' ')
-		return fail(err, errlen, "partner request without a line");
+		return req_fail(err, errlen, "partner request without a line");
 	if (n > REQ_PARTNER_LINE_MAX)
-		return fail(err, errlen, "partner line longer than %d bytes",
-			    REQ_PARTNER_LINE_MAX);
+		return req_fail(err, errlen,
+				"partner line longer than %d bytes",
+				REQ_PARTNER_LINE_MAX);
 	if (strspn(rest, line_chars) != n)
-		return fail(
+		return req_fail(
 			err, errlen,
 			"partner line has a character other than A-Z a-z 0-9 space : , . _ -");
 	memcpy(r->line, rest, n + 1);
@@ -141,26 +141,28 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 	case REQ_SWITCH:
 		if (r->op == REQ_SWITCH) {
 			if (parse_uint(tok[0], 1, REQ_PID_MAX, &v))
-				return fail(err, errlen, "invalid pid '%s'",
-					    tok[0]);
+				return req_fail(err, errlen, "invalid pid '%s'",
+						tok[0]);
 			r->pid = v;
 			tok++;
 		}
 		if (!valid_name(tok[0]))
-			return fail(err, errlen, "invalid device name '%s'",
-				    tok[0]);
+			return req_fail(err, errlen, "invalid device name '%s'",
+					tok[0]);
 		strcpy(r->dev, tok[0]);
 		if (r->op == REQ_SWITCH) {
 			if (parse_uint(tok[1], 1, REQ_WAIT_MAX, &v))
-				return fail(err, errlen,
-					    "invalid wait '%s' (1..600000 ms)",
-					    tok[1]);
+				return req_fail(
+					err, errlen,
+					"invalid wait '%s' (1..600000 ms)",
+					tok[1]);
 			r->wait_ms = v;
 		}
 		return 0;
 	case REQ_STATUS:
 		if (n && parse_uint(tok[0], 1, REQ_PID_MAX, &v))
-			return fail(err, errlen, "invalid pid '%s'", tok[0]);
+			return req_fail(err, errlen, "invalid pid '%s'",
+					tok[0]);
 		r->pid = n ? v : 0;
 		return 0;
 	case REQ_HELLO:
@@ -168,28 +170,30 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 	case REQ_QPN_OWNER:
 		if (strcmp(tok[0], "-")) {
 			if (!valid_host(tok[0]))
-				return fail(err, errlen, "invalid host '%s'",
-					    tok[0]);
+				return req_fail(err, errlen,
+						"invalid host '%s'", tok[0]);
 			strcpy(r->host, tok[0]);
 		}
 		if (!valid_name(tok[1]))
-			return fail(err, errlen, "invalid device name '%s'",
-				    tok[1]);
+			return req_fail(err, errlen, "invalid device name '%s'",
+					tok[1]);
 		strcpy(r->dev, tok[1]);
 		if (parse_uint(tok[2], 0, 0xffffff, &v))
-			return fail(err, errlen,
-				    "invalid qpn '%s' (0..16777215)", tok[2]);
+			return req_fail(err, errlen,
+					"invalid qpn '%s' (0..16777215)",
+					tok[2]);
 		r->qpn = v;
 		return 0;
 	case REQ_PEER_PING:
 		if (!valid_host(tok[0]))
-			return fail(err, errlen, "invalid host '%s'", tok[0]);
+			return req_fail(err, errlen, "invalid host '%s'",
+					tok[0]);
 		strcpy(r->host, tok[0]);
 		return 0;
 	case REQ_PARTNER:
 		return parse_partner(r, tok, rest, err, errlen);
 	}
-	return fail(err, errlen, "unknown request");
+	return req_fail(err, errlen, "unknown request");
 }
 
 /*
@@ -219,19 +223,21 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 
 	memset(r, 0, sizeof(*r));
 	if (len > REQ_MAX)
-		return fail(err, errlen, "request longer than %d bytes",
-			    REQ_MAX);
+		return req_fail(err, errlen, "request longer than %d bytes",
+				REQ_MAX);
 	if (!len || buf[len - 1] != '\n')
-		return fail(err, errlen, "truncated request (no newline)");
+		return req_fail(err, errlen, "truncated request (no newline)");
 	for (i = 0; i < len - 1; i++)
 		if (buf[i] < 0x20 || buf[i] > 0x7e)
-			return fail(err, errlen,
-				    "request has a control or non-ASCII byte");
+			return req_fail(
+				err, errlen,
+				"request has a control or non-ASCII byte");
 	memcpy(line, buf, len - 1);
 	line[len - 1] = 0;
 	for (p = line; (t = next_word(&p));) {
 		if (n == MAX_TOKENS + 1)
-			return fail(err, errlen, "too many words in request");
+			return req_fail(err, errlen,
+					"too many words in request");
 		tok[n++] = t;
 		/* A partner request ends in a line of its own: not words */
 		if (n == 2 + PARTNER_ARGS && !strcmp(tok[1], "partner")) {
@@ -240,9 +246,10 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 		}
 	}
 	if (n < 2)
-		return fail(err, errlen, "empty request");
+		return req_fail(err, errlen, "empty request");
 	if (strncmp(tok[0], "migrd/", 6))
-		return fail(err, errlen, "not a migrd request: '%s'", tok[0]);
+		return req_fail(err, errlen, "not a migrd request: '%s'",
+				tok[0]);
 	if (strcmp(tok[0] + 6, "1")) {
 		snprintf(
 			err, errlen,
@@ -254,12 +261,13 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 		if (!strcmp(tok[1], ops[i].name))
 			break;
 	if (i == sizeof(ops) / sizeof(ops[0]))
-		return fail(err, errlen, "unknown request '%s'", tok[1]);
+		return req_fail(err, errlen, "unknown request '%s'", tok[1]);
 	r->op = ops[i].op;
 	n -= 2;
 	if (n < ops[i].min_args || n > ops[i].max_args)
-		return fail(err, errlen, "wrong number of arguments for '%s'",
-			    ops[i].name);
+		return req_fail(err, errlen,
+				"wrong number of arguments for '%s'",
+				ops[i].name);
 	return parse_args(r, tok + 2, n, rest, err, errlen);
 }
 

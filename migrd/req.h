@@ -14,7 +14,9 @@
  *                                      (from migr processes and root; peers
  *                                      with HOST "-" only: LINE goes to the
  *                                      process owning QP QPN with GID, here
- *                                      or through HOST's migrd)
+ *                                      or through HOST's migrd; from a
+ *                                      process that is not root, only for
+ *                                      QPs facing its own: pauth.h)
  */
 #ifndef MIGRD_REQ_H
 #define MIGRD_REQ_H
@@ -58,6 +60,10 @@ struct req {
  */
 int req_parse(const char *buf, size_t len, struct req *r, char *err,
 	      size_t errlen);
+
+/* Print a one-line reason into err; returns -1, for "return req_fail()" */
+int __attribute__((format(printf, 3, 4)))
+req_fail(char *err, size_t errlen, const char *fmt, ...);
 
 /* Format a request line (for clients); returns its length or -1 */
 int req_format(const struct req *r, char *buf, size_t len);

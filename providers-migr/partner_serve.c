@@ -306,6 +306,44 @@ static bool drained(const struct migr_qp *mqp)
 	return mqp->attr.qp_state == IBV_QPS_RTR || migr_marker_drained(mqp);
 }
 
+/*
+ * Which QP its QP faces, as the kernel numbers it, and on which GID: migrd
+ * checks that the process asking for a switch owns that QP before it
+ * relays a prepare from it. Touches nothing, opens no session.
+ */
+static void do_faces(struct entry *e)
+{
+	struct migr_qp *mqp = e->mqp;
+	const uint8_t *g = mqp->attr.ah_attr.grh.dgid.raw;
+	unsigned int peer_qpn, peer_phys;
+
+	/* The prepare's arguments: is it the asker's QP this one faces? */
+	if (sscanf(e->args, "%u %*s %*s %*s %*s %u", &peer_qpn, &peer_phys) ==
+		    2 &&
+	    (mqp->attr.dest_qp_num != peer_qpn ||
+	     mqp->dest_phys != peer_phys)) {
+		NOT_MINE(e, "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x",
+			 mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
+			 mqp->dest_phys, peer_qpn);
+		return;
+	}
+
+	if (e->ctx->switch_active || !mqp->lower) {
+		e->busy = true;
+		FAILED(e, "switching itself");
+		return;
+	}
+	if (mqp->attr.qp_state < IBV_QPS_RTR ||
+	    mqp->attr.qp_state > IBV_QPS_SQD || !mqp->attr.ah_attr.is_global) {
+		FAILED(e, "QP 0x%x is not connected over a GID", e->qpn);
+		return;
+	}
+	RESULT(e, true,
+	       "{\"ok\":true,\"peer_phys\":%u,\"peer_gid\":\"%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x\"}",
+	       mqp->dest_phys, g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
+	       g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
 /* Hold the QP's posts and post its marker; the drain is done for all */
 static void suspend_one(struct entry *e)
 {
@@ -711,7 +749,7 @@ void migr_partner_serve(FILE *out, const char *line)
 		e->s = find_sess(e->ctx, e->qpn);
 		if (e->s)
 			e->s->deadline = now_ms() + e->s->lease_ms;
-		if (strcmp(op, "prepare") && !e->s) {
+		if (strcmp(op, "prepare") && strcmp(op, "faces") && !e->s) {
 			e->mqp = NULL;
 			if (!strcmp(op, "abort"))
 				RESULT(e, true, "{\"ok\":true,\"ended\":true}");
@@ -725,6 +763,10 @@ void migr_partner_serve(FILE *out, const char *line)
 		for (i = 0; i < n; i++)
 			if (v[i].mqp)
 				do_prepare(&v[i], &gid);
+	} else if (!strcmp(op, "faces")) {
+		for (i = 0; i < n; i++)
+			if (v[i].mqp)
+				do_faces(&v[i]);
 	} else if (!strcmp(op, "suspend")) {
 		do_suspend(v, n);
 	} else if (!strcmp(op, "reconnect")) {

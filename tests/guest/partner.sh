@@ -4,9 +4,9 @@
 # op, legacy and ibv_wr_* posting, completion channels; every WR and byte
 # checked). A's process is switched between A's rxe0 and rxe1 20 times
 # under traffic and B's partner follows through the two migrd; then B's is
-# switched; then both at once (each is the other's partner: one is put off
-# as busy and retries); then the faults. Each side checks its own traffic
-# verdict at the end.
+# switched; then both at once (each is the
+# other's partner: one is put off as busy and retries); then the faults.
+# Each side checks its own traffic verdict at the end.
 # usage: [MIGR_PARTNER_BOTH=0] partner.sh a|b    (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
 . "$(dirname "$0")/lib.sh"
 role=${1:?a or b}
@@ -19,9 +19,9 @@ MLOG=$LOGDIR/partner-migrd-$role.log
 export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
 export VERBS_LOG_FILE=$LOGDIR/partner-$role.verbs.log
 # RC QPs receiving through an SRQ on each side (a UD QP with a peer on
-# another host cannot move yet),
-# every op, both APIs, events; a shallow queue leaves the single-CPU TCG
-# guests time for the partner talk
+# the other host cannot move yet: a fault case below), every op, both
+# APIs, events; a shallow queue leaves the single-CPU TCG guests time for
+# the partner talk
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1200 --stall-timeout 60"
 mkdir -p "$RUN"
 rm -f "$VERBS_LOG_FILE"
@@ -135,6 +135,10 @@ if [ "$role" = a ]; then
 	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --server \
 		>"$LOGDIR/partner-killed-a.log" 2>&1 &
 	KL=$!
+	# a UD peer on B: UD senders elsewhere cannot follow, so no switch
+	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 -D 900 --port 18603 --server \
+		>"$LOGDIR/partner-ud-a.log" 2>&1 &
+	UD=$!
 	say a.up
 	await b.up || fail b_up
 	for _ in $(seq 100); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
@@ -175,6 +179,14 @@ PY
 	await b.plain_up || fail b_plain_up
 	refused fault_partner_not_migr 'does not use migr' \
 		migrctl switch --pid "$PL" --device rxe1
+	# its RC and UD QPs in RTS (the UD QP's AH to B follows at once)
+	for _ in $(seq 120); do
+		[ "$(migrctl status --pid "$UD" --json | grep -o '"state":3' | wc -l)" -ge 2 ] && break
+		sleep 0.5
+	done
+	sleep 1
+	refused fault_ud_peer_elsewhere 'UD peers elsewhere cannot follow' \
+		migrctl switch --pid "$UD" --device rxe1
 	# B kills its process a moment after this switch starts: whatever the
 	# phase it meets, the switch answers (moved, or refused with the
 	# reason) and the mover is not harmed
@@ -196,11 +208,11 @@ PY
 
 	# 5. the end: both stop posting, drain, and compare everything
 	await b.stopping || fail b_stopping
-	kill -TERM "$TR" "$PL" 2>/dev/null
+	kill -TERM "$TR" "$PL" "$UD" 2>/dev/null
 	wait "$TR"; rc=$?
 	check traffic_a_verified sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/partner-traffic-a.log"
 	tail -n 2 "$LOGDIR/partner-traffic-a.log" | sed 's/^/    /'
-	wait "$PL"
+	wait "$PL" "$UD"
 	say a.done
 else
 	await a.up || fail a_up
@@ -232,17 +244,20 @@ else
 	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --client $A_IP \
 		--connect-timeout 60 >"$LOGDIR/partner-killed-b.log" 2>&1 &
 	KB=$!
+	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 -D 900 --port 18603 --client $A_IP \
+		--connect-timeout 60 >"$LOGDIR/partner-ud-b.log" 2>&1 &
+	UB=$!
 	sleep 5
 	say b.plain_up
 	say b.kill_up
 	await b.kill_now && sleep 1.5 && kill -KILL "$KB"
 	await a.faults_done || fail a_faults_done
 	say b.stopping
-	kill -TERM "$TR" "$PL" 2>/dev/null
+	kill -TERM "$TR" "$PL" "$UB" 2>/dev/null
 	wait "$TR"; rc=$?
 	check traffic_b_verified sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/partner-traffic-b.log"
 	tail -n 2 "$LOGDIR/partner-traffic-b.log" | sed 's/^/    /'
-	wait "$PL"
+	wait "$PL" "$UB"
 	await a.done 120 || fail a_done
 fi
 grep -q "QP 0x[0-9a-f]*: now 0x" "$VERBS_LOG_FILE" && pass "partner_side_reconnected_$role" ||

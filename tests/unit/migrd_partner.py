@@ -21,6 +21,7 @@ import time
 
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
 GID = "20010db8000000000000000000000001"  # documentation prefix
+PEER_GID = "20010db8000000000000000000000099"  # the asker's, as faced
 NOBODY = 65534
 ROOT = os.geteuid() == 0
 
@@ -50,6 +51,37 @@ if uid >= 0 and os.geteuid() == 0:
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 srv.bind("\0migr/%d" % os.getpid())
 srv.listen(16)
+# "partner OP GID QPN ARGS [. QPN ARGS]..." as the library reads it: QP N
+# faces QP 1000 + N with GID PEER_GID; QP 20 answers "faces" as a library
+# that does not know it does, QP 21 as one switching itself
+def real(op, rest):
+    if op == "keys":
+        rest = rest.split(" . ", 1)[1]
+    res = []
+    # QP 22's process is switching itself as a whole: no result per QP
+    if op == "faces" and rest.split()[0] == "22" and "22" in owned:
+        return {"ok": False, "busy": True, "error": "switching itself"}
+    for e in rest.split(" . "):
+        q = e.split()[0]
+        if q not in owned:
+            res.append({"ok": False, "notmine": True})
+        elif op == "faces" and q == "21":
+            res.append({"ok": False, "busy": True,
+                        "error": "switching itself"})
+        elif op == "faces" and q == "20":
+            res.append({"ok": False, "error": "unknown partner request"})
+        elif op == "faces":
+            res.append({"ok": True, "peer_phys": 1000 + int(q),
+                        "peer_gid": "20010db8000000000000000000000099"})
+        else:
+            res.append({"ok": True, "op": op})
+    r = {"ok": all(x["ok"] for x in res)}
+    if all(x.get("notmine") for x in res):
+        r["notmine"] = True
+    if any(x.get("busy") for x in res):
+        r["busy"] = True
+    r["results"] = res
+    return r
 def serve():
     while True:
         c, _ = srv.accept()
@@ -57,7 +89,9 @@ def serve():
         with open(logf, "a") as f:
             f.write(line)
         w = line.split()
-        if len(w) < 3 or w[0] != "partner":
+        if len(w) >= 4 and w[0] == "partner" and len(w[2]) == 32:
+            r = real(w[1], line[len("partner ") + len(w[1]) + 34:-1])
+        elif len(w) < 3 or w[0] != "partner":
             r = {"ok": False, "error": "bad request"}
         elif w[2] not in owned:
             r = {"ok": False, "notmine": True}
@@ -204,9 +238,12 @@ def main():
     procs, fakes = [], []
     try:
         # Only root's key file is accepted; without root, peers are off
+        owners = os.path.join(tmp, "qp-owners")
+        open(owners, "w").close()
         a, sa = start_migrd(tmp, "a", "--listen", "none", "--port",
                             str(port), "--key",
-                            keyf if ROOT else keyf + ".none")
+                            keyf if ROOT else keyf + ".none",
+                            "--test-qp-owners", owners)
         procs.append(a)
         run(tmp, sa, port, key, keyf, procs, fakes)
     finally:
@@ -231,6 +268,135 @@ def main():
     return 1 if failed else 0
 
 
+def owned_by(tmp, sa, f1, f2, fakes, host):
+    """A migr process that is not root (f1) asks for f2's QPs 17, 18, 20:
+    QP N of f2 faces QP 1000 + N with PEER_GID; the owners file says whose
+    that is, standing in for the kernel's RDMA resource tracking."""
+    owners = os.path.join(tmp, "qp-owners")
+    where = "this host" if host == "-" else host
+    tag = f"{where}: "
+
+    def own(*pairs):
+        with open(owners, "w") as f:
+            for qpn, pid in pairs:
+                f.write(f"{PEER_GID} {qpn} {pid}\n")
+
+    def step(line, pid=None, who=f1):
+        return who.ask(f"migrd/1 partner {host} "
+                       f"{f2.pid if pid is None else pid} 17 {GID} {line}\n")
+
+    def denied(r, text):
+        return r.get("ok") is False and r.get("error") == text and \
+            "reply" not in r
+
+    def prepare(qps, pid=0):
+        return step(" . ".join(f"{q} 77 10000 7 4" for q in qps), pid)
+
+    f3 = Fake(tmp, "f3" + host, "", NOBODY, sa)
+    fakes.append(f3)
+    own()
+    start = len(f2.lines())
+    # No step without a prepare
+    r = step(f"suspend {GID} 17 5000")
+    check(tag + "suspend without a session", denied(
+        r, f"permission denied: pid {f1.pid} has no partner session with "
+        f"pid {f2.pid} on {where} for QP 0x11 (a prepare opens one for the "
+        f"QPs that face its own)"), r)
+    # The line must say what migrd reads
+    r = step(f"suspend {PEER_GID} 17 5000")
+    check(tag + "other GID in the line", denied(
+        r, "partner line names another GID than the request"), r)
+    r = step(f"faces {GID} 17")
+    check(tag + "faces is migrd's", denied(
+        r, "partner line has no known step"), r)
+    # f2's QP 17 faces QP 1017, which f1 does not own: prepare never relayed
+    before = f2.lines()
+    r = step(f"prepare {GID} 17 77 10000 7 4", 0)
+    check(tag + "prepare for a QP not facing the asker's", denied(
+        r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
+        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+    # faces carries the prepare's arguments (the partner answers notmine
+    # for a QP that faces another QP than the one they name)
+    check(tag + "only faces asked", f2.lines()[len(before):] ==
+          f"partner faces {GID} 17 77 10000 7 4\n", f2.lines()[len(before):])
+    # Owned by another process (f3): still not f1's
+    own((1017, f3.pid))
+    r = step(f"prepare {GID} 17 77 10000 7 4", 0)
+    check(tag + "QP of another process", "which pid" in r.get("error", ""),
+          r)
+    # A partner library that does not answer faces
+    r = step(f"prepare {GID} 20 77 10000 7 4", 0)
+    check(tag + "faces unanswered", denied(
+        r, f"partner pid {f2.pid} on {where} did not say which QP its QP "
+        f"0x14 faces (does its migr library know the faces step?)"), r)
+    # A partner switching itself: its busy reply, so the mover backs off
+    r = step(f"prepare {GID} 21 77 10000 7 4", 0)
+    check(tag + "faces busy", r.get("ok") is False and
+          r.get("pid") == f2.pid and r["reply"].get("busy") is True, r)
+    # ... also when the whole process is busy, with no result per QP
+    r = step(f"prepare {GID} 22 77 10000 7 4", 0)
+    check(tag + "faces busy, whole process", r.get("ok") is False and
+          r.get("pid") == f2.pid and r["reply"].get("busy") is True, r)
+    # Nobody has the QP
+    r = step(f"prepare {GID} 19 77 10000 7 4", 0)
+    check(tag + "faces: no owner", r.get("ok") is False and
+          "owns QP 0x13" in r.get("error", "") or
+          "has GID" in r.get("error", ""), r)
+    # Every QP of the line counts: 18 faces 1018, not f1's
+    own((1017, f1.pid))
+    r = step(f"prepare {GID} 17 77 10000 7 4 . 18 77 10000 7 4", 0)
+    check(tag + "every QP checked", denied(
+        r, f"permission denied: QP 0x12 on {where} faces QP 0x3fa with GID "
+        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+    check(tag + "no prepare relayed", "prepare" not in f2.lines()[start:],
+          f2.lines()[start:])
+    # f1 owns QP 1017: prepare goes to f2, then the session's steps
+    before = f2.lines()
+    r = step(f"prepare {GID} 17 77 10000 7 4", 0)
+    check(tag + "prepare facing the asker's", r.get("ok") is True and
+          r.get("pid") == f2.pid and r["reply"]["results"] ==
+          [{"ok": True, "op": "prepare"}], r)
+    check(tag + "faces, then prepare", f2.lines()[len(before):] ==
+          f"partner faces {GID} 17 77 10000 7 4\n"
+          f"partner prepare {GID} 17 77 10000 7 4\n",
+          f2.lines()[len(before):])
+    r = step(f"suspend {GID} 17 5000", who=f3)
+    check(tag + "another process's step", denied(
+        r, f"permission denied: pid {f3.pid} has no partner session with "
+        f"pid {f2.pid} on {where} for QP 0x11 (a prepare opens one for the "
+        f"QPs that face its own)"), r)
+    r = step(f"suspend {GID} 17 5000", 0)
+    check(tag + "step to any process", "permission denied" in
+          r.get("error", ""), r)
+    r = step(f"suspend {GID} 17 5000 . 18 5000")
+    check(tag + "step for another QP", "for QP 0x12" in
+          r.get("error", ""), r)
+    # It may reconnect the partner only to a QP of its own
+    own((1017, f1.pid), (33, f1.pid), (34, f3.pid))
+    r = step(f"reconnect {GID} 17 34 {PEER_GID} 0")
+    check(tag + "reconnect to another's QP", denied(
+        r, f"permission denied: QP 0x11 on {where} would reconnect to QP "
+        f"0x22 with GID {PEER_GID}, which pid {f1.pid} does not own"), r)
+    r = step(f"reconnect {GID} 17 33 {PEER_GID.upper()} 0")
+    check(tag + "reconnect line invalid", denied(
+        r, "partner reconnect line is invalid"), r)
+    for line in (f"suspend {GID} 17 5000", f"keys {GID} 1a:2b . 17",
+                 f"reconnect {GID} 17 33 {PEER_GID} 0", f"resume {GID} 17"):
+        r = step(line)
+        check(tag + "session: " + line.split()[0], r.get("ok") is True and
+              r.get("pid") == f2.pid, r)
+    # resume ended it
+    r = step(f"abort {GID} 17")
+    check(tag + "resume ends the session", "no partner session" in
+          r.get("error", ""), r)
+    if ROOT:
+        # root is relayed as before
+        r = ask(sa, f"migrd/1 partner {host} {f2.pid} 17 {GID} suspend "
+                f"{GID} 17 5000\n")
+        check(tag + "root relayed", r.get("ok") is True, r)
+    own()
+
+
 def run(tmp, sa, port, key, keyf, procs, fakes):
     def nobody_owns(r, qpn):
         """No migr process claims it; the kernel lookup finds no owner"""
@@ -250,12 +416,6 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
         check("non-migr refused", r["error"] ==
               "permission denied: partner requests come from migr processes",
               r)
-
-    # Nobody owns the QP; the GID is on no device either
-    r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17\n")
-    check("no owner", nobody_owns(r, 17), r)
-    check("f1 asked, said notmine", f1.lines() == "partner suspend 17\n",
-          f1.lines())
 
     # Malformed: one-line errors, the line never echoed
     for line, why in [
@@ -277,38 +437,46 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
               "permission denied: partner requests come from migr processes",
               r)
 
-    # An owner: PID 0 finds it, the line reaches it verbatim
-    f2 = Fake(tmp, "f2", "17,18", NOBODY, sa)
-    fakes.append(f2)
-    r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17 a:b,c  d.e_f-g\n")
-    check("found", r.get("ok") is True and r.get("pid") == f2.pid and
-          r["reply"] == {"ok": True, "op": "suspend",
-                         "echo": "suspend 17 a:b,c  d.e_f-g"} and
-          "error" not in r, r)
-    check("verbatim", f2.lines().endswith(
-        "partner suspend 17 a:b,c  d.e_f-g\n"), f2.lines())
-    # By pid, as a previous reply named it; its refusal is the error
-    r = asker(f"migrd/1 partner - {f2.pid} 18 {GID} fail 18\n")
-    check("by pid, refused", r.get("ok") is False and
-          r.get("error") == "cannot suspend QP 18" and
-          r.get("pid") == f2.pid and
-          r["reply"] == {"ok": False, "error": "cannot suspend QP 18"}, r)
-    # A pid that is not a migr process
-    r = asker(f"migrd/1 partner - {os.getpid()} 17 {GID} x\n")
-    check("not migr", r["error"] ==
-          f"no migr process with pid {os.getpid()} on this host", r)
-    # Still nobody for another QP
-    r = asker(f"migrd/1 partner - 0 19 {GID} suspend 19\n")
-    check("other QP: no owner", nobody_owns(r, 19), r)
-    # This host's own address is this host
-    r = asker(f"migrd/1 partner 127.0.0.1 0 17 {GID} suspend 17\n")
-    check("own address is local", r.get("ok") is True and
-          r.get("pid") == f2.pid, r)
-    # A migr process of another user may ask (f1 runs as nobody)
-    r = f1.ask(f"migrd/1 partner - 0 17 {GID} suspend 17\n")
-    check("migr process may ask", r.get("ok") is True and
-          r.get("pid") == f2.pid, r)
+    if ROOT:
+        # Nobody owns the QP; the GID is on no device either
+        r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17\n")
+        check("no owner", nobody_owns(r, 17), r)
+        check("f1 asked, said notmine", f1.lines() == "partner suspend 17\n",
+              f1.lines())
 
+        # An owner: PID 0 finds it, the line reaches it verbatim
+        f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
+        fakes.append(f2)
+        r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17 a:b,c  d.e_f-g\n")
+        check("found", r.get("ok") is True and r.get("pid") == f2.pid and
+              r["reply"] == {"ok": True, "op": "suspend",
+                             "echo": "suspend 17 a:b,c  d.e_f-g"} and
+              "error" not in r, r)
+        check("verbatim", f2.lines().endswith(
+            "partner suspend 17 a:b,c  d.e_f-g\n"), f2.lines())
+        # By pid, as a previous reply named it; its refusal is the error
+        r = asker(f"migrd/1 partner - {f2.pid} 18 {GID} fail 18\n")
+        check("by pid, refused", r.get("ok") is False and
+              r.get("error") == "cannot suspend QP 18" and
+              r.get("pid") == f2.pid and
+              r["reply"] == {"ok": False, "error": "cannot suspend QP 18"}, r)
+        # A pid that is not a migr process
+        r = asker(f"migrd/1 partner - {os.getpid()} 17 {GID} x\n")
+        check("not migr", r["error"] ==
+              f"no migr process with pid {os.getpid()} on this host", r)
+        # Still nobody for another QP
+        r = asker(f"migrd/1 partner - 0 19 {GID} suspend 19\n")
+        check("other QP: no owner", nobody_owns(r, 19), r)
+        # This host's own address is this host
+        r = asker(f"migrd/1 partner 127.0.0.1 0 17 {GID} suspend 17\n")
+        check("own address is local", r.get("ok") is True and
+              r.get("pid") == f2.pid, r)
+    else:
+        print("not root: root's relaying of any line not checked")
+        f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
+        fakes.append(f2)
+    # A migr process that is not root: only for QPs facing its own
+    owned_by(tmp, sa, f1, f2, fakes, "-")
     if not ROOT:
         print("not root: peer relaying not checked (the key must be root's)")
         return
@@ -343,6 +511,9 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
     check("unreachable", r.get("error") ==
           f"migrd on 127.0.0.3 is unreachable: connection refused "
           f"(port {port})", r)
+
+    # The same through the peer: grants are per partner host
+    owned_by(tmp, sa, f1, f2, fakes, "127.0.0.2")
 
     # What a peer may ask
     r = peer_ask(port, key, f"migrd/1 partner - 0 17 {GID} resume 17\n")

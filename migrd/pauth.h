@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Who may relay which partner steps (partner.c). A local migr process that
+ * is not root may only speak for partner QPs that face a QP of its own.
+ * Before its "prepare" is relayed, migrd asks the partner, step "faces
+ * GID QPN [. QPN]...", which QP each of those QPs is connected to (its
+ * answer per QP: "peer_phys", the physical QP number, and "peer_gid"); the
+ * kernel must say the asker owns that QP on a device of this host with
+ * that GID. Then the prepare goes to that partner process only, and the
+ * QPs it prepared are granted to the asker (pid and start time) with that
+ * partner pid and host for the later steps, under a lease each step
+ * renews; a resume or abort that succeeds ends the grant.
+ */
+#ifndef MIGRD_PAUTH_H
+#define MIGRD_PAUTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "req.h"
+
+#define PAUTH_QPS_MAX 64 /* QPs per line, as the library serves them */
+#define PAUTH_LEASE_MS 660000 /* a step may wait 600 s for a drain */
+#define PAUTH_MAX 1024
+
+enum pauth_step {
+	PAUTH_PREPARE,
+	PAUTH_SUSPEND,
+	PAUTH_KEYS,
+	PAUTH_RECONNECT,
+	PAUTH_RESUME,
+	PAUTH_ABORT,
+};
+
+/* What migrd reads of a partner line: the step and the QPs it names */
+struct pline {
+	enum pauth_step step;
+	int nqp;
+	uint32_t qpn[PAUTH_QPS_MAX];
+	const char *at[PAUTH_QPS_MAX]; /* each QP's entry in the line */
+};
+
+/*
+ * "OP GID QPN ARGS [. QPN ARGS]..." or "keys GID PAIRS . QPN [. QPN]...",
+ * GID the request's own. 0, or -1 with a one-line err (the line is never
+ * echoed).
+ */
+int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
+		size_t errlen);
+
+/*
+ * A reconnect entry's new peer, "QPN NEW_QPN NEW_GID ...": 0, or -1 unless
+ * NEW_QPN is 1..0xffffff in decimal and NEW_GID 32 lowercase hex digits.
+ */
+int pline_reconnect(const char *at, uint32_t *qpn, char *gid);
+
+/* Who asks, and which partner QP: the key of a grant */
+struct pauth_key {
+	int pid; /* the asker's process */
+	unsigned long long start; /* its start time */
+	char host[REQ_HOST_MAX]; /* the partner's host; empty: this host */
+	char gid[REQ_GID_LEN + 1];
+	uint32_t qpn;
+};
+
+/* Grant (or renew) key for the partner process ppid */
+int pauth_grant(const struct pauth_key *k, int ppid, long long now_ms);
+/* Is key granted for partner process ppid? Renews it if so. */
+bool pauth_check(const struct pauth_key *k, int ppid, long long now_ms);
+void pauth_drop(const struct pauth_key *k);
+
+#endif
