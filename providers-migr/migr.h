@@ -453,7 +453,7 @@ static inline bool migr_marker_drained(const struct migr_qp *mqp)
 struct migr_marker_target {
 	uint32_t rkey; /* physical: markers go to the lower QP directly */
 	uint64_t addr;
-	bool writable; /* the QP allows remote write (given or granted) */
+	int access; /* the remote access its QP allows (given or granted) */
 };
 
 /* The access a marker into this QP can count on (see migr_marker_grant) */

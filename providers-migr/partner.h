@@ -14,12 +14,12 @@
  *   faces GID QPN . QPN ...  (asked by migrd, not by the mover) which
  *                            QP, physical "peer_phys" and "peer_gid" in
  *                            hex, its QP is connected to; changes nothing
- *   prepare GID QPN PEER_QPN LEASE_MS WRITABLE MKEY MADDR PEER_PHYS PEER_ID ...
+ *   prepare GID QPN PEER_QPN LEASE_MS ACCESS MKEY MADDR PEER_PHYS PEER_ID ...
  *       its QP faces PEER_QPN (ours, virtual; PEER_PHYS on our device)
  *       of our context PEER_ID (hex); opens a session that ends by itself
- *       after LEASE_MS without news. Its drain marker writes a byte at
- *       MADDR, MKEY (hex) if WRITABLE. Answers the same for ours:
- *       "writable", "mkey", "maddr", and its context, "peer".
+ *       after LEASE_MS without news. Its drain marker goes to MADDR,
+ *       MKEY (hex), as the remote ACCESS of our QP allows. Answers the
+ *       same for ours: "access", "mkey", "maddr", and its context, "peer".
  *   suspend GID QPN WAIT_MS ...  hold its posts, drain its send queue;
  *                            answers "consumers" (its SENDs ever posted)
  *   keys GID V:P,V:P,... . QPN . QPN ...

@@ -378,8 +378,8 @@ static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 		return ret;
 	snprintf(buf, len, "%u %u %d %x %" PRIx64 " %u %016" PRIx64,
 		 p->mqp->vqp.qp.qp_num,
-		 MIGR_PARTNER_LEASE_MS + *(unsigned int *)arg, t.writable,
-		 t.rkey, t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peer_id);
+		 MIGR_PARTNER_LEASE_MS + *(unsigned int *)arg, t.access, t.rkey,
+		 t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peer_id);
 	return 0;
 }
 
@@ -406,7 +406,7 @@ static int prepare_take(struct migr_partner *p, const char *res, char *err,
 		migr_qp_update_slow(p->mqp);
 	}
 	p->prepared = true;
-	p->marker.writable = json_true(res, "writable");
+	p->marker.access = json_u64(res, "access", &v) ? (int)v : 0;
 	p->marker.rkey = mkey;
 	p->marker.addr = maddr;
 	return 0;

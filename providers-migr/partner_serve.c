@@ -226,11 +226,10 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	struct migr_xlate *peer_tables;
 	struct sess *s = e->s;
 	uint64_t peer_id, maddr;
-	int writable;
+	int access;
 
 	if (sscanf(e->args, "%u %u %d %x %" SCNx64 " %u %" SCNx64, &peer_qpn,
-		   &lease, &writable, &mkey, &maddr, &peer_phys,
-		   &peer_id) != 7 ||
+		   &lease, &access, &mkey, &maddr, &peer_phys, &peer_id) != 7 ||
 	    lease < 100 || lease > 600000) {
 		FAILED(e, "bad prepare request");
 		return;
@@ -288,16 +287,15 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		e->s = s;
 	}
 	s->peer_qpn = peer_qpn;
-	s->peer_marker.writable = writable;
+	s->peer_marker.access = access;
 	s->peer_marker.rkey = mkey;
 	s->peer_marker.addr = maddr;
 	s->lease_ms = lease;
 	s->deadline = now_ms() + lease;
 	RESULT(e, true,
-	       "{\"ok\":true,\"writable\":%s,\"mkey\":\"%x\",\"maddr\":\"%" PRIx64
+	       "{\"ok\":true,\"access\":%d,\"mkey\":\"%x\",\"maddr\":\"%" PRIx64
 	       "\",\"peer\":\"%016" PRIx64 "\"}",
-	       ours.writable ? "true" : "false", ours.rkey, ours.addr,
-	       ctx->peer_id);
+	       ours.access, ours.rkey, ours.addr, ctx->peer_id);
 }
 
 /* An RTR QP cannot send: nothing of its own is in flight to drain */

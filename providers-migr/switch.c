@@ -331,7 +331,9 @@ static struct ibv_mr *marker_mr(struct migr_pd *mpd)
 	if (!mpd->marker_mr && mpd->lower)
 		mpd->marker_mr = ibv_reg_mr(
 			mpd->lower, &mpd->marker_buf, sizeof(mpd->marker_buf),
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC);
 	return mpd->marker_mr;
 }
 
@@ -352,71 +354,76 @@ int migr_marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
 		return ENOMEM;
 	t->rkey = mr->rkey;
 	t->addr = (uintptr_t)mr->addr;
-	t->writable = migr_marker_access(mqp) & IBV_ACCESS_REMOTE_WRITE;
+	t->access = migr_marker_access(mqp) &
+		    (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		     IBV_ACCESS_REMOTE_ATOMIC);
 	return 0;
 }
 
 /*
- * A one-byte WRITE into a byte of the other end's that only markers use:
- * it consumes no RECV. Not zero bytes: rxe (6.12) answers a duplicate
- * READ that follows a zero-length request with a remote access error.
+ * A one-byte WRITE (or READ, or a fetch-and-add of 0) on the other end's
+ * marker bytes, which nothing else uses: it consumes no RECV. Not zero
+ * bytes: rxe (6.12) answers a duplicate READ that follows a zero-length
+ * request with a remote access error. What the other end's QP allows
+ * picks the opcode; READ and atomics need our QP's initiator depth.
  */
 int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 		     const struct migr_marker_target *t)
 {
 	struct ibv_mr *src = marker_mr(to_mpd(mqp->vqp.qp.pd));
+	bool depth = mqp->attr.max_rd_atomic > 0;
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = {
 		.wr_id = MIGR_MARKER_WRID,
 		.send_flags = IBV_SEND_SIGNALED,
-		.opcode = IBV_WR_RDMA_WRITE,
 		.sg_list = &sge,
 		.num_sge = 1,
 	};
 
-	if (!t->writable)
-		return EOPNOTSUPP;
 	if (!src)
 		return ENOMEM;
 	sge.addr = (uintptr_t)src->addr;
 	sge.length = 1;
 	sge.lkey = src->lkey;
+	if (t->access & IBV_ACCESS_REMOTE_WRITE) {
+		wr.opcode = IBV_WR_RDMA_WRITE;
+	} else if ((t->access & IBV_ACCESS_REMOTE_READ) && depth) {
+		wr.opcode = IBV_WR_RDMA_READ;
+	} else if ((t->access & IBV_ACCESS_REMOTE_ATOMIC) && depth) {
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		sge.length = sizeof(uint64_t);
+		wr.wr.atomic.remote_addr = t->addr;
+		wr.wr.atomic.rkey = t->rkey;
+		wr.wr.atomic.compare_add = 0;
+		return migr_send_marker(ctx, mqp, &wr);
+	} else {
+		return EOPNOTSUPP;
+	}
 	wr.wr.rdma.rkey = t->rkey;
 	wr.wr.rdma.remote_addr = t->addr;
 	return migr_send_marker(ctx, mqp, &wr);
 }
 
 /*
- * The other end's marker is a one-byte WRITE into this QP, which the QP
- * must allow. One that does not (SEND/RECV, READ or atomics only:
- * ibv_rc_pingpong's) allows remote write until the switch is over: any
- * WRITE still needs the rkey of an MR registered for it, and the only one
- * the other end is told is migr's own marker byte. A QP in RTR cannot change its
- * access: it goes to RTS, which its application never sees (the record
- * stays RTR; it posts no sends in RTR, so the send side stays idle). A
- * new lower QP (the rebuild's) has the application's flags and state.
+ * The other end's marker is best a one-byte WRITE into this QP. An RTS QP
+ * that does not allow remote write (SEND/RECV, READ or atomics only:
+ * ibv_rc_pingpong's) allows it until the switch is over: any WRITE still
+ * needs the rkey of an MR registered for it, and the only one the other
+ * end is told is migr's own marker byte. An RTR QP cannot change its
+ * access (it gets a READ or an atomic marker, see migr_post_marker()). A
+ * new lower QP (the rebuild's) has the application's flags.
  */
 int migr_marker_grant(struct migr_qp *mqp)
 {
-	enum ibv_qp_state st = mqp->attr.qp_state;
-	int mask = IBV_QP_ACCESS_FLAGS, ret;
 	struct ibv_qp_attr a = {};
+	int ret;
 
 	if (mqp->access_granted || !mqp->lower ||
-	    (st != IBV_QPS_RTS && st != IBV_QPS_RTR) ||
+	    mqp->attr.qp_state != IBV_QPS_RTS ||
 	    (mqp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
 		return 0;
 	a.qp_access_flags = mqp->attr.qp_access_flags | IBV_ACCESS_REMOTE_WRITE;
-	if (st == IBV_QPS_RTR) {
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		mask |= IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	ret = ibv_modify_qp(mqp->lower, &a, mask);
+	ret = ibv_modify_qp(mqp->lower, &a, IBV_QP_ACCESS_FLAGS);
 	if (!ret)
 		mqp->access_granted = true;
 	return ret;
@@ -509,7 +516,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 				}
 				if (ret == EOPNOTSUPP) {
 					REPORT(rep,
-					       "QP 0x%x: its partner does not allow remote write, so its send queue cannot be seen to drain",
+					       "QP 0x%x: its partner allows no remote write, read or atomic (or this QP no READ), so its send queue cannot be seen to drain",
 					       mqp->vqp.qp.qp_num);
 					return ret;
 				}
