@@ -586,7 +586,7 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		    json_bool(&j, json_get(&j, 0, "ok"), false))
 			for (i = 0; i < pl.nqp; i++) {
 				k.qpn = pl.qpn[i];
-				pauth_drop(&k);
+				pauth_drop(&k, r->pid);
 			}
 		free(t);
 		return;

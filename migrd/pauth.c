@@ -120,8 +120,12 @@ static bool same(const struct pauth_key *a, const struct pauth_key *b)
 	       !strcmp(a->gid, b->gid) && !strcmp(a->host, b->host);
 }
 
-/* The live grant for k, or NULL; expired ones are dropped (lock held) */
-static struct grant *find(const struct pauth_key *k, long long now)
+/*
+ * The live grant for k with partner ppid, or NULL; expired ones are
+ * dropped (lock held). One key may be granted for several partners: QP
+ * numbers repeat across the processes of a host.
+ */
+static struct grant *find(const struct pauth_key *k, int ppid, long long now)
 {
 	struct grant *found = NULL;
 	int i;
@@ -131,7 +135,7 @@ static struct grant *find(const struct pauth_key *k, long long now)
 			grants[i] = grants[--ngrants];
 			continue;
 		}
-		if (same(&grants[i].k, k))
+		if (same(&grants[i].k, k) && grants[i].ppid == ppid)
 			found = &grants[i];
 		i++;
 	}
@@ -144,7 +148,7 @@ int pauth_grant(const struct pauth_key *k, int ppid, long long now_ms)
 	int ret = 0;
 
 	pthread_mutex_lock(&lock);
-	g = find(k, now_ms);
+	g = find(k, ppid, now_ms);
 	if (!g && ngrants < PAUTH_MAX)
 		g = &grants[ngrants++];
 	if (g) {
@@ -164,20 +168,20 @@ bool pauth_check(const struct pauth_key *k, int ppid, long long now_ms)
 	bool ok;
 
 	pthread_mutex_lock(&lock);
-	g = find(k, now_ms);
-	ok = g && g->ppid == ppid;
+	g = find(k, ppid, now_ms);
+	ok = g != NULL;
 	if (ok)
 		g->expires = now_ms + PAUTH_LEASE_MS;
 	pthread_mutex_unlock(&lock);
 	return ok;
 }
 
-void pauth_drop(const struct pauth_key *k)
+void pauth_drop(const struct pauth_key *k, int ppid)
 {
 	struct grant *g;
 
 	pthread_mutex_lock(&lock);
-	g = find(k, 0);
+	g = find(k, ppid, 0);
 	if (g)
 		*g = grants[--ngrants];
 	pthread_mutex_unlock(&lock);

@@ -3,8 +3,9 @@
  * Who may relay which partner steps (partner.c). A local migr process that
  * is not root may only speak for partner QPs that face a QP of its own.
  * Before its "prepare" is relayed, migrd asks the partner, step "faces
- * GID QPN [. QPN]...", which QP each of those QPs is connected to (its
- * answer per QP: "peer_phys", the physical QP number, and "peer_gid"); the
+ * GID QPN ARGS [. QPN ARGS]..." (the prepare's own arguments), which QP
+ * each of those QPs is connected to (its answer per QP: "peer_phys", the
+ * physical QP number, and "peer_gid"; or "notmine"); the
  * kernel must say the asker owns that QP on a device of this host with
  * that GID. Then the prepare goes to that partner process only, and the
  * QPs it prepared are granted to the asker (pid and start time) with that
@@ -63,10 +64,11 @@ struct pauth_key {
 	uint32_t qpn;
 };
 
-/* Grant (or renew) key for the partner process ppid */
+/* Grant (or renew) key for the partner process ppid (one of several) */
 int pauth_grant(const struct pauth_key *k, int ppid, long long now_ms);
 /* Is key granted for partner process ppid? Renews it if so. */
 bool pauth_check(const struct pauth_key *k, int ppid, long long now_ms);
-void pauth_drop(const struct pauth_key *k);
+/* The grant of key for partner process ppid ends */
+void pauth_drop(const struct pauth_key *k, int ppid);
 
 #endif

@@ -118,8 +118,14 @@ static void grants(void)
 	CHECK(pauth_check(&k, 200, 2000 + 2 * PAUTH_LEASE_MS - 2));
 	CHECK(!pauth_check(&k, 200, 2000 + 3 * PAUTH_LEASE_MS));
 	CHECK(!pauth_grant(&k, 200, 0));
-	pauth_drop(&k);
+	/* the same QP number granted for a second partner process: both hold */
+	CHECK(!pauth_grant(&k, 300, 0));
+	CHECK(pauth_check(&k, 200, 1) && pauth_check(&k, 300, 1));
+	pauth_drop(&k, 200);
 	CHECK(!pauth_check(&k, 200, 1));
+	CHECK(pauth_check(&k, 300, 1));
+	pauth_drop(&k, 300);
+	CHECK(!pauth_check(&k, 300, 1));
 	/* A full table refuses new grants, not the ones it has */
 	for (k.qpn = 0; k.qpn < PAUTH_MAX; k.qpn++)
 		CHECK(!pauth_grant(&k, 200, 0));
