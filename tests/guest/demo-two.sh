@@ -9,7 +9,7 @@
 role=${1:?a or b}
 A_IP=10.9.0.1
 RUN=/run/migr-demo
-SYNC=$LOGDIR/demo-sync
+SYNC=$LOGDIR/demo-sync/${MIGR_RUN:-0}
 export MIGRD_SOCKET=$RUN/migrd.sock
 TRAFFIC="-d migr_rxe0 --qps 4 --depth 8 --size 512 --api mixed --mode event -D 600 --stall-timeout 60"
 mkdir -p "$RUN"
@@ -29,7 +29,7 @@ for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 ensure_rxe1 || { echo "rxe1 is not up"; exit 1; }
 
 if [ "$role" = a ]; then
-	rm -rf "$SYNC" && mkdir -p "$SYNC"
+	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC"
 	migr-traffic $TRAFFIC --server >"$LOGDIR/demo-two-a.log" 2>&1 &
 	TR=$!
 	say a.up

@@ -14,7 +14,7 @@
 role=${1:?a or b}
 A_IP=10.9.0.1
 RUN=/run/migr-partner-many
-SYNC=$LOGDIR/partner-many-sync
+SYNC=$LOGDIR/partner-many-sync/${MIGR_RUN:-0}
 export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
 export VERBS_LOG_FILE=$LOGDIR/partner-many-$role.verbs.log
 TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event -D 900 --stall-timeout 60 --port 18631"
@@ -64,7 +64,7 @@ for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
 
 if [ "$role" = a ]; then
-	rm -rf "$SYNC" && mkdir -p "$SYNC"
+	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC"
 	# the verbs log is shared with root's processes here
 	install -m 0666 /dev/null "$VERBS_LOG_FILE"
 	setpriv --reuid=65534 --regid=65534 --clear-groups \

@@ -14,7 +14,7 @@ A_IP=10.9.0.1
 SWITCHES=${MIGR_PARTNER_SWITCHES:-20}
 BOTH=${MIGR_PARTNER_BOTH:-1}
 RUN=/run/migr-partner
-SYNC=$LOGDIR/partner-sync # files one guest leaves for the other
+SYNC=$LOGDIR/partner-sync/${MIGR_RUN:-0} # files one guest leaves for the other
 MLOG=$LOGDIR/partner-migrd-$role.log
 export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
 export VERBS_LOG_FILE=$LOGDIR/partner-$role.verbs.log
@@ -125,7 +125,7 @@ start_migrd && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
 
 if [ "$role" = a ]; then
-	rm -rf "$SYNC" && mkdir -p "$SYNC"
+	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC"
 	migr-traffic $TRAFFIC --server >"$LOGDIR/partner-traffic-a.log" 2>&1 &
 	TR=$!
 	# a plain-stack partner's server: its client on B runs on rxe0 itself

@@ -13,7 +13,7 @@ shift
 ONLY=" $* "
 A_IP=10.9.0.1
 RUN=/run/migr-unmodified
-SYNC=$LOGDIR/unmodified-sync # files one guest leaves for the other
+SYNC=$LOGDIR/unmodified-sync/${MIGR_RUN:-0} # files one guest leaves for the other
 MLOG=$LOGDIR/unmodified-migrd-$role.log
 export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
 export VERBS_LOG_FILE=$LOGDIR/unmodified-$role.verbs.log
@@ -88,7 +88,7 @@ ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
 # A starts the exchange afresh; B waits for A's word from this run (a
 # file left by an earlier run is older than B's start)
 if [ "$role" = a ]; then
-	rm -rf "$SYNC" && mkdir -p "$SYNC" && say a.ready
+	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC" && say a.ready
 else
 	t0=$(($(date +%s) - 60))
 	for _ in $(seq 1500); do
