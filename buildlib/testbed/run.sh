@@ -298,8 +298,9 @@ done
 # So does one that takes a double fault in the kernel's own allocator: TCG
 # now and then leaks a single-step debug exception into the guest kernel
 # (a WARNING in exc_debug_kernel when it survives), whatever runs. The
-# first run's logs stay, and the retry says why it happened.
-if [ "$final" != 0 ] && [ -z "${MIGR_TESTBED_RETRY:-}" ]; then
+# first run's logs stay, and the retry says why it happened. At most twice.
+tries=${MIGR_TESTBED_RETRY:-0}
+if [ "$final" != 0 ] && [ "$tries" -lt 2 ]; then
 	for r in "${roles[@]}"; do
 		if [ ! -f "$run/up-$r" ]; then
 			log "a VM did not boot; running the command once more"
@@ -311,7 +312,7 @@ if [ "$final" != 0 ] && [ -z "${MIGR_TESTBED_RETRY:-}" ]; then
 		cleanup
 		trap - EXIT
 		for fd in "${slot_fds[@]}"; do eval "exec $fd>&-"; done
-		exec env MIGR_TESTBED_RETRY=1 "$0" "${orig_args[@]}"
+		exec env MIGR_TESTBED_RETRY=$((tries + 1)) "$0" "${orig_args[@]}"
 	done
 fi
 exit "$final"
