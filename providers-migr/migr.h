@@ -463,8 +463,9 @@ static inline int migr_marker_access(const struct migr_qp *mqp)
 	       (mqp->access_granted ? IBV_ACCESS_REMOTE_WRITE : 0);
 }
 
-/* wr_id of the zero-length WRITE or READ a switch posts to learn that a
- * send queue drained; its completion never reaches the application */
+/* wr_id of the marker (a one-byte WRITE, READ or atomic; a UD QP's SEND)
+ * a switch posts to learn that a send queue drained; its completion never
+ * reaches the application */
 #define MIGR_MARKER_WRID 0x6d6967722d6d726bull
 
 /* peer.c: replicas of the tables of peer contexts in other processes */
@@ -472,6 +473,8 @@ void migr_peers_init(struct migr_context *ctx);
 void migr_peers_free(struct migr_context *ctx);
 /* The replica for peer context id, made on first use; NULL without memory */
 struct migr_xlate *migr_peer_tables(struct migr_context *ctx, uint64_t id);
+/* mqp's partner is peer context id: it translates with that replica */
+int migr_peer_tie(struct migr_qp *mqp, uint64_t id);
 
 /* control.c */
 void migr_control_add(struct migr_context *ctx);

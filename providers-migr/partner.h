@@ -11,9 +11,10 @@
  * QPN ARGS [. QPN ARGS]...", each QPN one of its QPs as we know it, GID
  * their port's GID in hex; one JSON line back with a result per QP:
  *
- *   faces GID QPN . QPN ...  (asked by migrd, not by the mover) which
- *                            QP, physical "peer_phys" and "peer_gid" in
- *                            hex, its QP is connected to; changes nothing
+ *   faces GID QPN ARGS . QPN ARGS ...  (asked by migrd, not by the
+ *       mover; ARGS a prepare's) which QP, physical "peer_phys" and
+ *       "peer_gid" in hex, its QP is connected to, or "notmine" if that
+ *       is not the QP ARGS name; changes nothing
  *   prepare GID QPN PEER_QPN LEASE_MS ACCESS MKEY MADDR PEER_PHYS PEER_ID ...
  *       its QP faces PEER_QPN (ours, virtual; PEER_PHYS on our device)
  *       of our context PEER_ID (hex); opens a session that ends by itself

@@ -386,7 +386,6 @@ static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 static int prepare_take(struct migr_partner *p, const char *res, char *err,
 			size_t errlen)
 {
-	struct migr_xlate *x;
 	uint64_t v, mkey, maddr;
 
 	if (!json_hex(res, "peer", &v) || !json_hex(res, "mkey", &mkey) ||
@@ -396,14 +395,9 @@ static int prepare_take(struct migr_partner *p, const char *res, char *err,
 		return EPROTO;
 	}
 	/* Its numbers and keys are its context's own: our QP keeps them apart */
-	x = migr_peer_tables(p->mqp->ctx, v);
-	if (!x) {
+	if (migr_peer_tie(p->mqp, v)) {
 		snprintf(err, errlen, "out of memory");
 		return ENOMEM;
-	}
-	if (p->mqp->remote != x) {
-		__atomic_store_n(&p->mqp->remote, x, __ATOMIC_RELEASE);
-		migr_qp_update_slow(p->mqp);
 	}
 	p->prepared = true;
 	p->marker.access = json_u64(res, "access", &v) ? (int)v : 0;

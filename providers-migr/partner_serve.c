@@ -217,13 +217,29 @@ struct entry {
 		       ##__VA_ARGS__);                                         \
 	} while (0)
 
+/*
+ * Virtual numbers repeat across processes: a QP is the one named only if
+ * it faces the asker's QP by its virtual number and, as it is now, its
+ * physical one. Else it answers notmine.
+ */
+static bool faces_other(struct entry *e, uint32_t peer_qpn, uint32_t peer_phys)
+{
+	const struct migr_qp *mqp = e->mqp;
+
+	if (mqp->attr.dest_qp_num == peer_qpn && mqp->dest_phys == peer_phys)
+		return false;
+	NOT_MINE(e, "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
+		 mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num, mqp->dest_phys,
+		 peer_qpn, peer_phys);
+	return true;
+}
+
 static void do_prepare(struct entry *e, const union ibv_gid *gid)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
 	unsigned int peer_qpn, lease, peer_phys, mkey;
 	struct migr_marker_target ours;
-	struct migr_xlate *peer_tables;
 	struct sess *s = e->s;
 	uint64_t peer_id, maddr;
 	int access;
@@ -234,18 +250,8 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		FAILED(e, "bad prepare request");
 		return;
 	}
-	/*
-	 * Virtual numbers repeat across processes: the QP must face the
-	 * asker's QP as it is now, physically, too.
-	 */
-	if (mqp->attr.dest_qp_num != peer_qpn || mqp->dest_phys != peer_phys) {
-		NOT_MINE(
-			e,
-			"QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
-			mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
-			mqp->dest_phys, peer_qpn, peer_phys);
+	if (faces_other(e, peer_qpn, peer_phys))
 		return;
-	}
 	/* A QP that only receives (RTR: a WRITE or READ target) follows too */
 	if (mqp->attr.qp_state != IBV_QPS_RTS &&
 	    mqp->attr.qp_state != IBV_QPS_RTR) {
@@ -263,14 +269,9 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		       mqp->vqp.qp.qp_num);
 		return;
 	}
-	peer_tables = migr_peer_tables(ctx, peer_id);
-	if (!peer_tables) {
+	if (migr_peer_tie(mqp, peer_id)) {
 		FAILED(e, "out of memory");
 		return;
-	}
-	if (mqp->remote != peer_tables) {
-		__atomic_store_n(&mqp->remote, peer_tables, __ATOMIC_RELEASE);
-		migr_qp_update_slow(mqp);
 	}
 	if (!s) {
 		s = calloc(1, sizeof(*s));
@@ -318,13 +319,8 @@ static void do_faces(struct entry *e)
 	/* The prepare's arguments: is it the asker's QP this one faces? */
 	if (sscanf(e->args, "%u %*s %*s %*s %*s %u", &peer_qpn, &peer_phys) ==
 		    2 &&
-	    (mqp->attr.dest_qp_num != peer_qpn ||
-	     mqp->dest_phys != peer_phys)) {
-		NOT_MINE(e, "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x",
-			 mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
-			 mqp->dest_phys, peer_qpn);
+	    faces_other(e, peer_qpn, peer_phys))
 		return;
-	}
 
 	if (e->ctx->switch_active || !mqp->lower) {
 		e->busy = true;

@@ -10,6 +10,7 @@
  * switch either side makes, and until then translates nothing (right
  * for a peer that never moved). The data path only follows mqp->remote.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
@@ -55,6 +56,19 @@ struct migr_xlate *migr_peer_tables(struct migr_context *ctx, uint64_t id)
 found:
 	pthread_mutex_unlock(&ctx->peers_lock);
 	return &p->xlate;
+}
+
+int migr_peer_tie(struct migr_qp *mqp, uint64_t id)
+{
+	struct migr_xlate *x = migr_peer_tables(mqp->ctx, id);
+
+	if (!x)
+		return ENOMEM;
+	if (mqp->remote != x) {
+		__atomic_store_n(&mqp->remote, x, __ATOMIC_RELEASE);
+		migr_qp_update_slow(mqp);
+	}
+	return 0;
 }
 
 void migr_peers_init(struct migr_context *ctx)

@@ -84,8 +84,7 @@ static struct migr_partner *partner_of(const struct sw_set *set,
 	return NULL;
 }
 
-/* What the QP at the other end lets mqp do: a drain marker needs it */
-/* Where mqp's marker goes: its peer's byte here, or its partner's */
+/* Where mqp's marker goes: its peer's bytes here, or its partner's */
 static int marker_target(const struct sw_set *set, struct migr_qp *mqp,
 			 struct migr_marker_target *t)
 {
@@ -385,22 +384,21 @@ int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
 	sge.addr = (uintptr_t)src->addr;
 	sge.length = 1;
 	sge.lkey = src->lkey;
-	if (t->access & IBV_ACCESS_REMOTE_WRITE) {
-		wr.opcode = IBV_WR_RDMA_WRITE;
-	} else if ((t->access & IBV_ACCESS_REMOTE_READ) && depth) {
-		wr.opcode = IBV_WR_RDMA_READ;
+	if ((t->access & IBV_ACCESS_REMOTE_WRITE) ||
+	    ((t->access & IBV_ACCESS_REMOTE_READ) && depth)) {
+		wr.opcode = t->access & IBV_ACCESS_REMOTE_WRITE ?
+				    IBV_WR_RDMA_WRITE :
+				    IBV_WR_RDMA_READ;
+		wr.wr.rdma.rkey = t->rkey;
+		wr.wr.rdma.remote_addr = t->addr;
 	} else if ((t->access & IBV_ACCESS_REMOTE_ATOMIC) && depth) {
 		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 		sge.length = sizeof(uint64_t);
-		wr.wr.atomic.remote_addr = t->addr;
 		wr.wr.atomic.rkey = t->rkey;
-		wr.wr.atomic.compare_add = 0;
-		return migr_send_marker(ctx, mqp, &wr);
+		wr.wr.atomic.remote_addr = t->addr;
 	} else {
 		return EOPNOTSUPP;
 	}
-	wr.wr.rdma.rkey = t->rkey;
-	wr.wr.rdma.remote_addr = t->addr;
 	return migr_send_marker(ctx, mqp, &wr);
 }
 
@@ -838,6 +836,20 @@ static void grant_markers(const struct sw_set *set)
 	}
 }
 
+/* Before anything was suspended: the QPs' own access flags again */
+static void ungrant_markers(const struct sw_set *set)
+{
+	struct migr_context *c;
+	struct migr_qp *mqp;
+	unsigned int i;
+
+	for_each_ctx(set, i, c)
+	{
+		list_for_each (&c->rec.qps, mqp, entry)
+			migr_marker_ungrant(mqp);
+	}
+}
+
 static int switch_locked(struct sw_set *set, const char *target,
 			 unsigned int wait_ms, struct migr_switch_report *rep)
 {
@@ -890,8 +902,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 	}
 	if (ret) {
 		partners_resume(set, true);
-		for_each_ctx(set, i, c) list_for_each (&c->rec.qps, mqp, entry)
-			migr_marker_ungrant(mqp);
+		ungrant_markers(set);
 		return ret;
 	}
 

@@ -9,6 +9,15 @@
 #include "migr.h"
 #include "unit.h"
 
+/* peer.c tells a QP whose tables changed; counted here */
+static unsigned int updates;
+
+void migr_qp_update_slow(struct migr_qp *mqp)
+{
+	(void)mqp;
+	updates++;
+}
+
 static void init_ctx(struct migr_context *ctx)
 {
 	memset(ctx, 0, sizeof(*ctx));
@@ -63,6 +72,22 @@ static void test_collision(void)
 	fini_ctx(&ctx);
 }
 
+/* A QP is tied to its partner's replica once, and told when it changes */
+static void test_tie(void)
+{
+	struct migr_context ctx;
+	struct migr_qp qp = {};
+
+	init_ctx(&ctx);
+	qp.ctx = &ctx;
+	qp.remote = &ctx.remote;
+	updates = 0;
+	CHECK(migr_peer_tie(&qp, 0xa) == 0);
+	CHECK(qp.remote == migr_peer_tables(&ctx, 0xa) && updates == 1);
+	CHECK(migr_peer_tie(&qp, 0xa) == 0 && updates == 1);
+	fini_ctx(&ctx);
+}
+
 /* Contexts name themselves with ids that differ */
 static void test_ids(void)
 {
@@ -79,6 +104,7 @@ int main(void)
 {
 	test_one_per_peer();
 	test_collision();
+	test_tie();
 	test_ids();
 	return unit_done("peer");
 }
