@@ -13,12 +13,6 @@ SYNC=$LOGDIR/demo-sync/${MIGR_RUN:-0}
 export MIGRD_SOCKET=$RUN/migrd.sock
 TRAFFIC="-d migr_rxe0 --qps 4 --depth 8 --size 512 --api mixed --mode event -D 600 --stall-timeout 60"
 mkdir -p "$RUN"
-say() { touch "$SYNC/$1"; }
-await() {
-	for _ in $(seq 1500); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
-	echo "timed out waiting for $1" >&2
-	return 1
-}
 
 # The same key on both hosts (a demonstration key, root's, 0600)
 install -m 0600 /dev/null "$RUN/key"
@@ -58,7 +52,7 @@ else
 	rm -f "$VERBS_LOG_FILE"
 	migr-traffic $TRAFFIC --client $A_IP --connect-timeout 60 >"$LOGDIR/demo-two-b.log" 2>&1 &
 	TR=$!
-	for _ in $(seq 300); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
+	started "$TR"
 	say b.up
 	await a.stopping
 	kill -TERM "$TR"

@@ -67,6 +67,22 @@ pair() {
 	fi
 }
 
+# Two guests (run.sh --two) leave each other files in $SYNC, which each
+# script keeps under the run's id (MIGR_RUN), so no run reads another's.
+# say NAME / await NAME [SECONDS]: one guest tells the other it got there
+say() { touch "$SYNC/$1"; }
+await() {
+	for _ in $(seq $((${2:-300} * 5))); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
+	echo "    timed out waiting for $1" >&2
+	return 1
+}
+
+# started PID: its migr library opened a device (its control socket listens)
+started() {
+	for _ in $(seq 300); do grep -q "@migr/$1\$" /proc/net/unix && return 0; sleep 0.1; done
+	return 1
+}
+
 # ensure_rxe1: a second soft-RoCE device in this guest (rxe1 on veth1,
 # 10.0.0.2), for moving a process between devices. rxe0 and rxe1 never
 # exchange traffic with each other (that hangs and crashes rxe on 6.12).
@@ -106,7 +122,7 @@ switch_traffic() {
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 		SP=$!
 		# running once its control socket listens (both contexts are open)
-		for _ in $(seq 300); do grep -q "@migr/$SP\$" /proc/net/unix && break; sleep 0.1; done
+		started $SP
 		sleep 2
 		check "switch_10_times_traffic_$run" sh -c "python3 $MIGR_TOP/tests/switch/control.py $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
 		check "two_contexts_moved_$run" grep -q '"contexts":2' "$LOGDIR/traffic-$run.switches.jsonl"

@@ -21,16 +21,6 @@ TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event -D 900 --stall-ti
 mkdir -p "$RUN"
 rm -f "$VERBS_LOG_FILE"
 
-say() { touch "$SYNC/$1"; }
-await() {
-	for _ in $(seq 1500); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
-	echo "    timed out waiting for $1" >&2
-	return 1
-}
-started() {
-	for _ in $(seq 300); do grep -q "@migr/$1\$" /proc/net/unix && return 0; sleep 0.1; done
-	return 1
-}
 
 # move NAME PID DEV PARTNERS: one switch, checked (moved, nothing lost,
 # PARTNERS partner QPs followed)
@@ -81,11 +71,7 @@ if [ "$role" = a ]; then
 	verdict server_traffic_verified "$S" "$LOGDIR/partner-many-server.log"
 	say a.done
 else
-	t0=$(($(date +%s) - 60))
-	for _ in $(seq 1500); do
-		[ "$(stat -c %Y "$SYNC/a.up" 2>/dev/null || echo 0)" -ge $t0 ] && break
-		sleep 0.2
-	done
+	await a.up || fail a_up
 	migr-traffic -d migr_rxe0 --client $A_IP --connect-timeout 60 $TRAFFIC \
 		>"$LOGDIR/partner-many-c1.log" 2>&1 &
 	C1=$!

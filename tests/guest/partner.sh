@@ -26,14 +26,6 @@ TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode even
 mkdir -p "$RUN"
 rm -f "$VERBS_LOG_FILE"
 
-# say NAME / await NAME [SECONDS]: one guest tells the other it got there
-say() { touch "$SYNC/$1"; }
-await() {
-	for _ in $(seq $((${2:-300} * 5))); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
-	echo "    timed out waiting for $1" >&2
-	return 1
-}
-
 start_migrd() {
 	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >>"$MLOG" 2>&1 &
 	MIGRD=$!
@@ -218,7 +210,7 @@ else
 	await a.up || fail a_up
 	migr-traffic $TRAFFIC --client $A_IP --connect-timeout 60 >"$LOGDIR/partner-traffic-b.log" 2>&1 &
 	TR=$!
-	for _ in $(seq 300); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
+	started "$TR"
 	say b.up
 	await a.moved || fail a_moved
 	run_switches b_switched_4_times b-moves "$TR" 4

@@ -22,12 +22,6 @@ rm -f "$VERBS_LOG_FILE"
 # rxe's reasons for the errors it answers with, in the kernel log
 echo 'module rdma_rxe +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 
-say() { touch "$SYNC/$1"; }
-await() {
-	for _ in $(seq $((${2:-300} * 5))); do [ -e "$SYNC/$1" ] && return 0; sleep 0.2; done
-	echo "    timed out waiting for $1" >&2
-	return 1
-}
 
 # The programs, as NAME|server arguments|client arguments (the client
 # adds A's address). perftest runs for a fixed time (-D), long enough for
@@ -62,11 +56,6 @@ PY
 	grep -h " ms, " "$LOGDIR/$name.log" 2>/dev/null
 }
 
-# started PID: its migr library opened a device (its control socket is up)
-started() {
-	for _ in $(seq 300); do grep -q "@migr/$1\$" /proc/net/unix && return 0; sleep 0.1; done
-	return 1
-}
 
 # finished NAME PID LOG: the program exits 0 (within 200 s) with a report
 finished() {
@@ -85,16 +74,11 @@ migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >"
 MIGRD=$!
 for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
-# A starts the exchange afresh; B waits for A's word from this run (a
-# file left by an earlier run is older than B's start)
+# A starts the exchange afresh; B waits for A's word
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC" && say a.ready
 else
-	t0=$(($(date +%s) - 60))
-	for _ in $(seq 1500); do
-		[ "$(stat -c %Y "$SYNC/a.ready" 2>/dev/null || echo 0)" -ge $t0 ] && break
-		sleep 0.2
-	done
+	await a.ready || fail a_ready
 fi
 
 for prog in "${PROGRAMS[@]}"; do
