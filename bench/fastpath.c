@@ -103,11 +103,7 @@ static int migr_qp_init(struct migr_qp *q, struct ibv_qp *lower, uint32_t pqpn)
 	if (migr_xlate_born(&mctx.xlate, MIGR_XLATE_QPN, pqpn,
 			    &q->vqp.qp.qp_num))
 		return -1;
-	log->max_sge = 1;
-	log->stride = sizeof(struct migr_rlog_entry) + sizeof(struct ibv_sge);
-	log->mask = RECV_DEPTH - 1;
-	log->ring = calloc(RECV_DEPTH, log->stride);
-	if (!log->ring)
+	if (migr_rlog_init(log, RECV_DEPTH, 1))
 		return -1;
 	pthread_mutex_init(&q->hold_lock, NULL);
 	q->held_tail = &q->held;

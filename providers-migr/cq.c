@@ -5,16 +5,23 @@
 
 #include "migr.h"
 
-/* Show the application the QPNs it knows: its own and its partners' */
+/*
+ * Show the application the QPNs it knows: its own and its partners'. The
+ * table is taken once per poll; a QPN (24 bits) is never the spare key.
+ */
 static inline __attribute__((always_inline)) void
 wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
 {
+	const struct migr_u32tab *t =
+		migr_u32map_tab(&ctx->xlate.map[MIGR_XLATE_QPN]);
+	uint32_t v;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		wc[i].qp_num = migr_qpn_to_virt(&ctx->xlate, wc[i].qp_num);
+		if (migr_u32tab_get(t, wc[i].qp_num, &v))
+			wc[i].qp_num = v;
 		/* Only UD receives name a sender; elsewhere it is zero */
-		if (wc[i].src_qp)
+		if (unlikely(wc[i].src_qp))
 			wc[i].src_qp = migr_remote_qpn_to_virt(&ctx->remote,
 							       wc[i].src_qp);
 	}
@@ -146,7 +153,7 @@ int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	n = ibv_poll_cq(mcq->lower, num_entries, wc);
 	migr_srq_count(mcq, wc, n);
 	migr_leave();
-	if (likely(!ctx->xlate.active && !ctx->remote.active) || n <= 0)
+	if (n <= 0 || likely(!ctx->xlate.active && !ctx->remote.active))
 		return n;
 	wc_to_virt(ctx, wc, n);
 	return n;

@@ -187,7 +187,7 @@ struct migr_cq {
 /* The RECVs posted to a QP or SRQ, newest last: a switch reposts those unused */
 struct migr_rlog {
 	uint8_t *ring;
-	uint32_t mask, stride, max_sge;
+	uint32_t mask, shift, max_sge; /* an entry is 1 << shift bytes */
 	uint64_t head; /* RECVs ever posted */
 };
 
@@ -216,6 +216,13 @@ struct migr_rlog_entry {
 	uint32_t num_sge;
 	struct ibv_sge sge[];
 };
+
+/* The slot of the i-th RECV ever posted */
+static inline struct migr_rlog_entry *migr_rlog_at(const struct migr_rlog *log,
+						   uint64_t i)
+{
+	return (void *)(log->ring + ((i & log->mask) << log->shift));
+}
 
 /* A WR posted while its QP was suspended, replayed after the switch */
 struct migr_held_wr {

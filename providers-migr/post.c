@@ -11,6 +11,7 @@
  * QP suspended its posts are copied and held, and return 0.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,9 +267,7 @@ rlog_add(struct migr_rlog *log, const struct ibv_recv_wr *wr,
 	 const struct ibv_recv_wr *stop)
 {
 	for (; wr && wr != stop && log->ring; wr = wr->next) {
-		struct migr_rlog_entry *e =
-			(void *)(log->ring +
-				 (log->head & log->mask) * log->stride);
+		struct migr_rlog_entry *e = migr_rlog_at(log, log->head);
 		uint32_t n = wr->num_sge > 0 ? wr->num_sge : 0;
 
 		if (n > log->max_sge)
@@ -282,6 +281,31 @@ rlog_add(struct migr_rlog *log, const struct ibv_recv_wr *wr,
 			memcpy(e->sge, wr->sg_list, n * sizeof(e->sge[0]));
 		log->head++;
 	}
+}
+
+/* rlog_add() for a list of one, without the loop */
+static inline __attribute__((always_inline)) void
+rlog_add_one(struct migr_rlog *log, const struct ibv_recv_wr *wr)
+{
+	struct migr_rlog_entry *e;
+	uint32_t n;
+
+	if (unlikely(!log->ring))
+		return;
+	e = migr_rlog_at(log, log->head);
+	n = wr->num_sge > 0 ? wr->num_sge : 0;
+	e->wr_id = wr->wr_id;
+	if (likely(n == 1 && log->max_sge)) {
+		e->num_sge = 1;
+		e->sge[0] = wr->sg_list[0];
+	} else {
+		if (n > log->max_sge)
+			n = log->max_sge;
+		e->num_sge = n;
+		if (n)
+			memcpy(e->sge, wr->sg_list, n * sizeof(e->sge[0]));
+	}
+	log->head++;
 }
 
 /* Hold send WRs of an ibv_wr_*() batch (qp_ex_hold.c); hold_lock held */
@@ -313,10 +337,20 @@ static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		   struct ibv_send_wr **bad_wr)
+/* The count of a WR list's SENDs from wr up to stop, after a failed post */
+static unsigned int __attribute__((noinline))
+unposted_sends(const struct ibv_send_wr *wr, const struct ibv_send_wr *stop)
 {
-	struct migr_qp *mqp = to_mqp(qp);
+	bool bind = false;
+
+	return scan_sends(wr, NULL, &bind) - scan_sends(wr, stop, &bind);
+}
+
+/* A list, a bind or a flag: the general path */
+static int __attribute__((noinline))
+post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
+	       struct ibv_send_wr **bad_wr)
+{
 	unsigned int consumers;
 	bool bind = false;
 	int ret;
@@ -325,10 +359,10 @@ int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	if (likely(!mqp->slow)) {
 		consumers = scan_sends(wr, NULL, &bind);
 		if (likely(!bind)) {
+			mqp->n_consumers += consumers;
 			ret = ibv_post_send(mqp->lower, wr, bad_wr);
 			if (unlikely(ret))
-				consumers = scan_sends(wr, *bad_wr, &bind);
-			mqp->n_consumers += consumers;
+				mqp->n_consumers -= unposted_sends(wr, *bad_wr);
 			migr_leave();
 			return ret;
 		}
@@ -336,6 +370,98 @@ int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	ret = post_send_slow(mqp, wr, bad_wr);
 	migr_leave();
 	return ret;
+}
+
+/* Opcodes a lone WR takes down untouched on the identity path */
+#define PLAIN_OPCODES (~(1u << IBV_WR_BIND_MW))
+/* Opcodes a lone WR gets translated for inline after a switch */
+#define RDMA_OPCODES                                                           \
+	(1u << IBV_WR_RDMA_WRITE | 1u << IBV_WR_RDMA_WRITE_WITH_IMM |          \
+	 1u << IBV_WR_RDMA_READ)
+#define ATOMIC_OPCODES                                                         \
+	(1u << IBV_WR_ATOMIC_CMP_AND_SWP | 1u << IBV_WR_ATOMIC_FETCH_AND_ADD)
+#define XLATED_OPCODES                                                         \
+	(RDMA_OPCODES | ATOMIC_OPCODES | 1u << IBV_WR_SEND |                   \
+	 1u << IBV_WR_SEND_WITH_IMM)
+
+/*
+ * A lone WR after a switch, on a connected QP with no other flag: what
+ * post_send_one() does, with only the rkey this opcode carries looked up.
+ */
+static inline __attribute__((always_inline)) int
+post_send_xlated(struct migr_qp *mqp, unsigned int op, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad_wr)
+{
+	struct ibv_send_wr lwr, *lbad;
+	struct ibv_sge sge[ONE_WR_SGE];
+	int ret;
+
+	/* these opcodes use nothing from the window/TSO union on */
+	memcpy(&lwr, wr, offsetof(struct ibv_send_wr, bind_mw));
+	if (wr->num_sge > 0)
+		lwr.sg_list = one_wr_sges(&mqp->ctx->xlate, sge, wr->sg_list,
+					  wr->num_sge);
+	if (RDMA_OPCODES >> op & 1)
+		lwr.wr.rdma.rkey =
+			migr_remote_rkey_to_phys(mqp->remote, wr->wr.rdma.rkey);
+	else if (ATOMIC_OPCODES >> op & 1)
+		lwr.wr.atomic.rkey = migr_remote_rkey_to_phys(
+			mqp->remote, wr->wr.atomic.rkey);
+	ret = ibv_post_send(mqp->lower, &lwr, &lbad);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* A lone WR after a switch; the caller is inside migr_enter() */
+static int __attribute__((noinline))
+post_send_one_xlated(struct migr_qp *mqp, unsigned int op,
+		     struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	int ret;
+
+	mqp->n_consumers += CONSUMER_OPCODES >> op & 1;
+	ret = post_send_xlated(mqp, op, wr, bad_wr);
+	if (unlikely(ret))
+		mqp->n_consumers -= CONSUMER_OPCODES >> op & 1;
+	return ret;
+}
+
+int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct migr_qp *mqp = to_mqp(qp);
+	unsigned int op;
+	uint8_t slow;
+	int ret;
+
+	/*
+	 * One WR: what most posts are, kept short, on a QP nothing was ever
+	 * remapped for and on one only translated. The flags are read
+	 * inside, after migr_enter().
+	 */
+	if (likely(wr && !wr->next && (unsigned int)wr->opcode < 32)) {
+		op = wr->opcode;
+		migr_enter();
+		slow = mqp->slow;
+		if (likely(!slow && (PLAIN_OPCODES >> op & 1))) {
+			mqp->n_consumers += CONSUMER_OPCODES >> op & 1;
+			ret = ibv_post_send(mqp->lower, wr, bad_wr);
+			migr_leave();
+			if (unlikely(ret))
+				mqp->n_consumers -= CONSUMER_OPCODES >> op & 1;
+			return ret;
+		}
+		if (slow == MIGR_SLOW_XLATE && (XLATED_OPCODES >> op & 1) &&
+		    wr->num_sge <= ONE_WR_SGE &&
+		    mqp->vqp.qp.qp_type != IBV_QPT_XRC_SEND) {
+			ret = post_send_one_xlated(mqp, op, wr, bad_wr);
+			migr_leave();
+			return ret;
+		}
+		migr_leave();
+	}
+	return post_send_list(mqp, wr, bad_wr);
 }
 
 /* Repost held or logged WRs through the normal paths, after a switch */
@@ -453,14 +579,44 @@ static int post_recv_slow(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 	return migr_post_recv_replay(mqp, wr, bad_wr);
 }
 
-int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-		   struct ibv_recv_wr **bad_wr)
+/*
+ * A lone RECV into the log before the lower sees it: a switch reads the
+ * log only once this thread is out, and a refused RECV takes its entry
+ * back. The QP is all that stays live across the lower's call.
+ */
+static inline __attribute__((always_inline)) int
+post_recv_logged(const struct migr_xlate *x, struct migr_qp *mqp,
+		 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	struct migr_qp *mqp = to_mqp(qp);
+	int ret;
+
+	rlog_add_one(&mqp->rlog, wr);
+	if (x)
+		ret = post_recv_one(x, mqp->lower, post_qp_recv, wr, bad_wr);
+	else
+		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
+	if (unlikely(ret) && mqp->rlog.ring)
+		mqp->rlog.head--;
+	return ret;
+}
+
+/* A lone RECV after a switch; the caller is inside migr_enter() */
+static int __attribute__((noinline))
+post_recv_xlated(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad_wr)
+{
+	return post_recv_logged(&mqp->ctx->xlate, mqp, wr, bad_wr);
+}
+
+/* Lists, and QPs a switch holds */
+static int __attribute__((noinline))
+post_recv_general(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr)
+{
 	int ret;
 
 	migr_enter();
-	if (likely(!(mqp->slow & ~MIGR_SLOW_REWRITE))) {
+	if (!(mqp->slow & ~MIGR_SLOW_REWRITE)) {
 		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
 		rlog_add(&mqp->rlog, wr, ret ? *bad_wr : NULL);
 	} else {
@@ -468,6 +624,32 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	}
 	migr_leave();
 	return ret;
+}
+
+int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct migr_qp *mqp = to_mqp(qp);
+	uint8_t slow;
+	int ret;
+
+	/* a lone RECV, untranslated or only translated: kept short */
+	if (likely(wr && !wr->next)) {
+		migr_enter();
+		slow = mqp->slow & ~MIGR_SLOW_REWRITE;
+		if (likely(!slow)) {
+			ret = post_recv_logged(NULL, mqp, wr, bad_wr);
+			migr_leave();
+			return ret;
+		}
+		if (slow == MIGR_SLOW_XLATE && wr->num_sge <= ONE_WR_SGE) {
+			ret = post_recv_xlated(mqp, wr, bad_wr);
+			migr_leave();
+			return ret;
+		}
+		migr_leave();
+	}
+	return post_recv_general(mqp, wr, bad_wr);
 }
 
 /* The SRQ's RECVs, logged like a QP's; what it posts is logged again */
@@ -509,8 +691,16 @@ int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 
 	migr_enter();
 	if (likely(!msrq->slow && !x->active)) {
-		ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
-		rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);
+		if (likely(wr && !wr->next)) {
+			/* as post_recv_logged(): logged first, taken back */
+			rlog_add_one(&msrq->rlog, wr);
+			ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
+			if (unlikely(ret) && msrq->rlog.ring)
+				msrq->rlog.head--;
+		} else {
+			ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
+			rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);
+		}
 	} else {
 		ret = post_srq_recv_slow(msrq, wr, bad_wr);
 	}

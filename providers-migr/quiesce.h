@@ -33,12 +33,16 @@ extern __thread struct migr_poster migr_self
 
 void migr_poster_register(void);
 
-/* Odd from in to out: the counter says the thread is inside */
+/*
+ * Odd from in to out: the counter says the thread is inside. A thread's
+ * first call registers it, after its counter went odd: a switch that
+ * listed the threads before then is ordered before the registration by
+ * the list's lock, so this thread sees its flags.
+ */
 static inline void migr_in(uint64_t *counter)
 {
-	if (__builtin_expect(!migr_self.registered, 0))
+	if (__builtin_expect((*counter)++ == 0 && !migr_self.registered, 0))
 		migr_poster_register();
-	(*counter)++;
 	__asm__ __volatile__("" ::: "memory");
 }
 

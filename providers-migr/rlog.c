@@ -14,17 +14,21 @@
 /* Room for every RECV a queue of max_wr entries can hold */
 int migr_rlog_init(struct migr_rlog *log, uint32_t max_wr, uint32_t max_sge)
 {
+	size_t entry = sizeof(struct migr_rlog_entry) +
+		       max_sge * sizeof(struct ibv_sge);
 	uint32_t n = 1;
 
 	if (!max_wr)
 		return 0;
 	while (n < max_wr)
 		n <<= 1;
+	/* a power of two: the post path finds a slot with a shift */
+	log->shift = 0;
+	while ((1ul << log->shift) < entry)
+		log->shift++;
 	log->max_sge = max_sge;
-	log->stride = sizeof(struct migr_rlog_entry) +
-		      max_sge * sizeof(struct ibv_sge);
 	log->mask = n - 1;
-	log->ring = calloc(n, log->stride);
+	log->ring = calloc(n, 1ul << log->shift);
 	return log->ring ? 0 : ENOMEM;
 }
 
@@ -49,9 +53,7 @@ int migr_rlog_repost(struct migr_rlog *log, uint64_t n, post_recv_fn post,
 
 	log->head = first;
 	for (i = 0; i < n; i++) {
-		struct migr_rlog_entry *e =
-			(void *)(log->ring +
-				 ((first + i) & log->mask) * log->stride);
+		struct migr_rlog_entry *e = migr_rlog_at(log, first + i);
 		struct ibv_sge sge[e->num_sge ? e->num_sge : 1];
 		struct ibv_recv_wr wr = { .wr_id = e->wr_id,
 					  .sg_list = sge,

@@ -53,19 +53,22 @@ static inline uint32_t migr_u32tab_home(const struct migr_u32tab *t,
 	return (key * 0x9e3779b9u) >> t->shift;
 }
 
-static inline bool migr_u32map_get(const struct migr_u32map *m, uint32_t key,
+/* The table readers walk now; NULL while the map is empty */
+static inline const struct migr_u32tab *
+migr_u32map_tab(const struct migr_u32map *m)
+{
+	return __atomic_load_n(&m->tab, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A lookup in a table taken once with migr_u32map_tab(), for a run of
+ * keys that are never the spare key (QPNs are 24 bits).
+ */
+static inline bool migr_u32tab_get(const struct migr_u32tab *t, uint32_t key,
 				   uint32_t *val)
 {
-	const struct migr_u32tab *t;
 	uint32_t i;
 
-	if (unlikely(key == MIGR_U32MAP_SPARE_KEY)) {
-		uint64_t s = __atomic_load_n(&m->spare, __ATOMIC_ACQUIRE);
-
-		*val = (uint32_t)s;
-		return s & MIGR_U32MAP_SPARE_SET;
-	}
-	t = __atomic_load_n(&m->tab, __ATOMIC_ACQUIRE);
 	if (!t)
 		return false;
 	/* Terminates: at least half of the slots are always empty */
@@ -79,6 +82,18 @@ static inline bool migr_u32map_get(const struct migr_u32map *m, uint32_t key,
 		if (s == MIGR_U32MAP_EMPTY)
 			return false;
 	}
+}
+
+static inline bool migr_u32map_get(const struct migr_u32map *m, uint32_t key,
+				   uint32_t *val)
+{
+	if (unlikely(key == MIGR_U32MAP_SPARE_KEY)) {
+		uint64_t s = __atomic_load_n(&m->spare, __ATOMIC_ACQUIRE);
+
+		*val = (uint32_t)s;
+		return s & MIGR_U32MAP_SPARE_SET;
+	}
+	return migr_u32tab_get(migr_u32map_tab(m), key, val);
 }
 
 int migr_u32map_put(struct migr_u32map *m, uint32_t key, uint32_t val);

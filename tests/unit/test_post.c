@@ -43,6 +43,10 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 {
 	n_calls++;
 	for (; wr; wr = wr->next) {
+		if (n_recv == fail_at) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
 		seen_recv[n_recv] = *wr;
 		if (wr->num_sge)
 			seen_sge[n_recv] = wr->sg_list[0];
@@ -301,10 +305,8 @@ static void test_counts_and_recv_log(void)
 	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == EINVAL);
 	CHECK(bad == &wr[2] && mqp.n_consumers == 3);
 
-	mqp.rlog.max_sge = 2;
-	mqp.rlog.stride = sizeof(*e) + 2 * sizeof(struct ibv_sge);
-	mqp.rlog.mask = 3;
-	mqp.rlog.ring = calloc(4, mqp.rlog.stride);
+	reset();
+	CHECK(migr_rlog_init(&mqp.rlog, 4, 2) == 0);
 	memset(rwr, 0, sizeof(rwr));
 	for (i = 0; i < 6; i++) {
 		rwr[0].wr_id = 100 + i;
@@ -314,10 +316,36 @@ static void test_counts_and_recv_log(void)
 	}
 	CHECK(mqp.rlog.head == 6);
 	/* a ring of 4: the newest four are there, oldest first from head-4 */
-	e = (void *)(mqp.rlog.ring + (2 & 3) * mqp.rlog.stride);
+	e = migr_rlog_at(&mqp.rlog, 2);
 	CHECK(e->wr_id == 102 && e->num_sge == 1 && e->sge[0].lkey == 0x11);
-	e = (void *)(mqp.rlog.ring + (5 & 3) * mqp.rlog.stride);
+	e = migr_rlog_at(&mqp.rlog, 5);
 	CHECK(e->wr_id == 105);
+
+	/* a lone WR the lower refuses is neither counted nor logged */
+	for (i = 0; i < 2; i++) {
+		reset();
+		mqp.n_consumers = 0;
+		wr[0].next = NULL;
+		fail_at = 0;
+		CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == EINVAL);
+		CHECK(bad == &wr[0] && mqp.n_consumers == 0);
+		CHECK(migr_post_recv(&mqp.vqp.qp, rwr, &rbad) == EINVAL);
+		CHECK(rbad == &rwr[0] && mqp.rlog.head == 6);
+		fail_at = -1;
+		CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
+		CHECK(mqp.n_consumers == 1);
+		CHECK(migr_post_recv(&mqp.vqp.qp, rwr, &rbad) == 0);
+		CHECK(mqp.rlog.head == 7);
+		e = migr_rlog_at(&mqp.rlog, 6);
+		CHECK(e->wr_id == 105 && e->sge[0].lkey == 0x11);
+		mqp.rlog.head = 6;
+		/* the same after a switch: translated, logged as posted */
+		CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_LKEY, 0x11,
+				     0xa11) == 0);
+		mqp.slow |= MIGR_SLOW_XLATE;
+	}
+	CHECK(seen_sge[0].lkey == 0xa11);
+	migr_xlate_destroy(&mctx.xlate);
 	free(mqp.rlog.ring);
 	memset(&mqp.rlog, 0, sizeof(mqp.rlog));
 }
