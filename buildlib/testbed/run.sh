@@ -249,6 +249,13 @@ while alive; do
 		elif [ $el -gt $((up_at[$r] + timeout + 30)) ] && [ ! -f "$run/rc-$r" ]; then
 			failure="hang:$r"
 		fi
+		# A guest whose kernel died leaves the other waiting for it until
+		# its own limits: stop both now (the verdict below says why).
+		if [ $two = 1 ] && [ ! -f "$run/rc-$r" ] && [ -z "$failure" ] &&
+			{ ! kill -0 "${qpid[$r]}" 2>/dev/null ||
+				grep -qE "Oops: double fault|Kernel panic" "$run/console-$r.log" 2>/dev/null; }; then
+			failure="died:$r"
+		fi
 	done
 	[ -z "$failure" ] || break
 done
@@ -267,6 +274,7 @@ for r in "${roles[@]}"; do
 		fi
 	elif [ "$failure" = "boot:$r" ]; then why="the VM did not boot within ${BOOT_TIMEOUT}s"
 	elif [ "$failure" = "hang:$r" ]; then rc=124 why="the guest stopped responding (command limit ${timeout}s)"
+	elif [[ $failure == died:* ]] && [ "$failure" != "died:$r" ]; then why="stopped: VM ${failure#died:} died"
 	elif [ ! -f "$run/up-$r" ]; then why="the VM failed to boot (QEMU: $(tail -n 1 "$run/qemu-$r.err" 2>/dev/null))"
 	else why="the guest died before reporting a result"
 	fi
