@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The benchmark builds the provider's data-path sources without the
- * control socket (control.c and the switch behind it). qp.c asks it for a
- * partner context at connect time; the benchmark connects no QP that way.
+ * control socket (control.c and the switch behind it) and without the
+ * partner protocol. qp.c asks them for a partner at connect time; the
+ * benchmark connects no QP that way.
  */
-#include "migr.h"
+#include <errno.h>
+
+#include "partner.h"
 
 struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn)
 {
+	return NULL;
+}
+
+struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
+				      const struct ibv_qp_attr *attr,
+				      uint32_t our_phys, char *err,
+				      size_t errlen)
+{
+	errno = 0;
 	return NULL;
 }

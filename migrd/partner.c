@@ -531,6 +531,10 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		refuse(x, out, err);
 		return;
 	}
+	if (pl.step == PAUTH_FETCH) {
+		relay(x, remote, out);
+		return;
+	}
 	k.pid = proc_tgid(c->pid);
 	if (proc_start(k.pid, &k.start)) {
 		refuse(x, out, "the asking process is gone");

@@ -11,6 +11,11 @@
  * QPs it prepared are granted to the asker (pid and start time) with that
  * partner pid and host for the later steps, under a lease each step
  * renews; a resume or abort that succeeds ends the grant.
+ *
+ * "fetch" (a QP being connected asks its peer for its lower QP and its
+ * rkeys) needs no grant: it changes nothing, the peer answers only for a
+ * QP that is unconnected or faces the asker's, and what it tells is of use
+ * only over such a connection (an rkey is no capability without one).
  */
 #ifndef MIGRD_PAUTH_H
 #define MIGRD_PAUTH_H
@@ -31,6 +36,7 @@ enum pauth_step {
 	PAUTH_RECONNECT,
 	PAUTH_RESUME,
 	PAUTH_ABORT,
+	PAUTH_FETCH, /* read only, no grant: see below */
 };
 
 /* What migrd reads of a partner line: the step and the QPs it names */

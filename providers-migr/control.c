@@ -446,23 +446,62 @@ void migr_control_unlock(void)
 }
 
 /* The live RC QP numbered vqpn whose port has gid (migr_control_lock held) */
+/* Does port have gid? One query of the whole table where the kernel can */
+static bool port_has_gid(struct ibv_context *lower, uint8_t port,
+			 const union ibv_gid *gid)
+{
+	struct ibv_gid_entry *t;
+	struct ibv_port_attr pa;
+	union ibv_gid g;
+	ssize_t n, i;
+	bool found = false;
+
+	if (ibv_query_port(lower, port, &pa) || !pa.gid_tbl_len)
+		return false;
+	t = calloc(pa.gid_tbl_len, sizeof(*t));
+	n = t ? ibv_query_gid_table(lower, t, pa.gid_tbl_len, 0) : -1;
+	for (i = 0; i < n && !found; i++)
+		found = t[i].port_num == port &&
+			!memcmp(&t[i].gid, gid, sizeof(*gid));
+	free(t);
+	if (n >= 0)
+		return found;
+	/* No table query: the first entries, where RoCE puts an address's */
+	for (i = 0; i < 16 && i < pa.gid_tbl_len && !found; i++)
+		found = !ibv_query_gid(lower, port, i, &g) &&
+			!memcmp(&g, gid, sizeof(g));
+	return found;
+}
+
+/* Is QP on gid: its own GID once connected, else one of its port's */
+static bool qp_on_gid(struct migr_context *c, const struct migr_qp *mqp,
+		      const union ibv_gid *gid)
+{
+	const struct ibv_ah_attr *ah = &mqp->attr.ah_attr;
+	union ibv_gid g;
+
+	if (!c->lower)
+		return false;
+	if (ah->is_global)
+		return !ibv_query_gid(c->lower, ah->port_num,
+				      ah->grh.sgid_index, &g) &&
+		       !memcmp(&g, gid, sizeof(g));
+	return port_has_gid(c->lower,
+			    mqp->attr.port_num ? mqp->attr.port_num : 1, gid);
+}
+
 struct migr_qp *migr_control_find_qp(uint32_t vqpn, const union ibv_gid *gid,
 				     struct migr_context **ctx)
 {
 	struct migr_context *c;
 	struct migr_qp *mqp, *found = NULL;
-	union ibv_gid g;
 
 	*ctx = NULL;
 	list_for_each (&ctxs, c, entry) {
 		pthread_mutex_lock(&c->rec.lock);
 		list_for_each (&c->rec.qps, mqp, entry) {
-			const struct ibv_ah_attr *ah = &mqp->attr.ah_attr;
-
-			if (mqp->vqp.qp.qp_num != vqpn || !c->lower ||
-			    ibv_query_gid(c->lower, ah->port_num,
-					  ah->grh.sgid_index, &g) ||
-			    memcmp(&g, gid, sizeof(g)))
+			if (mqp->vqp.qp.qp_num != vqpn ||
+			    !qp_on_gid(c, mqp, gid))
 				continue;
 			found = mqp;
 			*ctx = c;

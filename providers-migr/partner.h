@@ -32,6 +32,17 @@
  *   resume GID QPN . QPN ... post what it held; the session ends
  *   abort GID QPN . QPN ...  the same, whatever state it reached
  *
+ * And when a QP of ours is connected to a QP in another process (any time,
+ * not only in a switch), so that a peer that moved before is reached at
+ * its lower QP and its rkeys translate from our first post:
+ *
+ *   fetch GID QPN PEER_QPN PEER_PHYS PEER_ID GEN START
+ *       its QP QPN, unconnected or facing ours (PEER_QPN, PEER_PHYS on
+ *       our device, context PEER_ID): its lower QP "phys", its context
+ *       "peer" and the generation "gen" of its tables (0: never moved);
+ *       unless GEN is that generation, "keys" (V:P,..., hex) of its MRs
+ *       from the START-th, MIGR_FETCH_KEYS at most, and "next" (0: all)
+ *
  * A process that does not own QPN replies "notmine"; one that is switching
  * itself replies "busy" (the mover backs off and tries again).
  */
@@ -41,6 +52,9 @@
 #include <stdio.h>
 
 #include "migr.h"
+
+/* rkey pairs per fetch reply (each up to 18 characters) */
+#define MIGR_FETCH_KEYS 96
 
 /* How long a partner waits for news, beyond the mover's drain bound */
 #define MIGR_PARTNER_LEASE_MS 10000
@@ -73,6 +87,19 @@ int migr_partners_suspend(struct migr_partner *v, unsigned int n,
 int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
 			    size_t errlen);
 void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort);
+
+/*
+ * Before mqp (our lower QP our_phys) is connected by attr to a QP in
+ * another process: ask that process (through migrd) for its lower QP and,
+ * once per change of its tables, its rkeys. The replica of its tables that
+ * now has them; NULL if it never moved (errno 0), or on failure (errno,
+ * err set): then the application's values are used as they are, right
+ * for a peer that never moved or has no migr.
+ */
+struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
+				      const struct ibv_qp_attr *attr,
+				      uint32_t our_phys, char *err,
+				      size_t errlen);
 
 /* partner_serve.c: the partner side, one request line (after "partner ") */
 void migr_partner_serve(FILE *out, const char *line);

@@ -27,6 +27,8 @@
 #define LINE_MAX_LEN 3700
 /* rkey pairs per "keys" request: well under migrd's line limit */
 #define KEYS_PER_LINE 160
+/* A connect waits this long at most for what its peer says (fetch) */
+#define FETCH_TIMEOUT_S 3
 
 static void gid_hex(const union ibv_gid *gid, char *out)
 {
@@ -129,9 +131,11 @@ static int read_line(int fd, char *buf, size_t len)
 
 /* Send one request line to migrd; its JSON reply in reply */
 static int migrd_call(const char *line, size_t len, const struct migr_qp *mqp,
-		      char *reply, char *err, size_t errlen)
+		      unsigned int timeout_s, char *reply, char *err,
+		      size_t errlen)
 {
-	struct timeval tv = { .tv_sec = CALL_TIMEOUT_S };
+	struct timeval tv = { .tv_sec =
+				      timeout_s ? timeout_s : CALL_TIMEOUT_S };
 	const char *path;
 	int fd, ret;
 
@@ -199,11 +203,12 @@ struct step {
 	const char *op;
 	const char *head; /* keys: the pairs, before the QPs */
 	int (*args)(struct migr_partner *p, char *buf, size_t len, void *arg);
-	int (*take)(struct migr_partner *p, const char *res, char *err,
-		    size_t errlen);
+	int (*take)(struct migr_partner *p, const char *res, void *arg,
+		    char *err, size_t errlen);
 	void *arg;
 	bool prepare; /* QPs a process disowns are looked for elsewhere */
 	bool only_prepared; /* resume, abort: partners that said yes */
+	unsigned int timeout_s; /* 0: CALL_TIMEOUT_S */
 };
 
 static void fail_reason(struct migr_partner *p, const char *step, char *err,
@@ -266,7 +271,7 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 	if (!k)
 		return 0;
 	line[len++] = '\n';
-	ret = migrd_call(line, len, p0->mqp, reply, err, errlen);
+	ret = migrd_call(line, len, p0->mqp, st->timeout_s, reply, err, errlen);
 	if (ret) {
 		fail_reason(p0, st->op, err, errlen);
 		return -ret;
@@ -279,7 +284,7 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 	for (i = 0; i < k; i++) {
 		struct migr_partner *p = &v[idx[i]];
 		const char *res = result_at(reply, i, &rlen);
-		char obj[512];
+		char obj[2304]; /* a fetch's keys are the longest */
 
 		if (!res) {
 			/* no answer per QP: migrd's or the process's refusal */
@@ -298,7 +303,7 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 		if (pid)
 			p->pid = pid;
 		if (st->take) {
-			ret = st->take(p, obj, err, errlen);
+			ret = st->take(p, obj, st->arg, err, errlen);
 			if (ret) {
 				fail_reason(p, st->op, err, errlen);
 				return -ret;
@@ -383,8 +388,8 @@ static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 	return 0;
 }
 
-static int prepare_take(struct migr_partner *p, const char *res, char *err,
-			size_t errlen)
+static int prepare_take(struct migr_partner *p, const char *res, void *arg,
+			char *err, size_t errlen)
 {
 	uint64_t v, mkey, maddr;
 
@@ -425,8 +430,8 @@ static int suspend_args(struct migr_partner *p, char *buf, size_t len,
 	return 0;
 }
 
-static int suspend_take(struct migr_partner *p, const char *res, char *err,
-			size_t errlen)
+static int suspend_take(struct migr_partner *p, const char *res, void *arg,
+			char *err, size_t errlen)
 {
 	if (!json_u64(res, "consumers", &p->consumers)) {
 		snprintf(err, errlen, "no send count in its reply");
@@ -490,8 +495,8 @@ static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
 	return 0;
 }
 
-static int reconnect_take(struct migr_partner *p, const char *res, char *err,
-			  size_t errlen)
+static int reconnect_take(struct migr_partner *p, const char *res, void *arg,
+			  char *err, size_t errlen)
 {
 	struct migr_xlate *x = p->mqp->remote;
 	uint64_t v;
@@ -533,8 +538,8 @@ int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
 	return run_step(v, n, &st, err, errlen);
 }
 
-static int resume_take(struct migr_partner *p, const char *res, char *err,
-		       size_t errlen)
+static int resume_take(struct migr_partner *p, const char *res, void *arg,
+		       char *err, size_t errlen)
 {
 	p->prepared = p->suspended = false;
 	return 0;
@@ -563,4 +568,169 @@ void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort)
 			  abort ? "abort" : "resume", err);
 	for (i = 0; i < n; i++)
 		v[i].prepared = v[i].suspended = false;
+}
+
+/* What a fetch asks for and what its peer answered */
+struct fetch {
+	uint32_t our_phys; /* our lower QP */
+	uint64_t known; /* the generation of its tables we hold */
+	bool probe; /* no keys: its QP, context and generation only */
+	unsigned int from; /* its MR to start the keys at */
+	struct migr_xlate *x; /* where keys go; NULL for a probe */
+	/* its answer */
+	uint32_t phys;
+	uint64_t peer, gen;
+	unsigned int next, nkeys;
+};
+
+static int fetch_args(struct migr_partner *p, char *buf, size_t len, void *arg)
+{
+	struct fetch *f = arg;
+	char from[16] = "-";
+
+	if (!f->probe)
+		snprintf(from, sizeof(from), "%u", f->from);
+	snprintf(buf, len, "%u %u %016" PRIx64 " %" PRIu64 " %s",
+		 p->mqp->vqp.qp.qp_num, f->our_phys, p->mqp->ctx->peer_id,
+		 f->known, from);
+	return 0;
+}
+
+/* Its rkeys, "V:P,V:P,..." in hex, into our replica of its tables */
+static int fetch_keys(struct fetch *f, const char *res)
+{
+	const char *p = strstr(res, "\"keys\":\"");
+	unsigned int v, ph;
+	int used;
+
+	if (!p)
+		return EPROTO;
+	for (p += 8; sscanf(p, "%x:%x%n", &v, &ph, &used) == 2; p += used) {
+		if (migr_xlate_set(f->x, MIGR_XLATE_RKEY, v, ph))
+			return ENOMEM;
+		f->nkeys++;
+		if (p[used] == ',')
+			used++;
+	}
+	return *p == '"' ? 0 : EPROTO;
+}
+
+static int fetch_take(struct migr_partner *p, const char *res, void *arg,
+		      char *err, size_t errlen)
+{
+	struct fetch *f = arg;
+	uint64_t v, next;
+
+	if (!json_u64(res, "phys", &v) || !v || v >> 24 ||
+	    !json_hex(res, "peer", &f->peer) ||
+	    !json_u64(res, "gen", &f->gen) || !json_u64(res, "next", &next) ||
+	    next > UINT32_MAX) {
+		snprintf(err, errlen, "its reply lacks its QP or context");
+		return EPROTO;
+	}
+	f->phys = v;
+	f->next = next;
+	if (f->x && fetch_keys(f, res)) {
+		snprintf(err, errlen, "its keys are malformed");
+		return EPROTO;
+	}
+	return 0;
+}
+
+/* One fetch step, again while the peer is busy with a switch of its own */
+static int fetch_step(struct migr_partner *p, struct fetch *f, char *err,
+		      size_t errlen)
+{
+	struct step st = { .op = "fetch",
+			   .args = fetch_args,
+			   .take = fetch_take,
+			   .arg = f,
+			   .prepare = true,
+			   .timeout_s = FETCH_TIMEOUT_S };
+	unsigned int tries;
+	int ret;
+
+	for (tries = 0; tries < 10; tries++) {
+		ret = run_step(p, 1, &st, err, errlen);
+		if (ret != EBUSY)
+			break;
+		usleep(100000);
+	}
+	return ret;
+}
+
+/* The peer's QP is at phys: our replica of its tables says so (or not) */
+static int replica_qpn(struct migr_xlate *x, uint32_t vqpn, uint32_t phys)
+{
+	uint32_t old = migr_remote_qpn_to_phys(x, vqpn);
+
+	if (old != vqpn && old != phys)
+		migr_xlate_forget(x, MIGR_XLATE_QPN, old);
+	if (phys == vqpn) {
+		migr_xlate_forget(x, MIGR_XLATE_QPN_PHYS, vqpn);
+		return 0;
+	}
+	return migr_xlate_set(x, MIGR_XLATE_QPN_PHYS, vqpn, phys) ?:
+		       migr_xlate_set(x, MIGR_XLATE_QPN, phys, vqpn);
+}
+
+struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
+				      const struct ibv_qp_attr *attr,
+				      uint32_t our_phys, char *err,
+				      size_t errlen)
+{
+	struct fetch f = { .our_phys = our_phys, .probe = true };
+	struct migr_partner p = { .mqp = mqp, .qpn = attr->dest_qp_num };
+	struct migr_xlate *x;
+	int ret;
+
+	p.gid = attr->ah_attr.grh.dgid;
+	if (!attr->ah_attr.is_global ||
+	    gid_host(&p.gid, p.host, sizeof(p.host))) {
+		snprintf(err, errlen, "its GID has no address to ask at");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	ret = fetch_step(&p, &f, err, errlen);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	/* A peer whose tables never changed: the identity is right */
+	if (!f.gen) {
+		errno = 0;
+		return NULL;
+	}
+	x = migr_peer_tables(mqp->ctx, f.peer);
+	if (!x) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Its keys once per change of its tables, in chunks */
+	if (__atomic_load_n(&x->gen, __ATOMIC_ACQUIRE) != f.gen) {
+		f.known = x->gen;
+		f.probe = false;
+		f.x = x;
+		f.from = 0;
+		do {
+			ret = fetch_step(&p, &f, err, errlen);
+			f.from = f.next;
+		} while (!ret && f.next);
+		if (ret) {
+			errno = ret;
+			return NULL;
+		}
+		__atomic_store_n(&x->gen, f.gen, __ATOMIC_RELEASE);
+	}
+	if (replica_qpn(x, p.qpn, f.phys)) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	verbs_info(
+		&mqp->ctx->vctx,
+		"QP 0x%x: its peer 0x%x at %s moved before, is QP 0x%x there; %u of its keys fetched\n",
+		mqp->vqp.qp.qp_num, p.qpn, p.host, f.phys, f.nkeys);
+	return x;
 }

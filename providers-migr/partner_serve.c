@@ -194,7 +194,7 @@ struct entry {
 	struct migr_context *ctx;
 	struct sess *s;
 	bool ok, notmine, busy;
-	char res[320]; /* its JSON object */
+	char res[2048]; /* its JSON object (fetch: MIGR_FETCH_KEYS pairs) */
 };
 
 #define RESULT(e, ok_, fmt, ...)                                               \
@@ -336,6 +336,69 @@ static void do_faces(struct entry *e)
 	       "{\"ok\":true,\"peer_phys\":%u,\"peer_gid\":\"%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x\"}",
 	       mqp->dest_phys, g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
 	       g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
+/*
+ * A QP of another process is being connected to this one (partner.h,
+ * fetch): say which lower QP it must connect to, and, unless the asker
+ * has them from generation GEN, our rkeys, MIGR_FETCH_KEYS at a time from the
+ * START-th MR. A QP connected to another QP answers notmine. Read only.
+ */
+static void do_fetch(struct entry *e)
+{
+	struct migr_qp *mqp = e->mqp;
+	struct migr_context *ctx = e->ctx;
+	unsigned int peer_qpn, peer_phys, i = 0, k = 0;
+	char keys[MIGR_FETCH_KEYS * 18 + 1] = "", from[16], *end;
+	uint64_t peer_id, gen, ours;
+	unsigned long start = 0;
+	struct migr_mr *mmr;
+	bool probe;
+	size_t len = 0;
+
+	if (sscanf(e->args, "%u %u %" SCNx64 " %" SCNu64 " %15s", &peer_qpn,
+		   &peer_phys, &peer_id, &gen, from) != 5) {
+		FAILED(e, "bad fetch request");
+		return;
+	}
+	/* FROM "-": no keys, only what the asker needs to know if it has them */
+	probe = !strcmp(from, "-");
+	if (!probe) {
+		start = strtoul(from, &end, 10);
+		if (*end || start > UINT32_MAX) {
+			FAILED(e, "bad fetch request");
+			return;
+		}
+	}
+	if (mqp->attr.qp_state >= IBV_QPS_RTR &&
+	    faces_other(e, peer_qpn, peer_phys))
+		return;
+	if (mqp->vqp.qp.qp_type != IBV_QPT_RC &&
+	    mqp->vqp.qp.qp_type != IBV_QPT_UC) {
+		NOT_MINE(e, "QP 0x%x is not connected mode", e->qpn);
+		return;
+	}
+	if (ctx->switch_active || !mqp->lower) {
+		e->busy = true;
+		FAILED(e, "switching itself");
+		return;
+	}
+	ours = __atomic_load_n(&ctx->xlate.gen, __ATOMIC_ACQUIRE);
+	if (!probe && ours && ours != gen) {
+		list_for_each (&ctx->rec.mrs, mmr, entry) {
+			if (!mmr->lower || i++ < start)
+				continue;
+			if (k == MIGR_FETCH_KEYS)
+				break;
+			len += sprintf(keys + len, "%s%x:%x", k++ ? "," : "",
+				       mmr->vmr.ibv_mr.rkey, mmr->lower->rkey);
+		}
+	}
+	RESULT(e, true,
+	       "{\"ok\":true,\"phys\":%u,\"peer\":\"%016" PRIx64
+	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu}",
+	       mqp->lower->qp_num, ctx->peer_id, ours, keys,
+	       k == MIGR_FETCH_KEYS ? start + k : 0);
 }
 
 /* Hold the QP's posts and post its marker; the drain is done for all */
@@ -743,7 +806,8 @@ void migr_partner_serve(FILE *out, const char *line)
 		e->s = find_sess(e->ctx, e->qpn);
 		if (e->s)
 			e->s->deadline = now_ms() + e->s->lease_ms;
-		if (strcmp(op, "prepare") && strcmp(op, "faces") && !e->s) {
+		if (strcmp(op, "prepare") && strcmp(op, "faces") &&
+		    strcmp(op, "fetch") && !e->s) {
 			e->mqp = NULL;
 			if (!strcmp(op, "abort"))
 				RESULT(e, true, "{\"ok\":true,\"ended\":true}");
@@ -761,6 +825,10 @@ void migr_partner_serve(FILE *out, const char *line)
 		for (i = 0; i < n; i++)
 			if (v[i].mqp)
 				do_faces(&v[i]);
+	} else if (!strcmp(op, "fetch")) {
+		for (i = 0; i < n; i++)
+			if (v[i].mqp)
+				do_fetch(&v[i]);
 	} else if (!strcmp(op, "suspend")) {
 		do_suspend(v, n);
 	} else if (!strcmp(op, "reconnect")) {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migr.h"
+#include "partner.h"
 
 static struct migr_qp *alloc_qp(struct ibv_context *context)
 {
@@ -230,12 +230,38 @@ static bool partner_is_self(struct migr_qp *mqp, struct migr_context *peer,
 	return !memcmp(&gid, &ah->grh.dgid, sizeof(gid));
 }
 
+/*
+ * A connection to a QP in another process: what that process says of it
+ * (partner_fetch), asked without our control path held, since it may be
+ * asking us the same at once. NULL: the application's values hold.
+ */
+static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
+				     const struct ibv_qp_attr *attr,
+				     uint32_t our_phys)
+{
+	struct migr_xlate *x;
+	char err[512];
+
+	if (mqp->vqp.qp.qp_type != IBV_QPT_RC &&
+	    mqp->vqp.qp.qp_type != IBV_QPT_UC)
+		return NULL;
+	ctl_leave(mqp->vqp.qp.context);
+	x = migr_partner_fetch(mqp, attr, our_phys, err, sizeof(err));
+	if (!x && errno)
+		verbs_debug(&mqp->ctx->vctx,
+			    "QP 0x%x: nothing learned of its peer 0x%x: %s\n",
+			    mqp->vqp.qp.qp_num, attr->dest_qp_num, err);
+	ctl_enter(mqp->vqp.qp.context);
+	return x;
+}
+
 int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct migr_qp *mqp = to_mqp(qp);
 	struct ibv_qp_attr lattr = *attr;
 	struct migr_context *peer = NULL;
 	bool connect = (attr_mask & IBV_QP_DEST_QPN) && (attr_mask & IBV_QP_AV);
+	struct migr_xlate *fetched = NULL;
 	int ret;
 
 	if (connect)
@@ -243,7 +269,11 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	ctl_enter(qp->context);
 	if (connect) {
 		mqp->self = partner_is_self(mqp, peer, attr);
-		mqp->remote = mqp->self ? &peer->xlate : &mqp->ctx->remote;
+		if (!mqp->self && mqp->lower)
+			fetched = fetch_peer(mqp, attr, mqp->lower->qp_num);
+		mqp->remote = mqp->self ? &peer->xlate :
+			      fetched	? fetched :
+					  &mqp->ctx->remote;
 	}
 	/* The application names its partner by the partner's virtual QPN */
 	if (attr_mask & IBV_QP_DEST_QPN)

@@ -96,8 +96,10 @@ static int map_one(struct migr_xlate *x, enum migr_xlate_kind kind,
 		return 0;
 	}
 	ret = migr_u32map_put(m, key, keyed_by_phys(kind) ? virt : phys);
-	if (!ret)
+	if (!ret) {
+		__atomic_add_fetch(&x->gen, 1, __ATOMIC_RELEASE);
 		mark_active(x);
+	}
 	return ret;
 }
 

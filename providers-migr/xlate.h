@@ -41,6 +41,12 @@ struct migr_xlate {
 	pthread_mutex_t lock;
 	struct migr_u32map live[MIGR_XLATE_NKINDS]; /* virtual -> physical */
 	uint32_t next_fresh[MIGR_XLATE_NKINDS];
+	/*
+	 * A process's own tables: bumped by every value that stops being the
+	 * identity, so zero while they never differed from it. A replica:
+	 * the partner's generation it was last fetched at (partner_fetch.c).
+	 */
+	uint64_t gen;
 };
 
 static inline uint32_t migr_xlate_lookup(const struct migr_xlate *x,

@@ -44,6 +44,8 @@ step "two guests, two NICs: partners follow a switch across hosts" vm --two --ni
 	--a "tests/guest/partner.sh a" --b "tests/guest/partner.sh b"
 step "two guests, two NICs: a server's two client processes share QP numbers" vm --two --nics 2 --timeout 900 \
 	--a "tests/guest/partner-many.sh a" --b "tests/guest/partner-many.sh b"
+step "two guests, two NICs: a client connects to a server that moved" vm --two --nics 2 --timeout 600 \
+	--a "tests/guest/late-client.sh a" --b "tests/guest/late-client.sh b"
 step "two guests, two NICs: perftest and ibv_rc_pingpong switched live" vm --two --nics 2 --timeout 1500 \
 	--a "tests/guest/unmodified.sh a" --b "tests/guest/unmodified.sh b"
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh

@@ -323,6 +323,10 @@ void tr_hello_fill(struct tr_ep *ep, struct tr_hello *h)
 	h->ud_depth = ep->ud_depth;
 	h->ud_qkey = ep->ud_qkey;
 	h->lid = ep->pattr.lid;
+	/* As it is now: a live switch since setup may have moved us */
+	if (ep->gid_idx >= 0 &&
+	    ibv_query_gid(ep->ctx, ep->o->ib_port, ep->gid_idx, &ep->gid))
+		tr_die("%s: no GID at index %d", ep->o->dev, ep->gid_idx);
 	memcpy(h->gid, ep->gid.raw, 16);
 	for (i = 0; i < ep->nall; i++) {
 		struct tr_qp *q = &ep->qps[i];

@@ -302,6 +302,16 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
         r, f"permission denied: pid {f1.pid} has no partner session with "
         f"pid {f2.pid} on {where} for QP 0x11 (a prepare opens one for the "
         f"QPs that face its own)"), r)
+    # fetch (a connect asks its peer's QP) needs no grant, and goes to the
+    # process that claims the QP; nothing else is asked of it
+    before = f2.lines()
+    r = step(f"fetch {GID} 17 77 1077 00000000000000aa 0 -", 0)
+    check(tag + "fetch without a session", r.get("ok") is True and
+          r.get("pid") == f2.pid and r["reply"]["results"] ==
+          [{"ok": True, "op": "fetch"}], r)
+    check(tag + "fetch relayed as it is", f2.lines()[len(before):] ==
+          f"partner fetch {GID} 17 77 1077 00000000000000aa 0 -\n",
+          f2.lines()[len(before):])
     # The line must say what migrd reads
     r = step(f"suspend {PEER_GID} 17 5000")
     check(tag + "other GID in the line", denied(
