@@ -29,6 +29,9 @@
 #define KEYS_PER_LINE 160
 /* A connect waits this long at most for what its peer says (fetch) */
 #define FETCH_TIMEOUT_S 3
+/* ... and asks a host it waited on in vain again only after this */
+#define FETCH_QUIET_MS 60000
+#define FETCH_QUIET_HOSTS 16
 
 static void gid_hex(const union ibv_gid *gid, char *out)
 {
@@ -674,6 +677,42 @@ static int replica_qpn(struct migr_xlate *x, uint32_t vqpn, uint32_t phys)
 		       migr_xlate_set(x, MIGR_XLATE_QPN, phys, vqpn);
 }
 
+/*
+ * Hosts a fetch waited on in vain (no migrd there, a firewall, a dead
+ * host): a process making many connections there must not wait each time.
+ */
+static pthread_mutex_t quiet_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char host[64];
+	double until;
+} quiet[FETCH_QUIET_HOSTS];
+
+static bool host_quiet(const char *host)
+{
+	double now = now_ms();
+	bool found = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&quiet_lock);
+	for (i = 0; i < FETCH_QUIET_HOSTS && !found; i++)
+		found = quiet[i].until > now && !strcmp(quiet[i].host, host);
+	pthread_mutex_unlock(&quiet_lock);
+	return found;
+}
+
+static void host_went_quiet(const char *host)
+{
+	unsigned int i, oldest = 0;
+
+	pthread_mutex_lock(&quiet_lock);
+	for (i = 0; i < FETCH_QUIET_HOSTS; i++)
+		if (quiet[i].until < quiet[oldest].until)
+			oldest = i;
+	snprintf(quiet[oldest].host, sizeof(quiet[oldest].host), "%s", host);
+	quiet[oldest].until = now_ms() + FETCH_QUIET_MS;
+	pthread_mutex_unlock(&quiet_lock);
+}
+
 struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 				      const struct ibv_qp_attr *attr,
 				      uint32_t our_phys, char *err,
@@ -691,8 +730,19 @@ struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (host_quiet(p.host)) {
+		snprintf(
+			err, errlen,
+			"%s did not answer a fetch within %d s lately; not asked",
+			p.host, FETCH_TIMEOUT_S);
+		errno = ETIMEDOUT;
+		return NULL;
+	}
 	ret = fetch_step(&p, &f, err, errlen);
 	if (ret) {
+		/* no answer in time (a refusal comes at once) */
+		if (ret == EAGAIN || ret == ETIMEDOUT)
+			host_went_quiet(p.host);
 		errno = ret;
 		return NULL;
 	}

@@ -155,6 +155,12 @@ kill -KILL "$SP4"; wait "$SP4" 2>/dev/null
 check dead_not_listed sh -c "! migrctl status | grep -q '^$SP4 '"
 check dead_pruned grep -q "pid $SP4 (selfpair) is gone, pruned" "$LOGDIR/migrd.log"
 
+# A connect asks the peer's host what its QP is now (fetch): a host that
+# made it wait in vain is not asked again for a while
+check fetch_waits_once sh -c "MIGRD_SOCKET=$RUN/silent.sock VERBS_LOG_LEVEL=4 \
+	VERBS_LOG_FILE=$LOGDIR/migrd-fetch-quiet.verbs.log python3 tests/guest/fetch-quiet.py $RUN/silent.sock &&
+	grep -q 'did not answer a fetch within 3 s lately; not asked' $LOGDIR/migrd-fetch-quiet.verbs.log"
+
 # Without migrd: the running process goes on, a new one starts and works,
 # and no migrd message reaches its log above debug level.
 stop_migrd
