@@ -303,17 +303,19 @@ done
 
 # A guest kernel that dies while booting (TCG now and then panics before
 # the command starts) says nothing about the command: run it once more.
-# So does one that takes a double fault in the kernel's own allocator: TCG
-# now and then leaks a single-step debug exception into the guest kernel
-# (a WARNING in exc_debug_kernel when it survives), whatever runs. The
-# first run's logs stay, and the retry says why it happened. At most twice.
+# So does one that panics later: TCG now and then leaks a single-step
+# debug exception into the guest kernel (a double fault in the kernel's
+# allocator, or a WARNING in exc_debug_kernel when it survives), and the
+# network stack's softirq has died with a NULL pointer in net_rx_action,
+# whatever ran. The first run's logs stay, and the retry says why it
+# happened (the kernel's first BUG line). At most twice.
 tries=${MIGR_TESTBED_RETRY:-0}
 if [ "$final" != 0 ] && [ "$tries" -lt 2 ]; then
 	for r in "${roles[@]}"; do
 		if [ ! -f "$run/up-$r" ]; then
 			log "a VM did not boot; running the command once more"
-		elif [ ! -f "$run/rc-$r" ] && grep -q "Oops: double fault" "$run/console-$r.log" 2>/dev/null; then
-			log "VM $r: the guest kernel took a double fault (TCG; logs: $run); running the command once more"
+		elif [ ! -f "$run/rc-$r" ] && grep -qE "Oops: double fault|Kernel panic" "$run/console-$r.log" 2>/dev/null; then
+			log "VM $r: the guest kernel died ($(grep -m1 -aoE 'BUG: [^]*|Oops: double fault' "$run/console-$r.log" || echo panic); logs: $run); running the command once more"
 		else
 			continue
 		fi

@@ -9,7 +9,8 @@ usage: fetch-quiet.py SOCKET   (run with MIGRD_SOCKET=SOCKET)
 SOCKET gets a stand-in migrd that accepts and never answers. The QP on
 migr_rxe0 is taken to RTR twice towards a GID of a host no route leads to
 (the lower modify then fails at once): the first try waits for the fetch
-(3 s), the second must not. Exit 0 if so."""
+(3 s), the second must not (it takes what the lower's refusal takes).
+Exit 0 if so."""
 import os
 import socket
 import sys
@@ -19,7 +20,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '../../pyverbs-tests'))
 from migrtest.verbs import Endpoint, modify, REMOTE_ACCESS  # noqa: E402
-from pyverbs.addr import AHAttr, GlobalRoute  # noqa: E402
+from pyverbs.addr import AHAttr, GID, GlobalRoute  # noqa: E402
 from pyverbs.pyverbs_error import PyverbsError  # noqa: E402
 import pyverbs.enums as e  # noqa: E402
 
@@ -48,7 +49,7 @@ threading.Thread(target=silent, daemon=True).start()
 
 def to_rtr(ep):
     """One try; the time it took (it fails: no route to FAR_GID)."""
-    route = GlobalRoute(dgid=FAR_GID, sgid_index=ep.path.gid_index,
+    route = GlobalRoute(dgid=GID(FAR_GID), sgid_index=ep.path.gid_index,
                         hop_limit=64)
     t0 = time.monotonic()
     try:
@@ -75,5 +76,6 @@ print('first connect %.2f s (waited for the fetch), second %.2f s' %
       (first, second))
 if first < WAIT_S - 0.5:
     sys.exit('the first connect did not ask (%.2f s)' % first)
-if second > 1.0:
+# the lower's own refusal takes its time too (about 1 s under TCG)
+if second > first - (WAIT_S - 1):
     sys.exit('the second connect asked again (%.2f s)' % second)
