@@ -356,6 +356,21 @@ static int run_step(struct migr_partner *v, unsigned int n,
 	return ret;
 }
 
+/*
+ * run_step(), again every 100 ms up to tries times while a partner answers
+ * busy: one busy with its own switch lets go of its lock soon
+ */
+static int run_step_patient(struct migr_partner *v, unsigned int n,
+			    const struct step *st, unsigned int tries,
+			    char *err, size_t errlen)
+{
+	int ret;
+
+	while ((ret = run_step(v, n, st, err, errlen)) == EBUSY && --tries)
+		usleep(100000);
+	return ret;
+}
+
 int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
 		      size_t errlen)
 {
@@ -554,18 +569,12 @@ void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort)
 			   .take = resume_take,
 			   .only_prepared = true };
 	char err[256];
-	unsigned int i, tries;
+	unsigned int i;
 	int ret;
 
 	if (!n)
 		return;
-	/* A partner busy with its own switch lets go of its lock soon */
-	for (tries = 0; tries < 20; tries++) {
-		ret = run_step(v, n, &st, err, sizeof(err));
-		if (ret != EBUSY)
-			break;
-		usleep(100000);
-	}
+	ret = run_step_patient(v, n, &st, 20, err, sizeof(err));
 	if (ret)
 		verbs_err(&v[0].mqp->ctx->vctx, "partners did not %s: %s\n",
 			  abort ? "abort" : "resume", err);
@@ -650,16 +659,8 @@ static int fetch_step(struct migr_partner *p, struct fetch *f, char *err,
 			   .arg = f,
 			   .prepare = true,
 			   .timeout_s = FETCH_TIMEOUT_S };
-	unsigned int tries;
-	int ret;
 
-	for (tries = 0; tries < 10; tries++) {
-		ret = run_step(p, 1, &st, err, errlen);
-		if (ret != EBUSY)
-			break;
-		usleep(100000);
-	}
-	return ret;
+	return run_step_patient(p, 1, &st, 10, err, errlen);
 }
 
 /* The peer's QP is at phys: our replica of its tables says so (or not) */

@@ -261,40 +261,15 @@ static int hold_wrs(struct migr_held_wr ***tail, struct ibv_send_wr *swr,
 	return 0;
 }
 
-/* Remember RECVs the lower accepted, up to stop, for a switch to repost */
+/* One RECV into the next slot of a log that has a ring */
 static inline __attribute__((always_inline)) void
-rlog_add(struct migr_rlog *log, const struct ibv_recv_wr *wr,
-	 const struct ibv_recv_wr *stop)
+rlog_put(struct migr_rlog *log, const struct ibv_recv_wr *wr)
 {
-	for (; wr && wr != stop && log->ring; wr = wr->next) {
-		struct migr_rlog_entry *e = migr_rlog_at(log, log->head);
-		uint32_t n = wr->num_sge > 0 ? wr->num_sge : 0;
+	struct migr_rlog_entry *e = migr_rlog_at(log, log->head);
+	uint32_t n = wr->num_sge > 0 ? wr->num_sge : 0;
 
-		if (n > log->max_sge)
-			n = log->max_sge;
-		e->wr_id = wr->wr_id;
-		e->num_sge = n;
-		/* one SGE is the common case: no call to memcpy for it */
-		if (likely(n == 1))
-			e->sge[0] = wr->sg_list[0];
-		else if (n)
-			memcpy(e->sge, wr->sg_list, n * sizeof(e->sge[0]));
-		log->head++;
-	}
-}
-
-/* rlog_add() for a list of one, without the loop */
-static inline __attribute__((always_inline)) void
-rlog_add_one(struct migr_rlog *log, const struct ibv_recv_wr *wr)
-{
-	struct migr_rlog_entry *e;
-	uint32_t n;
-
-	if (unlikely(!log->ring))
-		return;
-	e = migr_rlog_at(log, log->head);
-	n = wr->num_sge > 0 ? wr->num_sge : 0;
 	e->wr_id = wr->wr_id;
+	/* one SGE is the common case: tested first, no memcpy for it */
 	if (likely(n == 1 && log->max_sge)) {
 		e->num_sge = 1;
 		e->sge[0] = wr->sg_list[0];
@@ -306,6 +281,15 @@ rlog_add_one(struct migr_rlog *log, const struct ibv_recv_wr *wr)
 			memcpy(e->sge, wr->sg_list, n * sizeof(e->sge[0]));
 	}
 	log->head++;
+}
+
+/* Remember RECVs the lower accepted, up to stop, for a switch to repost */
+static inline __attribute__((always_inline)) void
+rlog_add(struct migr_rlog *log, const struct ibv_recv_wr *wr,
+	 const struct ibv_recv_wr *stop)
+{
+	for (; wr && wr != stop && log->ring; wr = wr->next)
+		rlog_put(log, wr);
 }
 
 /* Hold send WRs of an ibv_wr_*() batch (qp_ex_hold.c); hold_lock held */
@@ -385,12 +369,13 @@ post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	 1u << IBV_WR_SEND_WITH_IMM)
 
 /*
- * A lone WR after a switch, on a connected QP with no other flag: what
- * post_send_one() does, with only the rkey this opcode carries looked up.
+ * A lone WR after a switch, on a connected QP with no other flag (the
+ * caller is inside migr_enter()): what post_send_one() does, with only
+ * the rkey this opcode carries looked up.
  */
-static inline __attribute__((always_inline)) int
-post_send_xlated(struct migr_qp *mqp, unsigned int op, struct ibv_send_wr *wr,
-		 struct ibv_send_wr **bad_wr)
+static int __attribute__((noinline))
+post_send_one_xlated(struct migr_qp *mqp, unsigned int op,
+		     struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct ibv_send_wr lwr, *lbad;
 	struct ibv_sge sge[ONE_WR_SGE];
@@ -407,23 +392,12 @@ post_send_xlated(struct migr_qp *mqp, unsigned int op, struct ibv_send_wr *wr,
 	else if (ATOMIC_OPCODES >> op & 1)
 		lwr.wr.atomic.rkey = migr_remote_rkey_to_phys(
 			mqp->remote, wr->wr.atomic.rkey);
-	ret = ibv_post_send(mqp->lower, &lwr, &lbad);
-	if (ret)
-		*bad_wr = wr;
-	return ret;
-}
-
-/* A lone WR after a switch; the caller is inside migr_enter() */
-static int __attribute__((noinline))
-post_send_one_xlated(struct migr_qp *mqp, unsigned int op,
-		     struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
-{
-	int ret;
-
 	mqp->n_consumers += CONSUMER_OPCODES >> op & 1;
-	ret = post_send_xlated(mqp, op, wr, bad_wr);
-	if (unlikely(ret))
+	ret = ibv_post_send(mqp->lower, &lwr, &lbad);
+	if (unlikely(ret)) {
 		mqp->n_consumers -= CONSUMER_OPCODES >> op & 1;
+		*bad_wr = wr;
+	}
 	return ret;
 }
 
@@ -582,21 +556,24 @@ static int post_recv_slow(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 /*
  * A lone RECV into the log before the lower sees it: a switch reads the
  * log only once this thread is out, and a refused RECV takes its entry
- * back. The QP is all that stays live across the lower's call.
+ * back. Only the log and the lower object stay live across the lower's
+ * call. x: translate its keys (after a switch), else NULL.
  */
 static inline __attribute__((always_inline)) int
-post_recv_logged(const struct migr_xlate *x, struct migr_qp *mqp,
-		 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+recv_logged(const struct migr_xlate *x, struct migr_rlog *log, void *lower,
+	    post_recv_fn post, struct ibv_recv_wr *wr,
+	    struct ibv_recv_wr **bad_wr)
 {
 	int ret;
 
-	rlog_add_one(&mqp->rlog, wr);
+	if (log->ring)
+		rlog_put(log, wr);
 	if (x)
-		ret = post_recv_one(x, mqp->lower, post_qp_recv, wr, bad_wr);
+		ret = post_recv_one(x, lower, post, wr, bad_wr);
 	else
-		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
-	if (unlikely(ret) && mqp->rlog.ring)
-		mqp->rlog.head--;
+		ret = post(lower, wr, bad_wr);
+	if (unlikely(ret) && log->ring)
+		log->head--;
 	return ret;
 }
 
@@ -605,7 +582,8 @@ static int __attribute__((noinline))
 post_recv_xlated(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 		 struct ibv_recv_wr **bad_wr)
 {
-	return post_recv_logged(&mqp->ctx->xlate, mqp, wr, bad_wr);
+	return recv_logged(&mqp->ctx->xlate, &mqp->rlog, mqp->lower,
+			   post_qp_recv, wr, bad_wr);
 }
 
 /* Lists, and QPs a switch holds */
@@ -638,7 +616,8 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		migr_enter();
 		slow = mqp->slow & ~MIGR_SLOW_REWRITE;
 		if (likely(!slow)) {
-			ret = post_recv_logged(NULL, mqp, wr, bad_wr);
+			ret = recv_logged(NULL, &mqp->rlog, mqp->lower,
+					  post_qp_recv, wr, bad_wr);
 			migr_leave();
 			return ret;
 		}
@@ -692,11 +671,8 @@ int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	migr_enter();
 	if (likely(!msrq->slow && !x->active)) {
 		if (likely(wr && !wr->next)) {
-			/* as post_recv_logged(): logged first, taken back */
-			rlog_add_one(&msrq->rlog, wr);
-			ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
-			if (unlikely(ret) && msrq->rlog.ring)
-				msrq->rlog.head--;
+			ret = recv_logged(NULL, &msrq->rlog, msrq->lower,
+					  post_srq_recv, wr, bad_wr);
 		} else {
 			ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
 			rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);

@@ -20,34 +20,7 @@ TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed -D 900 --stall-timeout 60 --po
 mkdir -p "$RUN"
 rm -f "$VERBS_LOG_FILE"
 
-# move NAME PID DEV PARTNERS: one switch, checked (moved, nothing lost,
-# PARTNERS partner QPs followed)
-move() {
-	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
-	check "$1" python3 - "$LOGDIR/$1.json" "$4" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for c in r["reply"]["switch"]:
-    assert c["ok"] and c["lost"] == 0 and c["partners"] == int(sys.argv[2]), c
-    print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
-PY
-	grep -h " ms, " "$LOGDIR/$1.log"
-}
-
-# verdict NAME PID LOG: the traffic checker's, once it was sent SIGTERM
-verdict() {
-	local rc
-	wait "$2"; rc=$?
-	check "$1" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $3"
-	tail -n 1 "$3" | sed 's/^/    /'
-}
-
-install -m 0600 /dev/null "$RUN/key"
-echo "migr late-client test key" >"$RUN/key"
-migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" \
-	>"$LOGDIR/late-client-migrd-$role.log" 2>&1 &
-MIGRD=$!
-for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
+start_test_migrd late-client "$LOGDIR/late-client-migrd-$role.log"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
 
 if [ "$role" = a ]; then
@@ -63,15 +36,15 @@ if [ "$role" = a ]; then
 	HOLDER=$!
 	sleep 1
 	# Nobody connected yet: no partner follows, the numbers change
-	move server_moves_before_its_client "$S" rxe1 0
+	switch_to server_moves_before_its_client "$S" rxe1 0
 	say a.moved
 	await b.running || fail b_running
-	move server_moves_back_with_its_client "$S" rxe0 2
+	switch_to server_moves_back_with_its_client "$S" rxe0 2
 	say a.back
 	await b.stopping || fail b_stopping
 	kill -TERM "$S"
 	kill "$HOLDER" 2>/dev/null
-	verdict server_traffic_verified "$S" "$LOGDIR/late-client-server.log"
+	traffic_verdict server_traffic_verified "$S" "$LOGDIR/late-client-server.log"
 	say a.done
 else
 	await a.moved || fail a_moved
@@ -93,7 +66,7 @@ else
 	sleep 2
 	say b.stopping
 	kill -TERM "$C"
-	verdict client_traffic_verified "$C" "$LOGDIR/late-client-client.log"
+	traffic_verdict client_traffic_verified "$C" "$LOGDIR/late-client-client.log"
 	await a.done || fail a_done
 fi
 kill -TERM "$MIGRD" 2>/dev/null

@@ -77,6 +77,40 @@ await() {
 	return 1
 }
 
+# start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
+# its key in $RUN/key (the same NAME in both guests: the same key); sets
+# MIGRD and returns once the socket is there
+start_test_migrd() {
+	install -m 0600 /dev/null "$RUN/key"
+	echo "migr $1 test key" >"$RUN/key"
+	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >"$2" 2>&1 &
+	MIGRD=$!
+	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
+}
+
+# switch_to NAME PID DEV PARTNERS: one migrctl switch, checked (moved,
+# nothing lost, PARTNERS partner QPs followed)
+switch_to() {
+	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
+	check "$1" python3 - "$LOGDIR/$1.json" "$4" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["reply"]["switch"]:
+    assert c["ok"] and c["lost"] == 0 and c["partners"] == int(sys.argv[2]), c
+    print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
+PY
+	grep -h " ms, " "$LOGDIR/$1.log"
+}
+
+# traffic_verdict NAME PID LOG: migr-traffic's, once it was sent SIGTERM
+# (once: a second one ends it before its checks)
+traffic_verdict() {
+	local rc
+	wait "$2"; rc=$?
+	check "$1" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $3"
+	tail -n 1 "$3" | sed 's/^/    /'
+}
+
 # started PID: its migr library opened a device (its control socket listens)
 started() {
 	for _ in $(seq 300); do grep -q "@migr/$1\$" /proc/net/unix && return 0; sleep 0.1; done

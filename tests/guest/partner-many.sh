@@ -22,35 +22,7 @@ mkdir -p "$RUN"
 rm -f "$VERBS_LOG_FILE"
 
 
-# move NAME PID DEV PARTNERS: one switch, checked (moved, nothing lost,
-# PARTNERS partner QPs followed)
-move() {
-	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
-	check "$1" python3 - "$LOGDIR/$1.json" "$4" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for c in r["reply"]["switch"]:
-    assert c["ok"] and c["lost"] == 0 and c["partners"] == int(sys.argv[2]), c
-    print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
-PY
-	grep -h " ms, " "$LOGDIR/$1.log"
-}
-
-# verdict NAME PID LOG: the traffic checker's, once it was sent SIGTERM
-# (once: a second one ends it before its checks)
-verdict() {
-	local rc
-	wait "$2"; rc=$?
-	check "$1" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $3"
-	tail -n 1 "$3" | sed 's/^/    /'
-}
-
-install -m 0600 /dev/null "$RUN/key"
-echo "migr partner-many test key" >"$RUN/key"
-migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" \
-	>"$LOGDIR/partner-many-migrd-$role.log" 2>&1 &
-MIGRD=$!
-for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
+start_test_migrd partner-many "$LOGDIR/partner-many-migrd-$role.log"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
 
 if [ "$role" = a ]; then
@@ -63,12 +35,12 @@ if [ "$role" = a ]; then
 	started "$S" || fail server_started
 	say a.up
 	await b.c1_moved || fail b_c1_moved
-	move server_moves_with_two_client_processes "$S" rxe1 4
-	move server_moves_back "$S" rxe0 4
+	switch_to server_moves_with_two_client_processes "$S" rxe1 4
+	switch_to server_moves_back "$S" rxe0 4
 	say a.moved
 	await b.stopping || fail b_stopping
 	kill -TERM "$S"
-	verdict server_traffic_verified "$S" "$LOGDIR/partner-many-server.log"
+	traffic_verdict server_traffic_verified "$S" "$LOGDIR/partner-many-server.log"
 	say a.done
 else
 	await a.up || fail a_up
@@ -88,15 +60,15 @@ else
 	check clients_qp_numbers_collide sh -c "grep -o '^    qp [0-9]*' $LOGDIR/partner-many-c1.status | sort >$LOGDIR/pm1 &&
 		grep -o '^    qp [0-9]*' $LOGDIR/partner-many-c2.status | sort >$LOGDIR/pm2 &&
 		[ -n \"\$(comm -12 $LOGDIR/pm1 $LOGDIR/pm2)\" ]"
-	move first_client_moves "$C1" rxe1 2
+	switch_to first_client_moves "$C1" rxe1 2
 	say b.c1_moved
 	await a.moved || fail a_moved
-	move second_client_moves "$C2" rxe0 2
+	switch_to second_client_moves "$C2" rxe0 2
 	sleep 2
 	say b.stopping
 	kill -TERM "$C1" "$C2"
-	verdict first_client_traffic_verified "$C1" "$LOGDIR/partner-many-c1.log"
-	verdict second_client_traffic_verified "$C2" "$LOGDIR/partner-many-c2.log"
+	traffic_verdict first_client_traffic_verified "$C1" "$LOGDIR/partner-many-c1.log"
+	traffic_verdict second_client_traffic_verified "$C2" "$LOGDIR/partner-many-c2.log"
 	await a.done || fail a_done
 fi
 kill -TERM "$MIGRD" 2>/dev/null

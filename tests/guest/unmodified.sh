@@ -68,11 +68,7 @@ finished() {
 	tail -n 3 "$log" | sed 's/^/    /'
 }
 
-install -m 0600 /dev/null "$RUN/key"
-echo "migr unmodified-programs test key" >"$RUN/key"
-migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >"$MLOG" 2>&1 &
-MIGRD=$!
-for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
+start_test_migrd unmodified-programs "$MLOG"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
 # A starts the exchange afresh; B waits for A's word
 if [ "$role" = a ]; then
