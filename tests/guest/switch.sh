@@ -61,6 +61,13 @@ start_selfpair events 0 --events
 switch_many events 10
 stop_selfpair events
 
+# UC QPs (SEND, WRITE_WITH_IMM): no acks, so the marker's completion says
+# sent, and the RECV counts of the two ends say the SENDs arrived; a lost
+# message would leave a RECV waiting and fail the run.
+start_selfpair uc 0 --uc --pairs 2 --events
+switch_many uc 10
+stop_selfpair uc
+
 # Four threads posting and polling at once (each on its own pairs and
 # CQs): the switch must catch every one of them outside the lower provider.
 start_selfpair threads 0 --pairs 8 --threads 4
@@ -122,7 +129,7 @@ python3 - "$LOGDIR" <<'PY' | tee "$LOGDIR/switch-phases.txt" || true
 import json, os, sys
 keys = ["suspend", "drain", "release", "rebuild", "replay"]
 print("%-27s %4s %3s " % ("run", "QPs", "n") + " ".join("%8s" % k for k in keys) + " %8s %8s" % ("median", "max"))
-for run in ["poll", "events", "threads", "threads-events", "traffic-event-legacy-legacy", "traffic-event-ex-wr", "traffic-event-ex-mixed", "rebuild", "pairs32", "pairs256"]:
+for run in ["poll", "events", "uc", "threads", "threads-events", "traffic-event-legacy-legacy", "traffic-event-ex-wr", "traffic-event-ex-mixed", "rebuild", "pairs32", "pairs256"]:
     path = os.path.join(sys.argv[1], run + ".switches.jsonl")
     if not os.path.exists(path):
         continue

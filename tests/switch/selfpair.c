@@ -5,13 +5,15 @@
  * between devices from outside (migr's control socket) while it runs.
  *
  * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
+ *                 [--threads N] [--uc]
  * SECONDS 0: run until SIGTERM or SIGINT.
  *
  * With --pairs N there are N such pairs; with --threads T, T threads share
  * them out (each with its own CQs, channel and buffer) and run at once.
  * Each round: B keeps RECVs posted; A SENDs a numbered, checksummed
  * message, WRITEs a numbered pattern into B's buffer with immediate data,
- * then READs it back. Every completion must come exactly once, in order,
+ * then READs it back (--uc: UC QPs, which have no READ: B checks the
+ * WRITE). Every completion must come exactly once, in order,
  * successful, with the right QPN, length and contents. Prints a progress
  * line each second and "selfpair: OK rounds=N" at the end; exits 1 with
  * one line naming the first violation.
@@ -54,6 +56,7 @@ static int npairs = 1, nthreads = 1;
 static uint64_t total_rounds;
 static double end;
 static bool events;
+static bool uc; /* UC QPs: no READ, no acks */
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -214,13 +217,13 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 			 .max_recv_wr = DEPTH,
 			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
+		.qp_type = uc ? IBV_QPT_UC : IBV_QPT_RC,
 	};
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
+				   (uc ? 0 : IBV_ACCESS_REMOTE_READ) |
 				   IBV_ACCESS_LOCAL_WRITE,
 	};
 	struct ibv_qp *qp = ibv_create_qp(pd, &init);
@@ -231,6 +234,12 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 		fail("create or init QP: %s", strerror(errno));
 	return qp;
 }
+
+/* What RC sets on the way to RTR and RTS and UC must not */
+#define RC_RTR_MASK (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RC_RTS_MASK                                                            \
+	(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |                \
+	 IBV_QP_MAX_QP_RD_ATOMIC)
 
 static void connect_qp(struct ibv_qp *qp, uint32_t dest, int gid_index,
 		       const union ibv_gid *gid, uint32_t rq_psn,
@@ -253,8 +262,7 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dest, int gid_index,
 	if (ibv_modify_qp(qp, &attr,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				  IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
+				  (uc ? 0 : RC_RTR_MASK)))
 		fail("RTR: %s", strerror(errno));
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTS;
@@ -264,9 +272,8 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dest, int gid_index,
 	attr.rnr_retry = 7;
 	attr.max_rd_atomic = 1;
 	if (ibv_modify_qp(qp, &attr,
-			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				  IBV_QP_MAX_QP_RD_ATOMIC))
+			  IBV_QP_STATE | IBV_QP_SQ_PSN |
+				  (uc ? 0 : RC_RTS_MASK)))
 		fail("RTS: %s", strerror(errno));
 }
 
@@ -302,6 +309,8 @@ static void round_on(int p, uint64_t seq, uint8_t *base)
 	expect(b, IBV_WC_RECV_RDMA_WITH_IMM, b->next_recv++, "write-imm recv");
 	check(target, seq, "written data");
 	post_recv(b, posted[p]++);
+	if (uc)
+		return;
 	post_send(a, IBV_WR_RDMA_READ, 3 * seq + 2,
 		  READ_AREA(base) + (seq % SLOTS) * MSG, target);
 	expect(a, IBV_WC_RDMA_READ, 3 * seq + 2, "read");
@@ -347,7 +356,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N]\n",
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc]\n",
 			argv[0]);
 		return 2;
 	}
@@ -360,6 +369,8 @@ int main(int argc, char **argv)
 			npairs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			nthreads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--uc"))
+			uc = true;
 	}
 	if (npairs < 1 || nthreads < 1 || nthreads > npairs)
 		fail("need 1 <= threads <= pairs");
