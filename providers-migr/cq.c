@@ -32,6 +32,58 @@ void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
 	wc_to_virt(ctx, wc, n);
 }
 
+/* migr_cq_watch() on a CQ that feeds an SRQ or receives for a UD QP */
+void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n)
+{
+	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
+	unsigned int used = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (mcq->srq_fed)
+			used += migr_srq_used(mcq, wc[i].status, wc[i].opcode,
+					      wc[i].qp_num);
+		if (mcq->watch & MIGR_WATCH_UD)
+			migr_ud_src_seen(ctx, wc[i].status, wc[i].wc_flags,
+					 wc[i].src_qp);
+	}
+	if (used)
+		__atomic_add_fetch(&mcq->srq_recvs, used, __ATOMIC_RELAXED);
+}
+
+/* A sender's lower QPN, seen by a poll; lock-free while it is known */
+void migr_ud_src_note(struct migr_context *ctx, uint32_t src_qp)
+{
+	unsigned int i, n = __atomic_load_n(&ctx->n_ud_src, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n && i < MIGR_UD_SRC_MAX; i++)
+		if (__atomic_load_n(&ctx->ud_src[i], __ATOMIC_RELAXED) ==
+		    src_qp)
+			return;
+	if (n > MIGR_UD_SRC_MAX)
+		return; /* too many to tell: a switch refuses anyway */
+	pthread_mutex_lock(&ctx->ud_src_lock);
+	n = ctx->n_ud_src;
+	for (i = 0; i < n && i < MIGR_UD_SRC_MAX; i++)
+		if (ctx->ud_src[i] == src_qp)
+			break;
+	if (i == n && n <= MIGR_UD_SRC_MAX) {
+		if (n < MIGR_UD_SRC_MAX)
+			__atomic_store_n(&ctx->ud_src[n], src_qp,
+					 __ATOMIC_RELAXED);
+		__atomic_store_n(&ctx->n_ud_src, n + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&ctx->ud_src_lock);
+}
+
+/* A rebuild renumbered the process's QPs: the senders are learned anew */
+void migr_ud_src_forget(struct migr_context *ctx)
+{
+	pthread_mutex_lock(&ctx->ud_src_lock);
+	__atomic_store_n(&ctx->n_ud_src, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ctx->ud_src_lock);
+}
+
 static void fill_cq(struct migr_cq *mcq)
 {
 	/* The lower CQ carries our CQ as cq_context: events map back O(1) */
@@ -151,7 +203,7 @@ int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 		return n;
 	}
 	n = ibv_poll_cq(mcq->lower, num_entries, wc);
-	migr_srq_count(mcq, wc, n);
+	migr_cq_watch(mcq, wc, n);
 	migr_leave();
 	if (n <= 0 || likely(!ctx->xlate.active && !ctx->remote.active))
 		return n;

@@ -32,12 +32,17 @@ static inline const struct ibv_wc *shadow_wc(struct ibv_cq_ex *cq)
 	return &mcq->shadow.wc[mcq->shadow.head];
 }
 
-/* The entry the lower CQ shows is a RECV its SRQ used up: count it */
-static void srq_count_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
+/* The entry the lower CQ shows, as migr_cq_watch() looks at a wc */
+static void watch_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 {
-	if (migr_srq_used(mcq, lower->status, ibv_wc_read_opcode(lower),
+	if (mcq->srq_fed &&
+	    migr_srq_used(mcq, lower->status, ibv_wc_read_opcode(lower),
 			  mcq->recv_plain ? ibv_wc_read_qp_num(lower) : 0))
 		__atomic_add_fetch(&mcq->srq_recvs, 1, __ATOMIC_RELAXED);
+	if ((mcq->watch & MIGR_WATCH_UD) && lower->status == IBV_WC_SUCCESS &&
+	    (ibv_wc_read_wc_flags(lower) & IBV_WC_GRH))
+		migr_ud_src_seen(ctx_of(mcq->vcq.cq.context), lower->status,
+				 IBV_WC_GRH, ibv_wc_read_src_qp(lower));
 }
 
 static void show_head(struct ibv_cq_ex *cq, struct migr_cq *mcq)
@@ -79,8 +84,8 @@ static int cqx_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	if (likely(!ret)) {
 		cq->status = lower->status;
 		cq->wr_id = lower->wr_id;
-		if (unlikely(mcq->srq_fed))
-			srq_count_ex(mcq, lower);
+		if (unlikely(mcq->watch))
+			watch_ex(mcq, lower);
 	} else {
 		migr_session_leave();
 	}
@@ -105,8 +110,8 @@ static int cqx_next_poll(struct ibv_cq_ex *cq)
 	if (likely(!ret)) {
 		cq->status = lower->status;
 		cq->wr_id = lower->wr_id;
-		if (unlikely(mcq->srq_fed))
-			srq_count_ex(mcq, lower);
+		if (unlikely(mcq->watch))
+			watch_ex(mcq, lower);
 	}
 	return ret;
 }

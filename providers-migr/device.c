@@ -117,6 +117,7 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 	migr_record_init(&ctx->rec);
 	pthread_rwlock_init(&ctx->ctl_lock, NULL);
 	pthread_rwlock_init(&ctx->ev_lock, NULL);
+	pthread_mutex_init(&ctx->ud_src_lock, NULL);
 	ctx->lower_async_fd = lower->async_fd;
 	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
 	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);

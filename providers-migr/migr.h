@@ -50,6 +50,8 @@ struct migr_device {
 	struct verbs_device vdev;
 };
 
+#define MIGR_UD_SRC_MAX 16
+
 struct migr_context {
 	struct verbs_context vctx;
 	struct ibv_context *lower;
@@ -83,6 +85,14 @@ struct migr_context {
 	bool retiring;
 	uint32_t retiring_qpn;
 	unsigned int retired_flushes;
+	/*
+	 * The lower QPNs UD datagrams came from since the last switch (polls
+	 * of CQs with MIGR_WATCH_UD note them): a sender in another process
+	 * would not learn where its peer went, so a switch refuses then.
+	 */
+	pthread_mutex_t ud_src_lock;
+	uint32_t ud_src[MIGR_UD_SRC_MAX];
+	unsigned int n_ud_src; /* MIGR_UD_SRC_MAX + 1: more than that */
 	struct list_node entry; /* in the process's list of contexts */
 };
 
@@ -179,6 +189,8 @@ struct migr_cq {
 	 * receiving for two SRQs cannot count (srq_mixed).
 	 */
 	struct migr_srq *srq_fed;
+	/* what polls look at in its completions (MIGR_WATCH_*); 0: nothing */
+	uint8_t watch;
 	bool recv_plain, srq_mixed;
 	uint64_t srq_recvs;
 	struct migr_u32map srq_qps;
@@ -514,20 +526,37 @@ static inline bool migr_srq_used(const struct migr_cq *mcq,
 	       (!mcq->recv_plain || migr_u32map_get(&mcq->srq_qps, qpn, &one));
 }
 
-/* RECV completions taken off a lower CQ: what its SRQ used up */
-static inline void migr_srq_count(struct migr_cq *mcq, const struct ibv_wc *wc,
-				  int n)
-{
-	unsigned int used = 0;
-	int i;
+enum {
+	MIGR_WATCH_SRQ = 1 << 0, /* srq_fed: count what the SRQ used up */
+	MIGR_WATCH_UD = 1 << 1, /* a UD QP receives here: note its senders */
+};
 
-	if (likely(!mcq->srq_fed))
-		return;
-	for (i = 0; i < n; i++)
-		used += migr_srq_used(mcq, wc[i].status, wc[i].opcode,
-				      wc[i].qp_num);
-	if (used)
-		__atomic_add_fetch(&mcq->srq_recvs, used, __ATOMIC_RELAXED);
+/* ud_switch.c */
+void migr_ud_src_note(struct migr_context *ctx, uint32_t src_qp);
+void migr_ud_src_forget(struct migr_context *ctx);
+
+/* A UD datagram (only those carry a GRH) names its sender's lower QP */
+static inline void migr_ud_src_seen(struct migr_context *ctx,
+				    enum ibv_wc_status status,
+				    unsigned int wc_flags, uint32_t src_qp)
+{
+	if (status == IBV_WC_SUCCESS && (wc_flags & IBV_WC_GRH) &&
+	    (!ctx->n_ud_src ||
+	     __atomic_load_n(&ctx->ud_src[0], __ATOMIC_RELAXED) != src_qp))
+		migr_ud_src_note(ctx, src_qp);
+}
+
+/*
+ * Completions taken off a lower CQ: what its SRQ used up, and who sent
+ * its UD QPs datagrams. One predictable branch on CQs that need neither.
+ */
+void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n);
+
+static inline void migr_cq_watch(struct migr_cq *mcq, const struct ibv_wc *wc,
+				 int n)
+{
+	if (unlikely(mcq->watch))
+		migr_cq_watched(mcq, wc, n);
 }
 
 /* rlog.c: the ring of posted RECVs */

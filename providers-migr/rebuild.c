@@ -432,6 +432,7 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 
 	errno = 0;
 	ctx->lower = lower;
+	migr_ud_src_forget(ctx);
 	fd = fcntl(lower->cmd_fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		FAIL("duplicating the device fd failed: %s", strerror(errno));

@@ -75,7 +75,7 @@ static int drain_locked(struct migr_cq *mcq)
 		n = ibv_poll_cq(mcq->lower, 16, wc);
 		if (n < 0)
 			return n;
-		migr_srq_count(mcq, wc, n);
+		migr_cq_watch(mcq, wc, n);
 		for (i = 0; i < n; i++) {
 			if (wc[i].wr_id == MIGR_MARKER_WRID) {
 				marker_seen(ctx, &wc[i]);
@@ -117,7 +117,7 @@ int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc)
 
 	pthread_mutex_lock(&mcq->shadow_lock);
 	migr_wc_to_virt(ctx_of(mcq->vcq.cq.context), wc, 1);
-	migr_srq_count(mcq, wc, 1);
+	migr_cq_watch(mcq, wc, 1);
 	ret = shadow_push(&mcq->shadow, wc);
 	if (!ret) {
 		mcq->unsignalled++;

@@ -2,7 +2,7 @@
 /*
  * Shared receive queues. A basic SRQ with a PD can move in a switch: its
  * RECVs are logged like a QP's (post.c), and what it used up is counted
- * on the CQs of the QPs that receive through it (migr_srq_count()).
+ * on the CQs of the QPs that receive through it (migr_cq_watch()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +62,8 @@ void migr_srq_note_qp(struct migr_qp *mqp)
 		return;
 	rcq = to_mcq(qp->recv_cq);
 	pthread_mutex_lock(&mqp->ctx->rec.lock);
+	if (qp->qp_type == IBV_QPT_UD)
+		rcq->watch |= MIGR_WATCH_UD;
 	if (!msrq) {
 		rcq->recv_plain = true;
 	} else if (rcq->srq_fed && rcq->srq_fed != msrq) {
@@ -70,6 +72,7 @@ void migr_srq_note_qp(struct migr_qp *mqp)
 		rcq->srq_mixed = true;
 	} else {
 		rcq->srq_fed = msrq;
+		rcq->watch |= MIGR_WATCH_SRQ;
 		srq_qps_add(rcq, mqp);
 	}
 	pthread_mutex_unlock(&mqp->ctx->rec.lock);
@@ -249,6 +252,7 @@ static void forget_fed_cqs(struct migr_context *ctx, struct migr_srq *msrq)
 		if (mcq->srq_fed != msrq)
 			continue;
 		mcq->srq_fed = NULL;
+		mcq->watch &= ~MIGR_WATCH_SRQ;
 		mcq->srq_recvs = 0;
 	}
 	pthread_mutex_unlock(&ctx->rec.lock);

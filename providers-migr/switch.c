@@ -190,7 +190,8 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 			return ENOENT;
 		}
 	}
-	return migr_ud_precheck(ctx, rep->error, sizeof(rep->error));
+	return migr_ud_precheck(ctx, set->ctx, set->n, rep->error,
+				sizeof(rep->error));
 }
 
 static void suspend(struct migr_context *ctx)

@@ -104,7 +104,8 @@ int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 		      uint64_t *unused);
 
 /* ud_switch.c: UD QPs through the phases of a switch */
-int migr_ud_precheck(struct migr_context *ctx, char *why, size_t why_len);
+int migr_ud_precheck(struct migr_context *ctx, struct migr_context *const *v,
+		     unsigned int n, char *why, size_t why_len);
 int migr_ud_post_marker(struct migr_context *ctx, struct migr_qp *mqp);
 void migr_ud_marker_drop(struct migr_qp *mqp);
 int migr_ud_connect(struct migr_qp *mqp, char *why, size_t why_len);

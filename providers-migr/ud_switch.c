@@ -7,7 +7,9 @@
  * its lower QP flushes when put in error. Datagrams in flight while the
  * switch releases are lost, as UD allows. Senders elsewhere would go on
  * sending to the old address, so a switch is refused while an address
- * handle of the process names a GID that is not its own device's.
+ * handle of the process names a GID that is not its own device's, or a
+ * datagram came from a QP that is not the process's since the last switch
+ * (polls note the senders: migr_cq_watch()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,8 +33,57 @@ static uint8_t marker_gid_index(struct migr_context *ctx, uint8_t port)
 	return 0;
 }
 
-/* Before anything is touched: every AH of ctx addresses this device */
-int migr_ud_precheck(struct migr_context *ctx, char *why, size_t why_len)
+/* qpn is the lower number of a UD QP of one of the n contexts in v */
+static bool ud_ours(struct migr_context *const *v, unsigned int n, uint32_t qpn)
+{
+	struct migr_qp *mqp;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		list_for_each (&v[i]->rec.qps, mqp, entry)
+			if (is_ud(mqp) && mqp->lower &&
+			    mqp->lower->qp_num == qpn)
+				return true;
+	return false;
+}
+
+/* Every datagram since the last switch came from a QP of the set */
+static int ud_senders_ours(struct migr_context *ctx,
+			   struct migr_context *const *v, unsigned int nv,
+			   char *why, size_t why_len)
+{
+	uint32_t foreign = 0;
+	unsigned int i, n;
+
+	pthread_mutex_lock(&ctx->ud_src_lock);
+	n = ctx->n_ud_src;
+	for (i = 0; i < n && i < MIGR_UD_SRC_MAX && !foreign; i++)
+		if (!ud_ours(v, nv, ctx->ud_src[i]))
+			foreign = ctx->ud_src[i];
+	pthread_mutex_unlock(&ctx->ud_src_lock);
+	if (foreign) {
+		snprintf(
+			why, why_len,
+			"a UD QP received datagrams from QP 0x%x, which is not this process's: UD peers elsewhere cannot follow a switch yet",
+			foreign);
+		return EOPNOTSUPP;
+	}
+	if (n > MIGR_UD_SRC_MAX) {
+		snprintf(
+			why, why_len,
+			"UD QPs received datagrams from more than %d QPs since the last switch: UD peers elsewhere cannot follow a switch yet",
+			MIGR_UD_SRC_MAX);
+		return EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * Before anything is touched: every AH of ctx addresses this device, and
+ * its UD QPs heard only from QPs of the set (the n contexts in v).
+ */
+int migr_ud_precheck(struct migr_context *ctx, struct migr_context *const *v,
+		     unsigned int n, char *why, size_t why_len)
 {
 	struct migr_qp *mqp;
 	struct migr_ah *mah;
@@ -62,7 +113,7 @@ int migr_ud_precheck(struct migr_context *ctx, char *why, size_t why_len)
 			hex);
 		return EOPNOTSUPP;
 	}
-	return 0;
+	return ud_senders_ours(ctx, v, n, why, why_len);
 }
 
 /* A zero-length SEND to itself that its own Q_Key check drops */
