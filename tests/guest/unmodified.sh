@@ -1,7 +1,7 @@
 #!/bin/bash
 # In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
 # unmodified third-party programs (Debian's perftest, rdma-core's
-# ibv_rc_pingpong) run between A and B on migr_rxe0, and each side's
+# ibv_*_pingpong, librdmacm's rping) run between A and B on migr_rxe0, and each side's
 # process is moved live between its rxe0 and rxe1 by migrctl while they
 # run; the other side follows through the two migrd. Each program must
 # end as it would without a switch: exit 0, with its report.
@@ -23,9 +23,13 @@ rm -f "$VERBS_LOG_FILE"
 echo 'module rdma_rxe +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 
 
-# The programs, as NAME|server arguments|client arguments (the client
-# adds A's address). perftest runs for a fixed time (-D), long enough for
-# two switches of each side in a TCG guest; its port is its own.
+# The programs, as NAME|server arguments|client arguments[|A's refusal]
+# (the client adds A's address). perftest runs for a fixed time (-D), long
+# enough for two switches of each side in a TCG guest; its port is its
+# own. rdma_cm programs take the twin listed first. With a refusal, every
+# switch of A must be refused with it (B's too, for its own reason), and
+# the program must still end well.
+CM="env RDMAV_STACKED_DEVICES=first"
 PROGRAMS=(
 	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18711"
 	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18712"
@@ -34,6 +38,11 @@ PROGRAMS=(
 	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 30 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 30 -p 18715"
 	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18716"
 	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717"
+	"ibv_uc_pingpong|ibv_uc_pingpong -d migr_rxe0 -g 1 -n 10000 -p 18722|ibv_uc_pingpong -d migr_rxe0 -g 1 -n 10000 -p 18722"
+	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721"
+	"rping|$CM rping -s -a $A_IP -p 18718 -C 3000 -S 1024 -V|$CM rping -c -p 18718 -C 3000 -S 1024 -V -a"
+	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729"
+	"ib_send_bw_ud|ib_send_bw -d migr_rxe0 -x 1 -F -D 30 -c UD -p 18730|ib_send_bw -d migr_rxe0 -x 1 -F -D 30 -c UD -p 18730|a UD QP received datagrams from QP"
 )
 
 lower_of() {
@@ -41,11 +50,18 @@ lower_of() {
 }
 other_of() { [ "$(lower_of "$1")" = rxe1 ] && echo rxe0 || echo rxe1; }
 
-# move NAME PID: one switch of PID to its other device, checked
+# move NAME PID [REFUSAL]: one switch of PID to its other device, checked;
+# with REFUSAL (a pattern; "-" for any), it must be refused, naming it
 move() {
-	local name=$1 pid=$2
+	local name=$1 pid=$2 refusal=${3:-}
 	migrctl switch --pid "$pid" --device "$(other_of "$pid")" --json \
 		>"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
+	if [ -n "$refusal" ]; then
+		[ "$refusal" = - ] && refusal='UD peers elsewhere cannot follow'
+		check "${name}_refused" grep -q "$refusal" "$LOGDIR/$name.err"
+		sed 's/^/    /' "$LOGDIR/$name.err"
+		return
+	fi
 	check "$name" python3 - "$LOGDIR/$name.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -78,7 +94,7 @@ else
 fi
 
 for prog in "${PROGRAMS[@]}"; do
-	IFS='|' read -r name srv cli <<<"$prog"
+	IFS='|' read -r name srv cli refusal <<<"$prog"
 	[ "$ONLY" = "  " ] || [[ "$ONLY" == *" $name "* ]] || continue
 	log=$LOGDIR/unmodified-$name-$role.log
 	if [ "$role" = a ]; then
@@ -88,10 +104,10 @@ for prog in "${PROGRAMS[@]}"; do
 		say "$name.srv"
 		await "$name.cli" || fail "${name}_client_up"
 		sleep 2
-		move "${name}_a_moves" "$P"
+		move "${name}_a_moves" "$P" "$refusal"
 		say "$name.a1"
 		await "$name.b1" || fail "${name}_b1"
-		move "${name}_a_moves_back" "$P"
+		[ -n "$refusal" ] || move "${name}_a_moves_back" "$P"
 		say "$name.a2"
 		finished "${name}_a" "$P" "$log"
 	else
@@ -103,10 +119,10 @@ for prog in "${PROGRAMS[@]}"; do
 		started "$P" || fail "${name}_client_started"
 		say "$name.cli"
 		await "$name.a1" || fail "${name}_a1"
-		move "${name}_b_moves" "$P"
+		move "${name}_b_moves" "$P" "${refusal:+-}"
 		say "$name.b1"
 		await "$name.a2" || fail "${name}_a2"
-		move "${name}_b_moves_back" "$P"
+		[ -n "$refusal" ] || move "${name}_b_moves_back" "$P"
 		finished "${name}_b" "$P" "$log"
 	fi
 done
