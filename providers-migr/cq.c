@@ -44,8 +44,7 @@ void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n)
 			used += migr_srq_used(mcq, wc[i].status, wc[i].opcode,
 					      wc[i].qp_num);
 		if (mcq->watch & MIGR_WATCH_UD)
-			migr_ud_src_seen(ctx, wc[i].status, wc[i].wc_flags,
-					 wc[i].src_qp);
+			migr_ud_src_seen(ctx, wc[i].status, wc[i].src_qp);
 	}
 	if (used)
 		__atomic_add_fetch(&mcq->srq_recvs, used, __ATOMIC_RELAXED);

@@ -39,10 +39,9 @@ static void watch_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 	    migr_srq_used(mcq, lower->status, ibv_wc_read_opcode(lower),
 			  mcq->recv_plain ? ibv_wc_read_qp_num(lower) : 0))
 		__atomic_add_fetch(&mcq->srq_recvs, 1, __ATOMIC_RELAXED);
-	if ((mcq->watch & MIGR_WATCH_UD) && lower->status == IBV_WC_SUCCESS &&
-	    (ibv_wc_read_wc_flags(lower) & IBV_WC_GRH))
+	if ((mcq->watch & MIGR_WATCH_UD) && lower->status == IBV_WC_SUCCESS)
 		migr_ud_src_seen(ctx_of(mcq->vcq.cq.context), lower->status,
-				 IBV_WC_GRH, ibv_wc_read_src_qp(lower));
+				 ibv_wc_read_src_qp(lower));
 }
 
 static void show_head(struct ibv_cq_ex *cq, struct migr_cq *mcq)

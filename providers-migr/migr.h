@@ -535,12 +535,14 @@ enum {
 void migr_ud_src_note(struct migr_context *ctx, uint32_t src_qp);
 void migr_ud_src_forget(struct migr_context *ctx);
 
-/* A UD datagram (only those carry a GRH) names its sender's lower QP */
+/*
+ * A UD datagram names its sender's lower QP (src_qp: zero elsewhere; rxe
+ * does not set IBV_WC_GRH in a user CQ, so that flag cannot tell)
+ */
 static inline void migr_ud_src_seen(struct migr_context *ctx,
-				    enum ibv_wc_status status,
-				    unsigned int wc_flags, uint32_t src_qp)
+				    enum ibv_wc_status status, uint32_t src_qp)
 {
-	if (status == IBV_WC_SUCCESS && (wc_flags & IBV_WC_GRH) &&
+	if (status == IBV_WC_SUCCESS && src_qp &&
 	    (!ctx->n_ud_src ||
 	     __atomic_load_n(&ctx->ud_src[0], __ATOMIC_RELAXED) != src_qp))
 		migr_ud_src_note(ctx, src_qp);
