@@ -289,6 +289,10 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
         return r.get("ok") is False and r.get("error") == text and \
             "reply" not in r
 
+    def relayed_to_f2(r, op):
+        return r.get("ok") is True and r.get("pid") == f2.pid and \
+            r["reply"]["results"] == [{"ok": True, "op": op}]
+
     def prepare(qps, pid=0):
         return step(" . ".join(f"{q} 77 10000 7 4" for q in qps), pid)
 
@@ -306,9 +310,7 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     # process that claims the QP; nothing else is asked of it
     before = f2.lines()
     r = step(f"fetch {GID} 17 77 1077 00000000000000aa 0 -", 0)
-    check(tag + "fetch without a session", r.get("ok") is True and
-          r.get("pid") == f2.pid and r["reply"]["results"] ==
-          [{"ok": True, "op": "fetch"}], r)
+    check(tag + "fetch without a session", relayed_to_f2(r, "fetch"), r)
     check(tag + "fetch relayed as it is", f2.lines()[len(before):] ==
           f"partner fetch {GID} 17 77 1077 00000000000000aa 0 -\n",
           f2.lines()[len(before):])
@@ -363,9 +365,8 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     # f1 owns QP 1017: prepare goes to f2, then the session's steps
     before = f2.lines()
     r = step(f"prepare {GID} 17 77 10000 7 4", 0)
-    check(tag + "prepare facing the asker's", r.get("ok") is True and
-          r.get("pid") == f2.pid and r["reply"]["results"] ==
-          [{"ok": True, "op": "prepare"}], r)
+    check(tag + "prepare facing the asker's", relayed_to_f2(r, "prepare"),
+          r)
     check(tag + "faces, then prepare", f2.lines()[len(before):] ==
           f"partner faces {GID} 17 77 10000 7 4\n"
           f"partner prepare {GID} 17 77 10000 7 4\n",
