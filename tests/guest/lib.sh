@@ -80,6 +80,18 @@ await() {
 # start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
 # its key in $RUN/key (the same NAME in both guests: the same key); sets
 # MIGRD and returns once the socket is there
+# two_host_env NAME: a two-guest test's run directory (RUN), the files
+# one guest leaves for the other (SYNC), its migrd socket and its verbs log
+# at level 3, named after NAME and this guest's role
+two_host_env() {
+	RUN=/run/migr-$1
+	SYNC=$LOGDIR/$1-sync/${MIGR_RUN:-0}
+	export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
+	export VERBS_LOG_FILE=$LOGDIR/$1-$role.verbs.log
+	mkdir -p "$RUN"
+	rm -f "$VERBS_LOG_FILE"
+}
+
 start_test_migrd() {
 	install -m 0600 /dev/null "$RUN/key"
 	echo "migr $1 test key" >"$RUN/key"

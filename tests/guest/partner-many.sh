@@ -13,14 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 role=${1:?a or b}
 A_IP=10.9.0.1
-RUN=/run/migr-partner-many
-SYNC=$LOGDIR/partner-many-sync/${MIGR_RUN:-0}
-export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
-export VERBS_LOG_FILE=$LOGDIR/partner-many-$role.verbs.log
+two_host_env partner-many
 TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event -D 900 --stall-timeout 60 --port 18631"
-mkdir -p "$RUN"
-rm -f "$VERBS_LOG_FILE"
-
 
 start_test_migrd partner-many "$LOGDIR/partner-many-migrd-$role.log"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"

@@ -13,18 +13,13 @@ role=${1:?a or b}
 A_IP=10.9.0.1
 SWITCHES=${MIGR_PARTNER_SWITCHES:-20}
 BOTH=${MIGR_PARTNER_BOTH:-1}
-RUN=/run/migr-partner
-SYNC=$LOGDIR/partner-sync/${MIGR_RUN:-0} # files one guest leaves for the other
+two_host_env partner
 MLOG=$LOGDIR/partner-migrd-$role.log
-export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
-export VERBS_LOG_FILE=$LOGDIR/partner-$role.verbs.log
 # RC QPs receiving through an SRQ on each side (a UD QP with a peer on
 # the other host cannot move yet: a fault case below), every op, both
 # APIs, events; a shallow queue leaves the single-CPU TCG guests time for
 # the partner talk
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1200 --stall-timeout 60"
-mkdir -p "$RUN"
-rm -f "$VERBS_LOG_FILE"
 
 start_migrd() {
 	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >>"$MLOG" 2>&1 &

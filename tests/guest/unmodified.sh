@@ -12,13 +12,8 @@ role=${1:?a or b}
 shift
 ONLY=" $* "
 A_IP=10.9.0.1
-RUN=/run/migr-unmodified
-SYNC=$LOGDIR/unmodified-sync/${MIGR_RUN:-0} # files one guest leaves for the other
+two_host_env unmodified
 MLOG=$LOGDIR/unmodified-migrd-$role.log
-export MIGRD_SOCKET=$RUN/migrd.sock VERBS_LOG_LEVEL=3
-export VERBS_LOG_FILE=$LOGDIR/unmodified-$role.verbs.log
-mkdir -p "$RUN"
-rm -f "$VERBS_LOG_FILE"
 # rxe's reasons for the errors it answers with, in the kernel log
 echo 'module rdma_rxe +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 
