@@ -52,7 +52,6 @@ void migr_qp_update_slow(struct migr_qp *mqp)
 static bool qp_switchable(const struct migr_qp *mqp)
 {
 	return (mqp->vqp.qp.qp_type == IBV_QPT_RC ||
-		mqp->vqp.qp.qp_type == IBV_QPT_UC ||
 		mqp->vqp.qp.qp_type == IBV_QPT_UD) &&
 	       (!mqp->lower_ex || migr_qp_ex_movable(mqp->init.send_ops_flags));
 }

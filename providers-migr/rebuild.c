@@ -348,23 +348,15 @@ static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 	return 0;
 }
 
-/* What RC sets on the way to RTR and RTS, and UC (no acks, READs or
- * atomics) has not */
-#define RTR_RC_ONLY (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
-#define RTS_RC_ONLY                                                            \
-	(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |                \
-	 IBV_QP_MAX_QP_RD_ATOMIC)
-
 /*
- * Bring a rebuilt RC or UC QP to the state the application had it in. gids
- * moves the address of a partner in this process; a partner elsewhere keeps
- * its own (or told us its new one, in the record).
+ * Bring a rebuilt RC QP to the state the application had it in. gids moves
+ * the address of a partner in this process; a partner elsewhere keeps its
+ * own (or told us its new one, in the record).
  */
 int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 		    char *why, size_t why_len)
 {
 	const struct ibv_qp_attr *r = &mqp->attr;
-	bool rc = mqp->vqp.qp.qp_type == IBV_QPT_RC;
 	struct ibv_qp_attr a = {};
 	int ret;
 
@@ -399,7 +391,8 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 	ret = ibv_modify_qp(mqp->lower, &a,
 			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    (rc ? RTR_RC_ONLY : 0));
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
 	if (ret)
 		goto err;
 	mqp->dest_phys = a.dest_qp_num;
@@ -414,8 +407,9 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 	a.rnr_retry = r->rnr_retry;
 	a.max_rd_atomic = r->max_rd_atomic;
 	ret = ibv_modify_qp(mqp->lower, &a,
-			    IBV_QP_STATE | IBV_QP_SQ_PSN |
-				    (rc ? RTS_RC_ONLY : 0));
+			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_MAX_QP_RD_ATOMIC);
 	if (!ret)
 		return 0;
 err:

@@ -25,7 +25,7 @@ static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 		"an extended CQ reading timestamps, VLANs, flow tags or tag-matching data, or in a parent domain",
 	[MIGR_UNSUP_QP_EX] =
 		"a QP whose ibv_wr_* operations include TSO, MW binds, atomic writes or flushes",
-	[MIGR_UNSUP_QP_TYPE] = "a QP of a type other than RC, UC or UD",
+	[MIGR_UNSUP_QP_TYPE] = "a QP of a type other than RC or UD",
 	[MIGR_UNSUP_MR_KIND] = "a DM, dmabuf or null MR",
 };
 

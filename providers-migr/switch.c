@@ -357,10 +357,6 @@ int migr_marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
 	t->access = migr_marker_access(mqp) &
 		    (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		     IBV_ACCESS_REMOTE_ATOMIC);
-	/* UC has WRITE alone; its completion says sent, and the RECV counts
-	 * then say the SENDs before it arrived */
-	if (mqp->vqp.qp.qp_type == IBV_QPT_UC)
-		t->access &= IBV_ACCESS_REMOTE_WRITE;
 	return 0;
 }
 
@@ -832,7 +828,7 @@ static void grant_markers(const struct sw_set *set)
 	for_each_ctx(set, i, c)
 	{
 		list_for_each (&c->rec.qps, mqp, entry)
-			if (mqp->vqp.qp.qp_type != IBV_QPT_UD &&
+			if (mqp->vqp.qp.qp_type == IBV_QPT_RC &&
 			    migr_marker_grant(mqp))
 				verbs_debug(
 					&c->vctx,
