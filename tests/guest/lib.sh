@@ -77,9 +77,6 @@ await() {
 	return 1
 }
 
-# start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
-# its key in $RUN/key (the same NAME in both guests: the same key); sets
-# MIGRD and returns once the socket is there
 # two_host_env NAME: a two-guest test's run directory (RUN), the files
 # one guest leaves for the other (SYNC), its migrd socket and its verbs log
 # at level 3, named after NAME and this guest's role
@@ -92,6 +89,9 @@ two_host_env() {
 	rm -f "$VERBS_LOG_FILE"
 }
 
+# start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
+# its key in $RUN/key (the same NAME in both guests: the same key); sets
+# MIGRD and returns once the socket is there
 start_test_migrd() {
 	install -m 0600 /dev/null "$RUN/key"
 	echo "migr $1 test key" >"$RUN/key"
