@@ -220,6 +220,12 @@ static int setup_epoll(struct tr_ep **eps, unsigned int n)
 			tr_die("epoll_ctl on the completion channel: %s",
 			       strerror(errno));
 		tr_arm(eps[i]);
+		/*
+		 * What completed before the arm raises no event: the peer
+		 * may already have used every RECV we posted, and then no
+		 * new completion (and event) comes. Poll both CQs once.
+		 */
+		eps[i]->scq_evt = eps[i]->rcq_evt = true;
 	}
 	return fd;
 }
