@@ -7,18 +7,23 @@ set -uo pipefail
 . "$(dirname "$0")/../buildlib/lib/common.sh"
 cd "$MIGR_TOP" || exit 1
 
-declare -a STEP_NAMES STEP_RESULTS STEP_TIMES
+declare -a STEP_NAMES STEP_RESULTS STEP_TIMES STEP_WHY
 failed=0
+STEP_LOG=$(mktemp)
+trap 'rm -f "$STEP_LOG"' EXIT
 
-step() { # NAME CMD...: run one step, record result and time
+step() { # NAME CMD...: run one step, record result, time and what failed
 	local name=$1 t0 rc; shift
 	echo
 	echo "=== $name"
 	t0=$(date +%s)
-	"$@"
-	rc=$?
+	"$@" 2>&1 | tee "$STEP_LOG"
+	rc=${PIPESTATUS[0]}
 	STEP_NAMES+=("$name")
 	STEP_TIMES+=($(($(date +%s) - t0)))
+	# A failed step's first failed checks and their reasons, for the
+	# summary: the end of a long log is what a reader sees first
+	STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]' "$STEP_LOG")")
 	if [ $rc -eq 0 ]; then STEP_RESULTS+=(ok); else STEP_RESULTS+=("FAILED rc=$rc"); failed=$((failed + 1)); fi
 	return $rc
 }
@@ -56,6 +61,11 @@ echo
 echo "=== summary"
 for i in "${!STEP_NAMES[@]}"; do
 	printf '%-52s %-14s %5ss\n' "${STEP_NAMES[$i]}" "${STEP_RESULTS[$i]}" "${STEP_TIMES[$i]}"
+done
+for i in "${!STEP_NAMES[@]}"; do
+	[ "${STEP_RESULTS[$i]}" = ok ] && continue
+	echo "--- ${STEP_NAMES[$i]}: first failures"
+	printf '%s\n' "${STEP_WHY[$i]}" | cut -c1-300
 done
 echo "steps: $((${#STEP_NAMES[@]} - failed)) passed, $failed failed"
 [ $failed -eq 0 ]
