@@ -8,8 +8,8 @@
  * switch releases are lost, as UD allows. Senders elsewhere would go on
  * sending to the old address, so a switch is refused while an address
  * handle of the process names a GID that is not its own device's, or a
- * datagram came from a QP that is not the process's since the last switch
- * (polls note the senders: migr_cq_watch()).
+ * datagram came from a QP that is not one of the process's sending UD QPs
+ * since the last switch (polls note the senders: migr_cq_watch()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,7 +33,12 @@ static uint8_t marker_gid_index(struct migr_context *ctx, uint8_t port)
 	return 0;
 }
 
-/* qpn is the lower number of a UD QP of one of the n contexts in v */
+/*
+ * qpn is the lower number of a UD QP of one of the n contexts in v that
+ * has sent datagrams. A completion names no sender GID, and two hosts
+ * number their QPs alike: a QP of ours that never sent cannot be the
+ * sender, whatever its number.
+ */
 static bool ud_ours(struct migr_context *const *v, unsigned int n, uint32_t qpn)
 {
 	struct migr_qp *mqp;
@@ -43,7 +48,8 @@ static bool ud_ours(struct migr_context *const *v, unsigned int n, uint32_t qpn)
 		list_for_each (&v[i]->rec.qps, mqp, entry)
 			if (is_ud(mqp) && mqp->lower &&
 			    mqp->lower->qp_num == qpn)
-				return true;
+				return __atomic_load_n(&mqp->n_consumers,
+						       __ATOMIC_RELAXED) != 0;
 	return false;
 }
 
@@ -64,7 +70,7 @@ static int ud_senders_ours(struct migr_context *ctx,
 	if (foreign) {
 		snprintf(
 			why, why_len,
-			"a UD QP received datagrams from QP 0x%x, which is not this process's: UD peers elsewhere cannot follow a switch yet",
+			"a UD QP received datagrams from QP 0x%x, which is not one of this process's sending UD QPs: UD peers elsewhere cannot follow a switch yet",
 			foreign);
 		return EOPNOTSUPP;
 	}
