@@ -5,6 +5,7 @@
 # process is moved live between its rxe0 and rxe1 by migrctl while they
 # run; the other side follows through the two migrd. Each program must
 # end as it would without a switch: exit 0, with its report.
+# A UD receiver whose sender is elsewhere is refused instead (ud_receiver).
 # usage: unmodified.sh a|b [NAME...]    (a: 10.9.0.1/.11, b: 10.9.0.2/.12;
 #        NAMEs: only those programs)
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +16,9 @@ A_IP=10.9.0.1
 two_host_env unmodified
 MLOG=$LOGDIR/unmodified-migrd-$role.log
 # rxe's reasons for the errors it answers with, in the kernel log
-echo 'module rdma_rxe +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+{ echo 'module rdma_rxe +p' >/sys/kernel/debug/dynamic_debug/control; } 2>/dev/null ||
+	echo "    (no rxe debug messages: dynamic debug is not available)"
 
 
 # The programs, as NAME|server arguments|client arguments (the client
@@ -75,6 +78,37 @@ if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC" && say a.ready
 else
 	await a.ready || fail a_ready
+fi
+
+# A UD receiver whose sender is elsewhere: perftest's UD server only
+# receives, and on two fresh hosts its sender's QP may well have its own
+# QP's number. Its switch must be refused before anything is touched (the
+# sender would go on sending to the old address), and it runs on.
+UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 20 -s 512 -p 18730"
+if [ "$ONLY" = "  " ] || [[ "$ONLY" == *" ud_receiver "* ]]; then
+	log=$LOGDIR/unmodified-ud_receiver-$role.log
+	if [ "$role" = a ]; then
+		ib_send_bw $UD_ARGS >"$log" 2>&1 &
+		P=$!
+		started "$P" || fail ud_receiver_server_started
+		say ud.srv
+		await ud.cli || fail ud_receiver_client_up
+		sleep 3
+		migrctl switch --pid "$P" --device rxe1 >"$LOGDIR/ud_receiver.out" 2>&1
+		check ud_receiver_switch_refused sh -c "grep -q 'received datagrams from QP' $LOGDIR/ud_receiver.out"
+		sed 's/^/    /' "$LOGDIR/ud_receiver.out"
+		[ "$(lower_of "$P")" = rxe0 ] && pass ud_receiver_stays_on_rxe0 ||
+			fail ud_receiver_stays_on_rxe0
+		finished ud_receiver_a "$P" "$log"
+	else
+		await ud.srv || fail ud_receiver_server_up
+		sleep 1
+		ib_send_bw $UD_ARGS $A_IP >"$log" 2>&1 &
+		P=$!
+		started "$P" || fail ud_receiver_client_started
+		say ud.cli
+		finished ud_receiver_b "$P" "$log"
+	fi
 fi
 
 for prog in "${PROGRAMS[@]}"; do
