@@ -64,6 +64,12 @@ PY
 finished() {
 	local name=$1 pid=$2 log=$3 rc
 	for _ in $(seq 1000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+	if kill -0 "$pid" 2>/dev/null; then
+		# hung: what it waits in, and what migr knows of its QPs
+		echo "    $name: still running after 200 s, in $(cat /proc/$pid/wchan 2>/dev/null)"
+		migrctl status --pid "$pid" 2>&1 | sed 's/^/    | /'
+		dmesg | grep -E 'rxe|qp#' | tail -n 10 | sed 's/^/    | /'
+	fi
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid"; rc=$?
 	check "${name}_exits_0" sh -c "[ $rc -eq 0 ]"
