@@ -33,6 +33,8 @@ PROGRAMS=(
 	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18714 --use_old_post_send"
 	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 30 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 30 -p 18715"
 	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18716"
+	"ib_atomic_lat|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 30 -p 18722|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 30 -p 18722"
+	"ib_read_lat|ib_read_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18723|ib_read_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18723"
 	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717"
 	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721"
 	"rping|$CM rping -s -a $A_IP -p 18718 -C 3000 -S 1024 -V|$CM rping -c -p 18718 -C 3000 -S 1024 -V -a"
