@@ -21,10 +21,15 @@ step() { # NAME CMD...: run one step, record result, time and what failed
 	rc=${PIPESTATUS[0]}
 	STEP_NAMES+=("$name")
 	STEP_TIMES+=($(($(date +%s) - t0)))
-	# A failed step's first failed checks and their reasons, for the
-	# summary: the end of a long log is what a reader sees first
-	STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]' "$STEP_LOG")")
-	if [ $rc -eq 0 ]; then STEP_RESULTS+=(ok); else STEP_RESULTS+=("FAILED rc=$rc"); failed=$((failed + 1)); fi
+	if [ $rc -eq 0 ]; then
+		STEP_RESULTS+=(ok) STEP_WHY+=("")
+	else
+		STEP_RESULTS+=("FAILED rc=$rc")
+		failed=$((failed + 1))
+		# its first failed checks and their reasons, for the summary:
+		# the end of a long log is what a reader sees first
+		STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]' "$STEP_LOG")")
+	fi
 	return $rc
 }
 

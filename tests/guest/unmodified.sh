@@ -41,6 +41,9 @@ PROGRAMS=(
 	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729"
 )
 
+# wanted NAME: NAME is one of the programs asked for (all when none was)
+wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
+
 lower_of() {
 	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
 }
@@ -93,7 +96,7 @@ fi
 # QP's number. Its switch must be refused before anything is touched (the
 # sender would go on sending to the old address), and it runs on.
 UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 20 -s 512 -p 18730"
-if [ "$ONLY" = "  " ] || [[ "$ONLY" == *" ud_receiver "* ]]; then
+if wanted ud_receiver; then
 	log=$LOGDIR/unmodified-ud_receiver-$role.log
 	if [ "$role" = a ]; then
 		ib_send_bw $UD_ARGS >"$log" 2>&1 &
@@ -121,7 +124,7 @@ fi
 
 for prog in "${PROGRAMS[@]}"; do
 	IFS='|' read -r name srv cli <<<"$prog"
-	[ "$ONLY" = "  " ] || [[ "$ONLY" == *" $name "* ]] || continue
+	wanted "$name" || continue
 	log=$LOGDIR/unmodified-$name-$role.log
 	if [ "$role" = a ]; then
 		$srv >"$log" 2>&1 &
