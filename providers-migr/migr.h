@@ -42,7 +42,7 @@ enum migr_unsup {
 /* migr's in-process record of the control path: what a switch rebuilds */
 struct migr_record {
 	pthread_mutex_t lock;
-	struct list_head pds, mrs, channels, cqs, srqs, qps, ahs;
+	struct list_head pds, mrs, mws, channels, cqs, srqs, qps, ahs;
 	uint32_t unsupported[MIGR_UNSUP_NUM];
 };
 
@@ -128,6 +128,11 @@ struct migr_mr {
 struct migr_mw {
 	struct ibv_mw mw;
 	struct ibv_mw *lower;
+	struct list_node entry;
+	/* type 1: the last bind the application posted, to bind again */
+	struct migr_mr *mr; /* NULL: not bound */
+	uint64_t addr, length;
+	unsigned int access;
 };
 
 struct migr_dm {
@@ -635,6 +640,8 @@ struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int migr_dealloc_mw(struct ibv_mw *mw);
 int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
+unsigned int migr_rkey_pairs(struct migr_context *ctx, unsigned int start,
+			     unsigned int max, char *buf);
 struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
 			     struct ibv_alloc_dm_attr *attr);
 int migr_free_dm(struct ibv_dm *dm);

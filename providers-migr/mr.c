@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "migr.h"
 
@@ -205,59 +206,133 @@ int migr_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 
 struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
+	struct migr_context *ctx = ctx_of(pd->context);
 	struct migr_mw *mmw;
 
 	mmw = calloc(1, sizeof(*mmw));
 	if (!mmw)
 		return migr_fail(ENOMEM);
+	ctl_enter(pd->context);
 	mmw->lower = ibv_alloc_mw(lower_pd(pd), type);
-	if (!mmw->lower) {
-		free(mmw);
-		return NULL;
-	}
+	if (!mmw->lower)
+		goto err;
 	mmw->mw.context = pd->context;
 	mmw->mw.pd = pd;
 	mmw->mw.type = mmw->lower->type;
 	mmw->mw.handle = mmw->lower->handle;
-	if (migr_xlate_born(&ctx_of(pd->context)->xlate, MIGR_XLATE_RKEY,
-			    mmw->lower->rkey, &mmw->mw.rkey)) {
+	if (migr_xlate_born(&ctx->xlate, MIGR_XLATE_RKEY, mmw->lower->rkey,
+			    &mmw->mw.rkey)) {
 		ibv_dealloc_mw(mmw->lower);
-		free(mmw);
-		return migr_fail(ENOMEM);
+		errno = ENOMEM;
+		goto err;
 	}
-	migr_record_unsupported(ctx_of(pd->context), MIGR_UNSUP_MW, 1);
+	/*
+	 * A type 2 window is bound to one QP by a WR whose effect a switch
+	 * cannot redo on a new QP of the application's; type 1 only to a PD.
+	 */
+	if (type == IBV_MW_TYPE_1)
+		migr_record_add(ctx, &ctx->rec.mws, &mmw->entry);
+	else
+		migr_record_unsupported(ctx, MIGR_UNSUP_MW, 1);
+	ctl_leave(pd->context);
 	return &mmw->mw;
+err:
+	ctl_leave(pd->context);
+	free(mmw);
+	return NULL;
 }
 
 int migr_dealloc_mw(struct ibv_mw *mw)
 {
+	struct migr_context *ctx = ctx_of(mw->context);
 	struct migr_mw *mmw = to_mmw(mw);
 	int ret;
 
+	ctl_enter(mw->context);
 	ret = ibv_dealloc_mw(mmw->lower);
-	if (ret)
-		return ret;
-	migr_xlate_gone(&ctx_of(mw->context)->xlate, MIGR_XLATE_RKEY, mw->rkey);
-	migr_record_unsupported(ctx_of(mw->context), MIGR_UNSUP_MW, -1);
-	free(mmw);
-	return 0;
+	if (!ret) {
+		migr_xlate_gone(&ctx->xlate, MIGR_XLATE_RKEY, mw->rkey);
+		if (mw->type == IBV_MW_TYPE_1)
+			migr_record_del(ctx, &mmw->entry);
+		else
+			migr_record_unsupported(ctx, MIGR_UNSUP_MW, -1);
+	}
+	ctl_leave(mw->context);
+	if (!ret)
+		free(mmw);
+	return ret;
 }
 
+/*
+ * A type 1 bind is posted on a send queue, so it waits out a suspension
+ * of that QP (by a switch of this process or a partner's session) like a
+ * control verb, instead of reaching a lower QP that is being replaced.
+ */
 int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind)
 {
+	struct migr_context *ctx = ctx_of(qp->context);
+	struct migr_qp *mqp = to_mqp(qp);
 	struct migr_mw *mmw = to_mmw(mw);
 	struct ibv_mw_bind lbind = *mw_bind;
+	const struct ibv_mw_bind_info *b = &mw_bind->bind_info;
 	int ret;
 
-	lbind.bind_info.mr = lower_mr(mw_bind->bind_info.mr);
-	ret = ibv_bind_mw(lower_qp(qp), mmw->lower, &lbind);
-	if (ret)
-		return ret;
-	/* A type 1 bind gives the window a new rkey */
-	migr_xlate_gone(&ctx_of(qp->context)->xlate, MIGR_XLATE_RKEY, mw->rkey);
-	return migr_xlate_born(&ctx_of(qp->context)->xlate, MIGR_XLATE_RKEY,
-			       mmw->lower->rkey, &mw->rkey);
+	lbind.bind_info.mr = lower_mr(b->mr);
+	for (;;) {
+		ctl_enter(qp->context);
+		migr_enter();
+		if (!(mqp->slow & MIGR_SLOW_SUSPENDED))
+			break;
+		migr_leave();
+		ctl_leave(qp->context);
+		usleep(200);
+	}
+	ret = ibv_bind_mw(mqp->lower, mmw->lower, &lbind);
+	migr_leave();
+	if (!ret) {
+		/* A type 1 bind gives the window a new rkey */
+		migr_xlate_gone(&ctx->xlate, MIGR_XLATE_RKEY, mw->rkey);
+		ret = migr_xlate_born(&ctx->xlate, MIGR_XLATE_RKEY,
+				      mmw->lower->rkey, &mw->rkey);
+		pthread_mutex_lock(&ctx->rec.lock);
+		mmw->mr = b->mr && b->length ? to_mmr(b->mr) : NULL;
+		mmw->addr = b->addr;
+		mmw->length = b->length;
+		mmw->access = b->mw_access_flags;
+		pthread_mutex_unlock(&ctx->rec.lock);
+	}
+	ctl_leave(qp->context);
+	return ret;
+}
+
+/*
+ * Up to max of the context's rkeys as "V:P" pairs, comma separated, from
+ * the start-th on (MRs, then memory windows): what partners translate.
+ * Returns how many were written; buf holds max * 18 + 1 bytes.
+ */
+unsigned int migr_rkey_pairs(struct migr_context *ctx, unsigned int start,
+			     unsigned int max, char *buf)
+{
+	unsigned int i = 0, k = 0;
+	struct migr_mr *mmr;
+	struct migr_mw *mmw;
+	size_t len = 0;
+
+	buf[0] = 0;
+	list_for_each (&ctx->rec.mrs, mmr, entry) {
+		if (!mmr->lower || i++ < start || k == max)
+			continue;
+		len += sprintf(buf + len, "%s%x:%x", k++ ? "," : "",
+			       mmr->vmr.ibv_mr.rkey, mmr->lower->rkey);
+	}
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		if (!mmw->lower || i++ < start || k == max)
+			continue;
+		len += sprintf(buf + len, "%s%x:%x", k++ ? "," : "",
+			       mmw->mw.rkey, mmw->lower->rkey);
+	}
+	return k;
 }
 
 static int migr_memcpy_to_dm(struct ibv_dm *dm, uint64_t dm_offset,

@@ -477,24 +477,19 @@ static int push_keys(struct migr_partner *v, unsigned int n, char *err,
 	struct migr_context *ctx = v[0].mqp->ctx;
 	char pairs[KEYS_PER_LINE * 18 + 1];
 	struct step st = { .op = "keys", .head = pairs };
-	struct migr_mr *mmr;
-	unsigned int k = 0;
-	size_t len = 0;
+	unsigned int start = 0, k;
 	int ret;
 
-	list_for_each (&ctx->rec.mrs, mmr, entry) {
-		if (!mmr->lower)
-			continue;
-		len += sprintf(pairs + len, "%s%x:%x", k ? "," : "",
-			       mmr->vmr.ibv_mr.rkey, mmr->lower->rkey);
-		if (++k < KEYS_PER_LINE)
-			continue;
+	do {
+		k = migr_rkey_pairs(ctx, start, KEYS_PER_LINE, pairs);
+		if (!k)
+			break;
 		ret = run_step(v, n, &st, err, errlen);
 		if (ret)
 			return ret;
-		k = len = 0;
-	}
-	return k ? run_step(v, n, &st, err, errlen) : 0;
+		start += k;
+	} while (k == KEYS_PER_LINE);
+	return 0;
 }
 
 static int reconnect_args(struct migr_partner *p, char *buf, size_t len,

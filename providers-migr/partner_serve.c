@@ -342,19 +342,17 @@ static void do_faces(struct entry *e)
  * A QP of another process is being connected to this one (partner.h,
  * fetch): say which lower QP it must connect to, and, unless the asker
  * has them from generation GEN, our rkeys, MIGR_FETCH_KEYS at a time from the
- * START-th MR. A QP connected to another QP answers notmine. Read only.
+ * START-th. A QP connected to another QP answers notmine. Read only.
  */
 static void do_fetch(struct entry *e)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
-	unsigned int peer_qpn, peer_phys, i = 0, k = 0;
+	unsigned int peer_qpn, peer_phys, k = 0;
 	char keys[MIGR_FETCH_KEYS * 18 + 1] = "", from[16], *end;
 	uint64_t peer_id, gen, ours;
 	unsigned long start = 0;
-	struct migr_mr *mmr;
 	bool probe;
-	size_t len = 0;
 
 	if (sscanf(e->args, "%u %u %" SCNx64 " %" SCNu64 " %15s", &peer_qpn,
 		   &peer_phys, &peer_id, &gen, from) != 5) {
@@ -384,16 +382,8 @@ static void do_fetch(struct entry *e)
 		return;
 	}
 	ours = __atomic_load_n(&ctx->xlate.gen, __ATOMIC_ACQUIRE);
-	if (!probe && ours && ours != gen) {
-		list_for_each (&ctx->rec.mrs, mmr, entry) {
-			if (!mmr->lower || i++ < start)
-				continue;
-			if (k == MIGR_FETCH_KEYS)
-				break;
-			len += sprintf(keys + len, "%s%x:%x", k++ ? "," : "",
-				       mmr->vmr.ibv_mr.rkey, mmr->lower->rkey);
-		}
-	}
+	if (!probe && ours && ours != gen)
+		k = migr_rkey_pairs(ctx, start, MIGR_FETCH_KEYS, keys);
 	RESULT(e, true,
 	       "{\"ok\":true,\"phys\":%u,\"peer\":\"%016" PRIx64
 	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu}",

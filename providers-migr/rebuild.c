@@ -178,6 +178,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		}
 		mch->lower = NULL;
 	}
+	migr_mws_release(ctx);
 	list_for_each (&rec->mrs, mmr, entry) {
 		if (mmr->lower)
 			ibv_dereg_mr(mmr->lower);
@@ -253,7 +254,7 @@ static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
 		if (errno)
 			FAIL("remapping the keys of an MR failed");
 	}
-	return 0;
+	return migr_mws_rebuild(ctx, why, why_len);
 }
 
 static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)

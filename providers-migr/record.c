@@ -12,7 +12,7 @@ static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 	[MIGR_UNSUP_SRQ] =
 		"an XRC, tag-matching, PD-less or resized shared receive queue",
 	[MIGR_UNSUP_SRQ_CQ] = "a CQ receiving for QPs on two different SRQs",
-	[MIGR_UNSUP_MW] = "a memory window",
+	[MIGR_UNSUP_MW] = "a type 2 memory window",
 	[MIGR_UNSUP_DM] = "device memory",
 	[MIGR_UNSUP_XRCD] = "an XRC domain",
 	[MIGR_UNSUP_TD] = "a thread domain",
@@ -34,6 +34,7 @@ void migr_record_init(struct migr_record *rec)
 	pthread_mutex_init(&rec->lock, NULL);
 	list_head_init(&rec->pds);
 	list_head_init(&rec->mrs);
+	list_head_init(&rec->mws);
 	list_head_init(&rec->channels);
 	list_head_init(&rec->cqs);
 	list_head_init(&rec->srqs);

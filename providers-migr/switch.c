@@ -647,6 +647,7 @@ static void count_objects(struct migr_context *ctx,
 	struct migr_qp *mqp;
 	struct migr_cq *mcq;
 	struct migr_mr *mmr;
+	struct migr_mw *mmw;
 	struct migr_pd *mpd;
 	struct migr_ah *mah;
 
@@ -656,6 +657,8 @@ static void count_objects(struct migr_context *ctx,
 		rep->srqs++;
 	list_for_each (&ctx->rec.mrs, mmr, entry)
 		rep->mrs++;
+	list_for_each (&ctx->rec.mws, mmw, entry)
+		rep->mws++;
 	list_for_each (&ctx->rec.channels, mch, entry)
 		rep->channels++;
 	list_for_each (&ctx->rec.cqs, mcq, entry)

@@ -27,7 +27,7 @@ static inline double now_ms(void)
 struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
 	char to[IBV_SYSFS_NAME_MAX];
-	unsigned int contexts, pds, mrs, channels, cqs, srqs, qps, ahs;
+	unsigned int contexts, pds, mrs, mws, channels, cqs, srqs, qps, ahs;
 	unsigned int partners; /* QPs whose partner is in another process */
 	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
@@ -121,5 +121,9 @@ int migr_srqs_rebuild(struct migr_context *ctx, char *why, size_t why_len);
 int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
 		     char *why, size_t why_len);
 unsigned int migr_srqs_resume(struct migr_context *ctx);
+
+/* mw_switch.c: type 1 memory windows bound again on the target */
+int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len);
+void migr_mws_release(struct migr_context *ctx);
 
 #endif /* MIGR_SWITCH_H */

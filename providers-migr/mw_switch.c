@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Type 1 memory windows in a live switch. Such a window belongs to a PD,
+ * not to a QP, so the rebuild binds it again (same MR, range and access)
+ * through an RC QP of its own, connected to itself on the target device
+ * and destroyed after the binds. That happens before the application's
+ * QPs are connected: the windows' new rkeys reach the partners together
+ * with the MRs'. Type 2 windows are refused (record.c): a bind ties one to
+ * a QP, and only a WR on that QP could bind it again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "switch.h"
+
+#define BIND_WAIT_MS 2000
+
+struct bind_qp {
+	struct ibv_pd *pd; /* the lower PD it binds in */
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+};
+
+/* Where the loop goes: the port and source GID the application's QPs use */
+static int loop_path(struct migr_context *ctx, struct ibv_ah_attr *ah,
+		     enum ibv_mtu *mtu)
+{
+	struct ibv_port_attr pa;
+	struct migr_qp *mqp;
+	uint8_t port = 1, sgid = 0;
+
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		if (!(mqp->attr_mask & IBV_QP_AV))
+			continue;
+		port = mqp->attr.ah_attr.port_num;
+		sgid = mqp->attr.ah_attr.grh.sgid_index;
+		break;
+	}
+	if (ibv_query_port(ctx->lower, port, &pa))
+		return errno ? errno : EIO;
+	memset(ah, 0, sizeof(*ah));
+	ah->port_num = port;
+	ah->dlid = pa.lid;
+	*mtu = pa.active_mtu;
+	if (pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
+	    !(pa.flags & IBV_QPF_GRH_REQUIRED))
+		return 0;
+	ah->is_global = 1;
+	ah->grh.sgid_index = sgid;
+	ah->grh.hop_limit = 1;
+	return ibv_query_gid(ctx->lower, port, sgid, &ah->grh.dgid) ? EIO : 0;
+}
+
+static void bind_qp_close(struct bind_qp *b)
+{
+	if (b->qp)
+		ibv_destroy_qp(b->qp);
+	if (b->cq)
+		ibv_destroy_cq(b->cq);
+	memset(b, 0, sizeof(*b));
+}
+
+static int bind_qp_open(struct migr_context *ctx, struct ibv_pd *pd,
+			struct bind_qp *b)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = 1,
+			 .max_recv_wr = 1,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = {};
+	enum ibv_mtu mtu;
+	int ret;
+
+	b->pd = pd;
+	b->cq = ibv_create_cq(ctx->lower, 2, NULL, NULL, 0);
+	if (!b->cq)
+		return errno ? errno : ENOMEM;
+	init.send_cq = init.recv_cq = b->cq;
+	b->qp = ibv_create_qp(pd, &init);
+	if (!b->qp)
+		return errno ? errno : ENOMEM;
+	ret = loop_path(ctx, &a.ah_attr, &mtu);
+	if (ret)
+		return ret;
+	a.port_num = a.ah_attr.port_num;
+	a.qp_state = IBV_QPS_INIT;
+	ret = ibv_modify_qp(b->qp, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = b->qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	ret = ibv_modify_qp(b->qp, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(b->qp, &a,
+			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Bind mmw's new lower window as the application last bound the old one */
+static int bind_again(struct bind_qp *b, struct migr_mw *mmw, char *why,
+		      size_t why_len)
+{
+	struct ibv_mw_bind bind = {
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mmw->mr->lower,
+			       .addr = mmw->addr,
+			       .length = mmw->length,
+			       .mw_access_flags = mmw->access },
+	};
+	double deadline = now_ms() + BIND_WAIT_MS;
+	struct ibv_wc wc;
+	int ret, n;
+
+	ret = ibv_bind_mw(b->qp, mmw->lower, &bind);
+	if (ret) {
+		snprintf(why, why_len,
+			 "binding a memory window again failed: %s",
+			 strerror(ret));
+		return ret;
+	}
+	while (!(n = ibv_poll_cq(b->cq, 1, &wc)) && now_ms() < deadline)
+		;
+	if (n == 1 && wc.status == IBV_WC_SUCCESS)
+		return 0;
+	snprintf(why, why_len, "binding a memory window again failed: %s",
+		 n == 1 ? ibv_wc_status_str(wc.status) :
+			  "no completion within 2 s");
+	return EIO;
+}
+
+/*
+ * New lower windows for the record's, bound again where the application
+ * had them bound; their virtual rkeys now stand for the new ones. After
+ * the MRs, before the QPs.
+ */
+int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len)
+{
+	struct bind_qp b = {};
+	struct migr_mw *mmw;
+	int ret = 0;
+
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		struct ibv_pd *pd = lower_pd(mmw->mw.pd);
+
+		mmw->lower = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+		if (!mmw->lower) {
+			ret = errno ? errno : ENOMEM;
+			snprintf(why, why_len,
+				 "allocating a memory window failed: %s",
+				 strerror(ret));
+			break;
+		}
+		mmw->mw.handle = mmw->lower->handle;
+		if (mmw->mr) {
+			if (b.pd != pd) {
+				bind_qp_close(&b);
+				ret = bind_qp_open(ctx, pd, &b);
+				if (ret) {
+					snprintf(
+						why, why_len,
+						"a QP to bind memory windows with failed: %s",
+						strerror(ret));
+					break;
+				}
+			}
+			ret = bind_again(&b, mmw, why, why_len);
+			if (ret)
+				break;
+		}
+		ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY,
+				       mmw->mw.rkey, mmw->lower->rkey);
+		if (ret) {
+			snprintf(why, why_len,
+				 "remapping a memory window's rkey failed");
+			break;
+		}
+	}
+	bind_qp_close(&b);
+	return ret;
+}
+
+/* Before their MRs and PDs go */
+void migr_mws_release(struct migr_context *ctx)
+{
+	struct migr_mw *mmw;
+
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		if (mmw->lower)
+			ibv_dealloc_mw(mmw->lower);
+		mmw->lower = NULL;
+	}
+}
