@@ -146,25 +146,27 @@ ensure_rxe1() {
 	return 1
 }
 
-# switch_traffic MODE:CQ:API[:srq][:ud]...: for each, migr-traffic
+# switch_traffic MODE:CQ:API[:srq|ud|mw]...: for each, migr-traffic
 # --loopback (two contexts on migr_rxe0, every op checked end to end; with
 # srq, the RC QPs of each receive through one SRQ; with ud, a UD QP pair
 # adds numbered datagrams, of which the few in flight when a switch
-# releases may be lost, as UD allows) switched 10 times between rxe0 and
+# releases may be lost, as UD allows; with mw, remote ops go through type 1
+# memory windows, bound again by each switch) switched 10 times between rxe0 and
 # rxe1 under traffic; checks the switches, that both contexts (and their
 # SRQs) moved, and the traffic verdict (logs named after ROUND, if set).
 # Needs ensure_rxe1. In event mode
 # a lost or endlessly repeated completion event shows as a stall.
 switch_traffic() {
-	local run mode cq api x1 x2 srq ud SP rc
+	local run mode cq api x1 x2 srq ud mw SP rc
 	for run in "$@"; do
 		IFS=: read -r mode cq api x1 x2 <<<"$run"
-		srq=; ud=
+		srq=; ud=; mw=
 		case " $x1 $x2 " in *" srq "*) srq=1 ;; esac
 		case " $x1 $x2 " in *" ud "*) ud=1 ;; esac
-		run=$mode-$cq-$api${srq:+-srq}${ud:+-ud}${ROUND:+-round$ROUND}
+		case " $x1 $x2 " in *" mw "*) mw=1 ;; esac
+		run=$mode-$cq-$api${srq:+-srq}${ud:+-ud}${mw:+-mw}${ROUND:+-round$ROUND}
 		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api \
-			${srq:+--srq} ${ud:+--ud --ud-max-loss 5} \
+			${srq:+--srq} ${ud:+--ud --ud-max-loss 5} ${mw:+--mw} \
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 		SP=$!
 		# running once its control socket listens (both contexts are open)
@@ -173,6 +175,7 @@ switch_traffic() {
 		check "switch_10_times_traffic_$run" sh -c "python3 $MIGR_TOP/tests/switch/control.py $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
 		check "two_contexts_moved_$run" grep -q '"contexts":2' "$LOGDIR/traffic-$run.switches.jsonl"
 		[ -z "$srq" ] || check "two_srqs_moved_$run" sh -c "! grep -v '\"srqs\":2' $LOGDIR/traffic-$run.switches.jsonl | grep -q ."
+		[ -z "$mw" ] || check "eight_windows_moved_$run" sh -c "! grep -v '\"mws\":8' $LOGDIR/traffic-$run.switches.jsonl | grep -q ."
 		kill -TERM $SP 2>/dev/null
 		wait $SP; rc=$?
 		check "traffic_verified_$run" sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/traffic-$run.log"

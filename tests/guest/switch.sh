@@ -82,6 +82,8 @@ switch_traffic event:legacy:legacy event:ex:wr event:ex:mixed \
 # posted again on the rebuilt SRQ. Then with a UD QP pair too.
 switch_traffic event:legacy:legacy:srq poll:ex:mixed:srq \
 	event:legacy:legacy:ud poll:ex:mixed:srq:ud
+# Remote ops through type 1 memory windows, bound again on each device
+switch_traffic poll:legacy:legacy:mw
 
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0

@@ -35,6 +35,7 @@ int main(int argc, char **argv)
 	static struct tr_ep ep[2];
 	struct tr_ep *eps[2] = { &ep[0], &ep[1] };
 	struct tr_hello hello;
+	struct tr_ready ready;
 	struct tr_final fin;
 	struct tr_opts o;
 	unsigned int n = 1, i, j;
@@ -90,10 +91,14 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		tr_connect(eps[i]);
 	/* Nobody sends before both sides have posted their receives. */
-	for (i = 0; i < n; i++)
-		tr_chan_send(eps[i], MSG_READY, NULL, 0);
-	for (i = 0; i < n; i++)
-		tr_chan_recv(eps[i], MSG_READY, NULL, 0);
+	for (i = 0; i < n; i++) {
+		tr_ready_fill(eps[i], &ready);
+		tr_chan_send(eps[i], MSG_READY, &ready, sizeof(ready));
+	}
+	for (i = 0; i < n; i++) {
+		tr_chan_recv(eps[i], MSG_READY, &ready, sizeof(ready));
+		tr_ready_take(eps[i], &ready);
+	}
 
 	tr_run(eps, n);
 

@@ -13,7 +13,10 @@
 
 #include "traffic.h"
 
-#define TR_VERSION 1
+#define TR_VERSION 2
+#define REMOTE_ACCESS                                                          \
+	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                    \
+	 IBV_ACCESS_REMOTE_ATOMIC)
 #define TR_QKEY 0x11111111u
 
 static void *zalloc(size_t len, const char *what)
@@ -191,8 +194,7 @@ static void create_buffers(struct tr_ep *ep)
 		q->remote = zalloc(off, "remote region");
 		q->remote_mr =
 			reg(ep, q->remote, off,
-			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_ATOMIC);
+			    REMOTE_ACCESS | (o->mw ? IBV_ACCESS_MW_BIND : 0));
 		/* The counter the peer's atomics act on, and the block its
 		 * READs see before it wrote anything. */
 		*(uint64_t *)q->remote = tr_atomic_init(ep->id, i);
@@ -322,6 +324,7 @@ void tr_hello_fill(struct tr_ep *ep, struct tr_hello *h)
 	h->ud_size = ep->ud_size;
 	h->ud_depth = ep->ud_depth;
 	h->ud_qkey = ep->ud_qkey;
+	h->mw = ep->o->mw;
 	h->lid = ep->pattr.lid;
 	/* As it is now: a live switch since setup may have moved us */
 	if (ep->gid_idx >= 0 &&
@@ -347,9 +350,10 @@ static void check_peer(struct tr_ep *ep)
 	if (p->version != TR_VERSION || p->id == (uint32_t)ep->id)
 		tr_die("%s: the peer is not a matching migr-traffic (version %u, id %u)",
 		       ep->name, p->version, p->id);
-	if (p->nqps != ep->nqps || p->ud != ep->o->ud || p->size != ep->o->size)
-		tr_die("%s: both sides need the same --qps, --ud and --size (peer: %u QPs, ud %u, size %u)",
-		       ep->name, p->nqps, p->ud, p->size);
+	if (p->nqps != ep->nqps || p->ud != ep->o->ud ||
+	    p->size != ep->o->size || p->mw != ep->o->mw)
+		tr_die("%s: both sides need the same --qps, --ud, --mw and --size (peer: %u QPs, ud %u, mw %u, size %u)",
+		       ep->name, p->nqps, p->ud, p->mw, p->size);
 }
 
 static void rc_to_rts(struct tr_ep *ep, struct tr_qp *q, struct ibv_ah_attr *ah)
@@ -410,6 +414,58 @@ static void ud_to_rts(struct tr_ep *ep, struct tr_qp *q, struct ibv_ah_attr *ah)
 		       strerror(errno));
 }
 
+/* --mw: a type 1 window over the remote region, bound on the RTS QP */
+static void bind_window(struct tr_ep *ep, struct tr_qp *q)
+{
+	struct ibv_mw_bind b = {
+		.wr_id = TR_BIND_WRID,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = q->remote_mr,
+			       .addr = (uintptr_t)q->remote,
+			       .length = q->remote_mr->length,
+			       .mw_access_flags = REMOTE_ACCESS },
+	};
+	struct tr_wc wc;
+	unsigned int spins = 0;
+
+	q->mw = ibv_alloc_mw(ep->pd, IBV_MW_TYPE_1);
+	if (!q->mw)
+		tr_die("%s: ibv_alloc_mw failed: %s", ep->name,
+		       strerror(errno));
+	errno = ibv_bind_mw(q->qp, q->mw, &b);
+	if (errno)
+		tr_die("%s: ibv_bind_mw failed: %s", ep->name, strerror(errno));
+	/* Nothing else completes yet: the peer sends after READY */
+	while (!tr_poll(ep, true, &wc, 1)) {
+		if (++spins > 100000000)
+			tr_die("%s: no completion for ibv_bind_mw", ep->name);
+	}
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != TR_BIND_WRID ||
+	    wc.opcode != IBV_WC_BIND_MW)
+		tr_die("%s: ibv_bind_mw completed with %s (opcode %d)",
+		       ep->name, ibv_wc_status_str(wc.status), wc.opcode);
+}
+
+void tr_ready_fill(struct tr_ep *ep, struct tr_ready *r)
+{
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < ep->nall; i++)
+		if (ep->qps[i].mw)
+			r->rkey[i] = ep->qps[i].mw->rkey;
+}
+
+/* The peer's windows replace its MRs' rkeys */
+void tr_ready_take(struct tr_ep *ep, const struct tr_ready *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < ep->nall; i++)
+		if (ep->o->mw && !ep->qps[i].ud)
+			ep->qps[i].peer_rkey = r->rkey[i];
+}
+
 /* After HELLO: bring every QP to RTS towards the peer's QP and post all
  * receives. The peer sends only after READY, so none is missed. */
 void tr_connect(struct tr_ep *ep)
@@ -444,6 +500,8 @@ void tr_connect(struct tr_ep *ep)
 			ud_to_rts(ep, q, &ah);
 		else
 			rc_to_rts(ep, q, &ah);
+		if (!q->ud && ep->o->mw)
+			bind_window(ep, q);
 		if (!ep->srq || q->ud)
 			while (q->recv_posted - q->recv_done <
 			       (q->ud ? ep->ud_depth : ep->rdepth))
@@ -466,6 +524,8 @@ void tr_teardown(struct tr_ep *ep)
 			tr_die("%s: ibv_destroy_qp failed", ep->name);
 		if (q->ah)
 			ibv_destroy_ah(q->ah);
+		if (q->mw)
+			ibv_dealloc_mw(q->mw);
 		if (q->remote_mr)
 			ibv_dereg_mr(q->remote_mr);
 		free(q->remote);

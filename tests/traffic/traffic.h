@@ -19,6 +19,7 @@
 #define TR_MAX_QPS 64
 #define TR_UD_GRH 40
 #define TR_NONE UINT64_MAX
+#define TR_BIND_WRID (UINT64_MAX - 1) /* --mw: the window's bind */
 #define TR_UD_GRACE 1.0 /* s without a datagram: the rest is lost */
 
 /* Exit codes: verification failure vs usage vs environment. */
@@ -60,6 +61,7 @@ struct tr_opts {
 	unsigned int nqps;
 	bool srq;
 	bool ud;
+	bool mw; /* peers address the regions through memory windows */
 	unsigned int ops_mask; /* 1 << enum tr_op */
 	enum tr_api api;
 	enum tr_mode mode;
@@ -109,6 +111,7 @@ struct tr_qp {
 	/* Responder side. */
 	uint8_t *remote; /* counter, pattern, WRITE_IMM and WRITE slots */
 	struct ibv_mr *remote_mr;
+	struct ibv_mw *mw; /* --mw: bound over the remote region */
 	uint8_t *rbuf; /* receive slots (no SRQ) */
 	uint64_t recv_posted, recv_done;
 	uint64_t msgs_recv;
@@ -140,10 +143,15 @@ struct tr_hello {
 	uint32_t version;
 	uint32_t id;
 	uint32_t nqps, ud, size, nslots, ud_size, ud_depth;
-	uint32_t ud_qkey;
+	uint32_t ud_qkey, mw;
 	uint16_t lid;
 	uint8_t gid[16];
 	struct tr_hello_qp qp[TR_MAX_QPS + 1];
+};
+
+/* Side-channel READY: --mw, the windows' rkeys (bound once connected) */
+struct tr_ready {
+	uint32_t rkey[TR_MAX_QPS + 1];
 };
 
 struct tr_done_qp {
@@ -255,6 +263,8 @@ bool tr_chan_readable(struct tr_ep *ep);
 void tr_setup(struct tr_ep *ep);
 void tr_hello_fill(struct tr_ep *ep, struct tr_hello *h);
 void tr_connect(struct tr_ep *ep);
+void tr_ready_fill(struct tr_ep *ep, struct tr_ready *r);
+void tr_ready_take(struct tr_ep *ep, const struct tr_ready *r);
 void tr_teardown(struct tr_ep *ep);
 
 /* post.c */
