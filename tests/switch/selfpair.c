@@ -5,8 +5,14 @@
  * between devices from outside (migr's control socket) while it runs.
  *
  * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
- *                 [--threads N] [--uc]
+ *                 [--threads N] [--uc] [--stall S]
  * SECONDS 0: run until SIGTERM or SIGINT.
+ *
+ * SIGUSR1 (RC, polling): the first thread lets B's RECVs run out, posts
+ * one more SEND (which the responder refuses, receiver not ready, and
+ * retries), prints "selfpair: stalled", posts no RECV for S seconds
+ * (default 4: an application slow to post), then posts them and checks
+ * that SEND like any other. A switch meanwhile cannot drain that QP.
  *
  * With --pairs N there are N such pairs; with --threads T, T threads share
  * them out (each with its own CQs, channel and buffer) and run at once.
@@ -57,11 +63,15 @@ static uint64_t total_rounds;
 static double end;
 static bool events;
 static bool uc; /* UC QPs: no READ, no acks */
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, stall;
+static double stall_s = 4;
 
 static void on_signal(int sig)
 {
-	stop = 1;
+	if (sig == SIGUSR1)
+		stall = 1;
+	else
+		stop = 1;
 }
 
 static void fail(const char *fmt, ...)
@@ -317,6 +327,46 @@ static void round_on(int p, uint64_t seq, uint8_t *base)
 	check(READ_AREA(base) + (seq % SLOTS) * MSG, seq, "read-back data");
 }
 
+/* SIGUSR1: a SEND stays in flight (RNR) while B posts no RECV */
+static void stall_round(int p, uint64_t *seq, uint8_t *base)
+{
+	struct side *a = &as[p], *b = &bs[p];
+	uint8_t *msg;
+	double until;
+
+	/* B's RECVs run out: SENDs as many as it has, none posted again */
+	do {
+		msg = SEND_AREA(base) + (*seq % SLOTS) * MSG;
+		fill(msg, *seq);
+		post_send(a, IBV_WR_SEND, 3 * *seq, msg, NULL);
+		expect(a, IBV_WC_SEND, 3 * *seq, "send");
+		expect(b, IBV_WC_RECV, b->next_recv, "recv");
+		check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, *seq,
+		      "received message");
+		b->next_recv++;
+		(*seq)++;
+	} while (b->next_recv < posted[p]);
+
+	msg = SEND_AREA(base) + (*seq % SLOTS) * MSG;
+	fill(msg, *seq);
+	post_send(a, IBV_WR_SEND, 3 * *seq, msg, NULL);
+	printf("selfpair: stalled\n");
+	fflush(stdout);
+	for (until = now_s() + stall_s; now_s() < until;)
+		usleep(10000);
+	while (posted[p] < b->next_recv + SLOTS / 2)
+		post_recv(b, posted[p]++);
+	expect(a, IBV_WC_SEND, 3 * *seq, "stalled send");
+	expect(b, IBV_WC_RECV, b->next_recv, "stalled recv");
+	check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, *seq,
+	      "stalled message");
+	b->next_recv++;
+	post_recv(b, posted[p]++);
+	(*seq)++;
+	printf("selfpair: stall over\n");
+	fflush(stdout);
+}
+
 /* A thread runs rounds on the pairs t, t + nthreads, ... in turn */
 static void *worker(void *arg)
 {
@@ -328,6 +378,10 @@ static void *worker(void *arg)
 	for (;;) {
 		double now;
 
+		if (t == 0 && stall && !uc && !events) {
+			stall = 0;
+			stall_round(p, &seq, base);
+		}
 		round_on(p, seq++, base);
 		p += nthreads;
 		if (p >= npairs)
@@ -356,7 +410,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc]\n",
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S]\n",
 			argv[0]);
 		return 2;
 	}
@@ -371,6 +425,8 @@ int main(int argc, char **argv)
 			nthreads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--uc"))
 			uc = true;
+		else if (!strcmp(argv[i], "--stall") && i + 1 < argc)
+			stall_s = atof(argv[++i]);
 	}
 	if (npairs < 1 || nthreads < 1 || nthreads > npairs)
 		fail("need 1 <= threads <= pairs");
@@ -430,6 +486,7 @@ int main(int argc, char **argv)
 	end = atof(argv[2]) > 0 ? now_s() + atof(argv[2]) : 0;
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	signal(SIGUSR1, on_signal);
 	for (i = 0; i < nthreads; i++)
 		if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i))
 			fail("pthread_create");

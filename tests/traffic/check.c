@@ -77,6 +77,8 @@ void tr_check_send(struct tr_ep *ep, const struct tr_wc *wc)
 			(unsigned long long)wc->wr_id,
 			ibv_wc_status_str(wc->status));
 	q = &ep->qps[qi];
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		tr_flush_cause(ep);
 	if (wc->status != IBV_WC_SUCCESS)
 		tr_fail(ep, q,
 			"seq %llu (%s): error completion: %s (vendor_err %#x)",
@@ -255,6 +257,8 @@ void tr_check_recv(struct tr_ep *ep, const struct tr_wc *wc)
 	uint8_t *data;
 	struct tr_qp *q;
 
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		tr_flush_cause(ep);
 	if (wc->status != IBV_WC_SUCCESS)
 		tr_fail(ep, NULL,
 			"receive error completion (wr_id %#llx): %s (vendor_err %#x)",

@@ -6,6 +6,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "traffic.h"
@@ -88,6 +89,37 @@ unsigned int tr_poll(struct tr_ep *ep, bool send, struct tr_wc *wc,
 	if (ep->o->cq == CQ_EX)
 		return poll_ex(ep, send ? ep->scqx : ep->rcqx, wc, max);
 	return poll_legacy(ep, send ? ep->scq : ep->rcq, wc, max);
+}
+
+/*
+ * A flushed WR only says its QP is in error: name the completion that put
+ * it there, if it waits on either CQ. For the failure message; the run
+ * ends right after.
+ */
+void tr_flush_cause(struct tr_ep *ep)
+{
+	struct tr_wc wc[16];
+	unsigned int n, i, seen = 0, side;
+
+	for (side = 0; side < 2; side++) {
+		while (seen < 4096 && (n = tr_poll(ep, !side, wc, 16))) {
+			for (i = 0; i < n; i++, seen++) {
+				if (wc[i].status == IBV_WC_SUCCESS ||
+				    wc[i].status == IBV_WC_WR_FLUSH_ERR)
+					continue;
+				fprintf(stderr,
+					"migr-traffic: %s: the first error pending on the %s CQ: %s (wr_id %#llx, QP 0x%x, vendor_err %#x)\n",
+					ep->name, side ? "receive" : "send",
+					ibv_wc_status_str(wc[i].status),
+					(unsigned long long)wc[i].wr_id,
+					wc[i].qp_num, wc[i].vendor_err);
+				return;
+			}
+		}
+	}
+	fprintf(stderr,
+		"migr-traffic: %s: no error completion pending besides flushes (%u completions looked at)\n",
+		ep->name, seen);
 }
 
 static void arm(struct tr_ep *ep, struct ibv_cq *cq)

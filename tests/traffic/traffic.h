@@ -283,6 +283,7 @@ struct tr_wc {
 unsigned int tr_poll(struct tr_ep *ep, bool send, struct tr_wc *wc,
 		     unsigned int max);
 void tr_arm(struct tr_ep *ep);
+void tr_flush_cause(struct tr_ep *ep);
 void tr_get_events(struct tr_ep *ep);
 void tr_ack_events(struct tr_ep *ep);
 
