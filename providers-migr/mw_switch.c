@@ -72,8 +72,16 @@ static int bind_qp_open(struct migr_context *ctx, struct ibv_pd *pd,
 			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr a = {};
-	enum ibv_mtu mtu;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.max_rd_atomic = 1,
+	};
+	enum ibv_qp_state last;
 	int ret;
 
 	b->pd = pd;
@@ -84,37 +92,11 @@ static int bind_qp_open(struct migr_context *ctx, struct ibv_pd *pd,
 	b->qp = ibv_create_qp(pd, &init);
 	if (!b->qp)
 		return errno ? errno : ENOMEM;
-	ret = loop_path(ctx, &a.ah_attr, &mtu);
+	ret = loop_path(ctx, &a.ah_attr, &a.path_mtu);
 	if (ret)
 		return ret;
 	a.port_num = a.ah_attr.port_num;
-	a.qp_state = IBV_QPS_INIT;
-	ret = ibv_modify_qp(b->qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				    IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = b->qp->qp_num;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	ret = ibv_modify_qp(b->qp, &a,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(b->qp, &a,
-			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				     IBV_QP_MAX_QP_RD_ATOMIC);
+	return migr_lower_connect(b->qp, &a, b->qp->qp_num, &last);
 }
 
 /* Bind mmw's new lower window as the application last bound the old one */

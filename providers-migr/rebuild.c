@@ -350,6 +350,56 @@ static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 }
 
 /*
+ * Take a new lower RC QP through INIT and RTR to RTS (or the state r names,
+ * if earlier) with r's attributes, connected to lower QP dest. Returns the
+ * last state tried in *last (the one that failed, on error).
+ */
+int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
+		       uint32_t dest, enum ibv_qp_state *last)
+{
+	struct ibv_qp_attr a = {};
+	int ret;
+
+	a.qp_state = *last = IBV_QPS_INIT;
+	a.pkey_index = r->pkey_index;
+	a.port_num = r->port_num;
+	a.qp_access_flags = r->qp_access_flags;
+	ret = ibv_modify_qp(lower, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
+	if (ret || r->qp_state == IBV_QPS_INIT)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = *last = IBV_QPS_RTR;
+	a.ah_attr = r->ah_attr;
+	a.path_mtu = r->path_mtu;
+	a.dest_qp_num = dest;
+	a.rq_psn = r->rq_psn;
+	a.max_dest_rd_atomic = r->max_dest_rd_atomic;
+	a.min_rnr_timer = r->min_rnr_timer;
+	ret = ibv_modify_qp(lower, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret || r->qp_state == IBV_QPS_RTR)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = *last = IBV_QPS_RTS;
+	a.sq_psn = r->sq_psn;
+	a.timeout = r->timeout;
+	a.retry_cnt = r->retry_cnt;
+	a.rnr_retry = r->rnr_retry;
+	a.max_rd_atomic = r->max_rd_atomic;
+	return ibv_modify_qp(lower, &a,
+			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
  * Bring a rebuilt RC QP to the state the application had it in. gids moves
  * the address of a partner in this process; a partner elsewhere keeps its
  * own (or told us its new one, in the record).
@@ -357,66 +407,29 @@ static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 		    char *why, size_t why_len)
 {
-	const struct ibv_qp_attr *r = &mqp->attr;
-	struct ibv_qp_attr a = {};
+	enum ibv_qp_state last;
+	uint32_t dest;
 	int ret;
 
 	if (mqp->vqp.qp.qp_type == IBV_QPT_UD)
 		return migr_ud_connect(mqp, why, why_len);
-	if (r->qp_state == IBV_QPS_RESET)
+	if (mqp->attr.qp_state == IBV_QPS_RESET)
 		return 0;
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = r->pkey_index;
-	a.port_num = r->port_num;
-	a.qp_access_flags = r->qp_access_flags;
-	ret = ibv_modify_qp(mqp->lower, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				    IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		goto err;
-	if (r->qp_state == IBV_QPS_INIT)
-		return 0;
-
 	/* The record follows: the next switch moves from where it is now */
-	if (mqp->self && gids)
+	if (mqp->attr.qp_state != IBV_QPS_INIT && mqp->self && gids)
 		migr_rewrite_gid(gids, &mqp->attr.ah_attr);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.ah_attr = r->ah_attr;
-	a.path_mtu = r->path_mtu;
 	/* The partner was rebuilt too: its new number */
-	a.dest_qp_num = migr_remote_qpn_to_phys(mqp->remote, r->dest_qp_num);
-	a.rq_psn = r->rq_psn;
-	a.max_dest_rd_atomic = r->max_dest_rd_atomic;
-	a.min_rnr_timer = r->min_rnr_timer;
-	ret = ibv_modify_qp(mqp->lower, &a,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		goto err;
-	mqp->dest_phys = a.dest_qp_num;
-	if (r->qp_state == IBV_QPS_RTR)
-		return 0;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = r->sq_psn;
-	a.timeout = r->timeout;
-	a.retry_cnt = r->retry_cnt;
-	a.rnr_retry = r->rnr_retry;
-	a.max_rd_atomic = r->max_rd_atomic;
-	ret = ibv_modify_qp(mqp->lower, &a,
-			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				    IBV_QP_MAX_QP_RD_ATOMIC);
-	if (!ret)
-		return 0;
-err:
-	snprintf(why, why_len, "bringing QP 0x%x to state %d failed: %s",
-		 mqp->vqp.qp.qp_num, a.qp_state, strerror(ret));
-	return ret;
+	dest = migr_remote_qpn_to_phys(mqp->remote, mqp->attr.dest_qp_num);
+	ret = migr_lower_connect(mqp->lower, &mqp->attr, dest, &last);
+	if (ret) {
+		snprintf(why, why_len,
+			 "bringing QP 0x%x to state %d failed: %s",
+			 mqp->vqp.qp.qp_num, last, strerror(ret));
+		return ret;
+	}
+	if (last >= IBV_QPS_RTR)
+		mqp->dest_phys = dest;
+	return 0;
 }
 
 /* First half: every object of ctx on lower; QPs created, not connected */

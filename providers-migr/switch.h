@@ -80,6 +80,8 @@ int migr_reconnect_all(struct migr_context *ctx,
 		       const struct migr_gid_move *gids, char *why,
 		       size_t why_len);
 int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len);
+int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
+		       uint32_t dest, enum ibv_qp_state *last);
 int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 		    char *why, size_t why_len);
 void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah);
