@@ -166,9 +166,18 @@ int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len)
 					break;
 				}
 			}
-			ret = bind_again(&b, mmw, why, why_len);
-			if (ret)
-				break;
+			/*
+			 * The application's own bind may have failed (its
+			 * completion is not watched): then the window stays
+			 * unbound here too, and the switch goes on.
+			 */
+			if (bind_again(&b, mmw, why, why_len)) {
+				verbs_warn(&ctx->vctx,
+					   "switch: %s; left unbound\n", why);
+				why[0] = 0;
+				mmw->mr = NULL;
+				bind_qp_close(&b);
+			}
 		}
 		ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY,
 				       mmw->mw.rkey, mmw->lower->rkey);
