@@ -697,6 +697,7 @@ int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 void migr_wr_rec_abort(struct migr_qp *mqp);
 void migr_qp_update_slow(struct migr_qp *mqp);
+void migr_qp_unsuspend(struct migr_qp *mqp);
 void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
 			const struct ibv_qp_init_attr_ex *attr,
 			struct migr_qp *mqp);

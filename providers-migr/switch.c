@@ -279,8 +279,7 @@ unsigned int migr_qp_resume(struct migr_qp *mqp)
 	}
 	mqp->held_tail = &mqp->held;
 	mqp->recv_hold = false;
-	__atomic_and_fetch(&mqp->slow, ~MIGR_SLOW_SUSPENDED, __ATOMIC_RELEASE);
-	migr_qp_update_slow(mqp);
+	migr_qp_unsuspend(mqp);
 	pthread_mutex_unlock(&mqp->hold_lock);
 	return held;
 }
