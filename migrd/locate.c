@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "locate.h"
@@ -113,11 +115,17 @@ static bool any_entry(const char *dir, const char *gid,
 	return found;
 }
 
+/* The table entry gid_is() matched last (under memo_lock) */
+static char hit[PATH_LEN];
+
 static bool gid_is(const char *path, const char *gid)
 {
 	char hex[GID_HEX + 1];
 
-	return read_gid(path, hex) && !strcmp(hex, gid);
+	if (!read_gid(path, hex) || strcmp(hex, gid))
+		return false;
+	strcpy(hit, path);
+	return true;
 }
 
 /* Does one port directory's GID table hold gid? */
@@ -136,25 +144,109 @@ static bool dev_has(const char *root, const char *dev, const char *gid)
 	       any_entry(dir, gid, port_has);
 }
 
-int gid_devices(const char *root, const char *gid,
-		char (*devs)[LOCATE_NAME_MAX], int max)
+/* Every device with gid, and the table entry where each has it */
+static int scan(const char *root, const char *gid,
+		char (*devs)[LOCATE_NAME_MAX], char (*paths)[PATH_LEN])
 {
 	struct dirent *e;
 	int n = 0;
 	DIR *d;
 
-	if (strlen(gid) != GID_HEX ||
-	    strspn(gid, "0") == GID_HEX) /* an unused entry */
-		return 0;
 	d = opendir(root);
 	if (!d)
 		return -1;
-	while (n < max && (e = readdir(d))) {
+	while (n < LOCATE_DEV_MAX && (e = readdir(d))) {
 		if (e->d_name[0] == '.' || strlen(e->d_name) >= LOCATE_NAME_MAX)
 			continue;
-		if (dev_has(root, e->d_name, gid))
-			strcpy(devs[n++], e->d_name);
+		if (!dev_has(root, e->d_name, gid))
+			continue;
+		strcpy(devs[n], e->d_name);
+		strcpy(paths[n++], hit);
 	}
 	closedir(d);
+	return n;
+}
+
+/*
+ * A scan reads every entry of every GID table (rxe has 1024 per port):
+ * a third of a second on a slow machine, for each QP a partner request
+ * names. What was found is kept a few seconds and trusted while each
+ * entry found still holds the GID; a device that took the GID since is
+ * seen once that time is over.
+ */
+#define MEMO_N 8
+#define MEMO_S 10
+
+struct gid_memo {
+	char root[PATH_LEN], gid[GID_HEX + 1];
+	int n;
+	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX];
+	char paths[LOCATE_DEV_MAX][PATH_LEN];
+	time_t at;
+};
+
+static struct gid_memo memo[MEMO_N];
+static unsigned int memo_next;
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static struct gid_memo *remembered(const char *root, const char *gid)
+{
+	struct gid_memo *m;
+	int i, j;
+
+	for (i = 0; i < MEMO_N; i++) {
+		m = &memo[i];
+		if (!m->n || strcmp(m->gid, gid) || strcmp(m->root, root) ||
+		    now_s() - m->at >= MEMO_S)
+			continue;
+		for (j = 0; j < m->n; j++)
+			if (!gid_is(m->paths[j], gid))
+				break;
+		if (j == m->n)
+			return m;
+		m->n = 0;
+	}
+	return NULL;
+}
+
+int gid_devices(const char *root, const char *gid,
+		char (*devs)[LOCATE_NAME_MAX], int max)
+{
+	struct gid_memo *m;
+	int n, i;
+
+	if (strlen(gid) != GID_HEX ||
+	    strspn(gid, "0") == GID_HEX) /* an unused entry */
+		return 0;
+	if (strlen(root) >= PATH_LEN) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	pthread_mutex_lock(&memo_lock);
+	m = remembered(root, gid);
+	if (!m) {
+		m = &memo[memo_next++ % MEMO_N];
+		n = scan(root, gid, m->devs, m->paths);
+		m->n = n > 0 ? n : 0;
+		strcpy(m->root, root);
+		strcpy(m->gid, gid);
+		m->at = now_s();
+		if (n <= 0) {
+			pthread_mutex_unlock(&memo_lock);
+			return n;
+		}
+	}
+	n = m->n < max ? m->n : max;
+	for (i = 0; i < n; i++)
+		strcpy(devs[i], m->devs[i]);
+	pthread_mutex_unlock(&memo_lock);
 	return n;
 }

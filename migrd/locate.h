@@ -22,7 +22,8 @@ bool addr_is_local(const char *addr);
  * The RDMA devices under root (LOCATE_SYSFS) with gid (32 hex digits) in
  * a port's table, root/DEV/ports/N/gids/I, each once and at most max.
  * Returns how many, or -1 with errno if root cannot be read. The zero GID
- * (an unused table entry) is never found.
+ * (an unused table entry) is never found. A result is remembered for 10 s
+ * while every entry it found still holds the GID. Thread-safe.
  */
 int gid_devices(const char *root, const char *gid,
 		char (*devs)[LOCATE_NAME_MAX], int max);

@@ -30,6 +30,7 @@ struct relay {
 	const char *where; /* HOST as given, or "this host" */
 	char who[48]; /* the requester */
 	int op_len;
+	long long t0; /* when it came: the logs say how long it took */
 };
 
 /* What a process's reply says about itself */
@@ -119,9 +120,9 @@ static void answered(const struct relay *x, struct sbuf *out, int pid,
 		     char *reply, const struct verdict *v)
 {
 	if (v->ok)
-		rlog(x, "pid %d: ok", pid);
+		rlog(x, "pid %d: ok (%lld ms)", pid, now_ms() - x->t0);
 	else
-		rlog(x, "pid %d: failed: %s", pid,
+		rlog(x, "pid %d: failed (%lld ms): %s", pid, now_ms() - x->t0,
 		     v->error[0] ? v->error : "no reason given");
 	wrap(out, pid, reply, v);
 	free(reply);
@@ -304,8 +305,9 @@ static void to_peer(const struct relay *x, struct sbuf *out)
 		return;
 	}
 	read_verdict(out->p ? out->p : "", &v);
-	rlog(x, "relayed to its migrd: %s%s",
-	     v.ok ? "ok" : "failed: ", v.ok ? "" : v.error);
+	rlog(x, "relayed to its migrd: %s (%lld ms)%s%s",
+	     v.ok ? "ok" : "failed", now_ms() - x->t0, v.ok ? "" : ": ",
+	     v.ok ? "" : v.error);
 }
 
 /* The request, relayed: to HOST's migrd, the named pid, or its owner */
@@ -640,7 +642,8 @@ static bool may_ask(const struct req *r, const struct client *c)
 void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
 	struct relay x = { .r = r,
-			   .where = r->host[0] ? r->host : "this host" };
+			   .where = r->host[0] ? r->host : "this host",
+			   .t0 = now_ms() };
 	size_t op = strcspn(r->line, " ");
 	bool remote = r->host[0] && !addr_is_local(r->host);
 

@@ -80,6 +80,16 @@ static void test_gid(void)
 	CHECK(gid_devices("/nonexistent/migr", HEX_A, devs, LOCATE_DEV_MAX) ==
 	      -1);
 
+	/* Remembered, but not past a change of an entry it found */
+	put("rxe0", 1, 1, GID_A);
+	n = gid_devices(root, HEX_B, devs, LOCATE_DEV_MAX);
+	CHECK(n == 1 && has(devs, n, "rxe1"));
+	n = gid_devices(root, HEX_A, devs, LOCATE_DEV_MAX);
+	CHECK(n == 2 && has(devs, n, "rxe0") && has(devs, n, "mlx5_0"));
+	put("mlx5_0", 2, 3, GID_0);
+	n = gid_devices(root, HEX_A, devs, LOCATE_DEV_MAX);
+	CHECK(n == 1 && has(devs, n, "rxe0"));
+
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK(system(cmd) == 0);
 }
