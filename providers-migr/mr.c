@@ -278,7 +278,6 @@ int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	const struct ibv_mw_bind_info *b = &mw_bind->bind_info;
 	int ret;
 
-	lbind.bind_info.mr = lower_mr(b->mr);
 	for (;;) {
 		ctl_enter(qp->context);
 		migr_enter();
@@ -288,6 +287,8 @@ int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		ctl_leave(qp->context);
 		usleep(200);
 	}
+	/* Only now: a switch waited out above replaced the lower MR */
+	lbind.bind_info.mr = lower_mr(b->mr);
 	ret = ibv_bind_mw(mqp->lower, mmw->lower, &lbind);
 	migr_leave();
 	if (!ret) {
