@@ -32,7 +32,8 @@ void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
 	wc_to_virt(ctx, wc, n);
 }
 
-/* migr_cq_watch() on a CQ that feeds an SRQ or receives for a UD QP */
+/* migr_cq_watch() on a CQ that feeds an SRQ, receives for a UD QP or counts
+ * for replay */
 void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n)
 {
 	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
@@ -45,6 +46,9 @@ void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n)
 					      wc[i].qp_num);
 		if (mcq->watch & MIGR_WATCH_UD)
 			migr_ud_src_seen(ctx, wc[i].status, wc[i].src_qp);
+		if (mcq->watch & MIGR_WATCH_REPLAY)
+			migr_replay_seen(ctx, wc[i].status, wc[i].opcode,
+					 wc[i].qp_num, wc[i].wr_id);
 	}
 	if (used)
 		__atomic_add_fetch(&mcq->srq_recvs, used, __ATOMIC_RELAXED);
@@ -83,8 +87,10 @@ void migr_ud_src_forget(struct migr_context *ctx)
 	pthread_mutex_unlock(&ctx->ud_src_lock);
 }
 
-static void fill_cq(struct migr_cq *mcq)
+static void fill_cq(struct migr_cq *mcq, struct migr_context *ctx)
 {
+	if (ctx->replay)
+		mcq->watch |= MIGR_WATCH_REPLAY;
 	/* The lower CQ carries our CQ as cq_context: events map back O(1) */
 	mcq->vcq.cq.cqe = mcq->lower->cqe;
 	mcq->vcq.cq.handle = mcq->lower->handle;
@@ -107,7 +113,7 @@ struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
 		free(mcq);
 		return NULL;
 	}
-	fill_cq(mcq);
+	fill_cq(mcq, ctx_of(context));
 	mcq->cqe_req = cqe;
 	mcq->comp_vector = comp_vector;
 	mcq->mch = channel ? to_mcomp_channel(channel) : NULL;
@@ -129,6 +135,9 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 
 	lattr.cq_context = mcq;
 	lattr.channel = lower_channel(attr->channel);
+	/* replay counts completions per QP */
+	if (ctx_of(context)->replay)
+		lattr.wc_flags |= IBV_WC_EX_WITH_QP_NUM;
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
 		lattr.parent_domain = lower_pd(attr->parent_domain);
 
@@ -140,7 +149,7 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 		return NULL;
 	}
 	mcq->lower = ibv_cq_ex_to_cq(mcq->lower_ex);
-	fill_cq(mcq);
+	fill_cq(mcq, ctx_of(context));
 	mcq->vcq.cq_ex.comp_mask = mcq->lower_ex->comp_mask;
 	migr_cq_ex_set_ops(mcq);
 	mcq->ex_attr = *attr;

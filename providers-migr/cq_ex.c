@@ -42,6 +42,11 @@ static void watch_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 	if ((mcq->watch & MIGR_WATCH_UD) && lower->status == IBV_WC_SUCCESS)
 		migr_ud_src_seen(ctx_of(mcq->vcq.cq.context), lower->status,
 				 ibv_wc_read_src_qp(lower));
+	/* the lower CQ reads QPNs when replay is on (migr_create_cq_ex()) */
+	if ((mcq->watch & MIGR_WATCH_REPLAY) && lower->status == IBV_WC_SUCCESS)
+		migr_replay_seen(ctx_of(mcq->vcq.cq.context), lower->status,
+				 ibv_wc_read_opcode(lower),
+				 ibv_wc_read_qp_num(lower), lower->wr_id);
 }
 
 static void show_head(struct ibv_cq_ex *cq, struct migr_cq *mcq)

@@ -75,6 +75,7 @@ static void migr_free_context(struct ibv_context *context)
 	migr_xlate_destroy(&ctx->xlate);
 	migr_xlate_destroy(&ctx->remote);
 	migr_peers_free(ctx);
+	migr_replay_free(ctx);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -122,6 +123,8 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
 	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);
 	if (ctx->vctx.context.async_fd < 0)
+		goto err_ctx;
+	if (migr_replay_init(ctx))
 		goto err_ctx;
 
 	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);

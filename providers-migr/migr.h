@@ -94,6 +94,8 @@ struct migr_context {
 	uint32_t ud_src[MIGR_UD_SRC_MAX];
 	unsigned int n_ud_src; /* MIGR_UD_SRC_MAX + 1: more than that */
 	struct list_node entry; /* in the process's list of contexts */
+	/* MIGR_REPLAY=1: what replaying after the wait bound needs (slog.c) */
+	struct migr_replay *replay;
 };
 
 struct migr_pd {
@@ -208,6 +210,53 @@ struct migr_rlog {
 	uint64_t head; /* RECVs ever posted */
 };
 
+/*
+ * The send WRs posted to an RC QP, newest last, kept only with MIGR_REPLAY
+ * (slog.c): after the wait bound, those the lower QP never completed are
+ * posted again on the rebuilt one. An entry is 1 << shift bytes: the WR,
+ * its SGEs, then its inline payload.
+ */
+struct migr_slog {
+	uint8_t *ring;
+	uint32_t mask, shift, max_sge, max_inline;
+	bool sig_all; /* the QP signals every WR */
+	bool broken; /* it posted what the log does not hold: no replay */
+	uint64_t head; /* WRs ever posted (the lower accepted) */
+	uint64_t nsig; /* of them signaled */
+	uint64_t done; /* WRs known complete (a drain marker came back) */
+};
+
+struct migr_slog_entry {
+	uint64_t sig_before; /* signaled WRs posted before this one */
+	struct ibv_send_wr wr; /* sg_list points at sge */
+	struct ibv_sge sge[];
+};
+
+static inline struct migr_slog_entry *migr_slog_at(const struct migr_slog *log,
+						   uint64_t i)
+{
+	return (void *)(log->ring + ((i & log->mask) << log->shift));
+}
+
+/*
+ * Per tracked QP (slot): its successful completions taken off lower CQs,
+ * counted by polls and drains of CQs with MIGR_WATCH_REPLAY. Not in the
+ * QP: a poll may run into a QP being destroyed.
+ */
+struct migr_replay_count {
+	uint64_t sends; /* signaled send WRs of the application */
+	uint64_t recvs; /* RECVs of its own receive queue */
+};
+
+#define MIGR_REPLAY_SLOTS 4096
+
+struct migr_replay {
+	struct migr_u32map by_lower; /* lower QPN -> slot */
+	pthread_mutex_t lock; /* writers of by_lower and used */
+	uint8_t used[MIGR_REPLAY_SLOTS];
+	struct migr_replay_count count[MIGR_REPLAY_SLOTS];
+};
+
 struct migr_held_wr;
 
 struct migr_srq {
@@ -257,6 +306,7 @@ enum {
 	MIGR_SLOW_REWRITE = 1 << 0, /* UD: WRs carry AH pointers */
 	MIGR_SLOW_XLATE = 1 << 1, /* keys or QPNs translate */
 	MIGR_SLOW_SUSPENDED = 1 << 2, /* a switch holds posts */
+	MIGR_SLOW_LOG = 1 << 3, /* send WRs go into the send log */
 };
 
 struct migr_qp {
@@ -268,6 +318,17 @@ struct migr_qp {
 	/* SENDs and WRITE_IMMs posted: RECVs they use up at the partner */
 	uint64_t n_consumers;
 	struct migr_rlog rlog;
+	struct migr_slog slog;
+	/* its slot in ctx->replay (tracked), and the lower QPN mapped to it */
+	int replay_slot;
+	uint32_t replay_lqpn;
+	bool replay_mapped;
+	/*
+	 * Set by a switch that replays: the newest replay_n logged WRs (of
+	 * them replay_consumers use a RECV) never ran on the other end, and
+	 * the lower QP flushes them and replay_markers markers.
+	 */
+	unsigned int replay_n, replay_consumers, replay_markers;
 	/*
 	 * Posts held while suspended, in order. RECVs go through to the
 	 * lower QP until recv_hold (set once the queues drained, before the
@@ -534,6 +595,7 @@ static inline bool migr_srq_used(const struct migr_cq *mcq,
 enum {
 	MIGR_WATCH_SRQ = 1 << 0, /* srq_fed: count what the SRQ used up */
 	MIGR_WATCH_UD = 1 << 1, /* a UD QP receives here: note its senders */
+	MIGR_WATCH_REPLAY = 1 << 2, /* count each tracked QP's completions */
 };
 
 /* ud_switch.c */
@@ -565,6 +627,22 @@ static inline void migr_cq_watch(struct migr_cq *mcq, const struct ibv_wc *wc,
 	if (unlikely(mcq->watch))
 		migr_cq_watched(mcq, wc, n);
 }
+
+/* slog.c: the send log and the completion counts replay needs */
+bool migr_replay_wanted(void);
+int migr_replay_init(struct migr_context *ctx);
+void migr_replay_free(struct migr_context *ctx);
+int migr_slog_init(struct migr_slog *log, const struct ibv_qp_cap *cap,
+		   bool sig_all);
+void migr_slog_add(struct migr_slog *log, const struct ibv_send_wr *wr,
+		   const struct ibv_send_wr *stop);
+int migr_slog_unfinished(const struct migr_slog *log, uint64_t sig_done,
+			 uint64_t *n);
+int migr_replay_track(struct migr_qp *mqp);
+void migr_replay_untrack(struct migr_qp *mqp);
+void migr_replay_seen(struct migr_context *ctx, enum ibv_wc_status status,
+		      enum ibv_wc_opcode opcode, uint32_t qpn, uint64_t wr_id);
+const struct migr_replay_count *migr_replay_count_of(const struct migr_qp *mqp);
 
 /* rlog.c: the ring of posted RECVs */
 int migr_rlog_init(struct migr_rlog *log, uint32_t max_wr, uint32_t max_sge);
@@ -712,6 +790,7 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
 int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+int migr_slog_repost(struct migr_qp *mqp, uint64_t n, unsigned int *posted);
 int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad_wr);
 int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,

@@ -290,6 +290,9 @@ int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	/* Only now: a switch waited out above replaced the lower MR */
 	lbind.bind_info.mr = lower_mr(b->mr);
 	ret = ibv_bind_mw(mqp->lower, mmw->lower, &lbind);
+	/* a WR of the send queue the send log does not hold */
+	if (!ret)
+		mqp->slog.broken = true;
 	migr_leave();
 	if (!ret) {
 		/* A type 1 bind gives the window a new rkey */

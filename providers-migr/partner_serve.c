@@ -485,6 +485,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 					"did not drain in time");
 			continue;
 		}
+		migr_replay_drained(e->mqp);
 		RESULT(e, true, "{\"ok\":true,\"consumers\":%" PRIu64 "}",
 		       e->mqp->n_consumers);
 	}

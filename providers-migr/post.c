@@ -318,6 +318,7 @@ static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	}
 	ret = post_send_rewritten(mqp, wr, bad_wr);
 	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &bind);
+	migr_slog_add(&mqp->slog, wr, ret ? *bad_wr : NULL);
 	return ret;
 }
 
@@ -446,8 +447,36 @@ int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	int ret = post_send_rewritten(mqp, wr, bad_wr);
 
 	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &bind);
+	migr_slog_add(&mqp->slog, wr, ret ? *bad_wr : NULL);
 	return ret;
 }
+
+/*
+ * Post again, on the rebuilt lower QP, the n newest logged WRs that never
+ * ran on the other end: already logged and counted once.
+ */
+int migr_slog_repost(struct migr_qp *mqp, uint64_t n, unsigned int *posted)
+{
+	struct migr_slog *log = &mqp->slog;
+	uint64_t i;
+	int ret;
+
+	for (i = log->head - n; i < log->head; i++) {
+		struct migr_slog_entry *e = migr_slog_at(log, i);
+		struct ibv_send_wr wr = e->wr, *bad;
+
+		wr.sg_list = e->sge;
+		wr.next = NULL;
+		ret = post_send_rewritten(mqp, &wr, &bad);
+		if (ret)
+			return ret;
+		(*posted)++;
+	}
+	return 0;
+}
+
+/* Flags of a QP that concern only its send WRs */
+#define RECV_FAST_FLAGS (MIGR_SLOW_REWRITE | MIGR_SLOW_LOG)
 
 /* One RECV: what recv_rewritten() does for a list of one, in a small copy */
 static inline __attribute__((always_inline)) int
@@ -594,7 +623,7 @@ post_recv_general(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 	int ret;
 
 	migr_enter();
-	if (!(mqp->slow & ~MIGR_SLOW_REWRITE)) {
+	if (!(mqp->slow & ~RECV_FAST_FLAGS)) {
 		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
 		rlog_add(&mqp->rlog, wr, ret ? *bad_wr : NULL);
 	} else {
@@ -614,7 +643,7 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	/* a lone RECV, untranslated or only translated: kept short */
 	if (likely(wr && !wr->next)) {
 		migr_enter();
-		slow = mqp->slow & ~MIGR_SLOW_REWRITE;
+		slow = mqp->slow & ~RECV_FAST_FLAGS;
 		if (likely(!slow)) {
 			ret = recv_logged(NULL, &mqp->rlog, mqp->lower,
 					  post_qp_recv, wr, bad_wr);

@@ -13,6 +13,7 @@ static struct migr_qp *alloc_qp(struct ibv_context *context)
 	if (!mqp)
 		return migr_fail(ENOMEM);
 	mqp->ctx = ctx_of(context);
+	mqp->replay_slot = -1;
 	return mqp;
 }
 
@@ -46,6 +47,8 @@ static uint8_t slow_reasons(const struct migr_qp *mqp)
 		slow |= MIGR_SLOW_REWRITE;
 	if (mqp->ctx->xlate.active || mqp->remote->active)
 		slow |= MIGR_SLOW_XLATE;
+	if (mqp->slog.ring)
+		slow |= MIGR_SLOW_LOG;
 	return slow;
 }
 
@@ -72,6 +75,27 @@ static bool qp_switchable(const struct migr_qp *mqp)
 	return (mqp->vqp.qp.qp_type == IBV_QPT_RC ||
 		mqp->vqp.qp.qp_type == IBV_QPT_UD) &&
 	       (!mqp->lower_ex || migr_qp_ex_movable(mqp->init.send_ops_flags));
+}
+
+/*
+ * With MIGR_REPLAY, an RC QP posting through ibv_post_send() keeps its send
+ * WRs (ibv_wr_*() batches are not logged: such a QP is not replayed). A QP
+ * that cannot have a log runs without: a switch rolls back instead.
+ */
+static void log_sends(struct migr_qp *mqp, const struct ibv_qp_cap *cap)
+{
+	if (!mqp->ctx->replay || mqp->vqp.qp.qp_type != IBV_QPT_RC ||
+	    mqp->lower_ex)
+		return;
+	if (migr_slog_init(&mqp->slog, cap, mqp->init.sq_sig_all) ||
+	    migr_replay_track(mqp)) {
+		verbs_warn(&mqp->ctx->vctx,
+			   "QP 0x%x: no send log, it will not be replayed\n",
+			   mqp->vqp.qp.qp_num);
+		migr_replay_untrack(mqp);
+		free(mqp->slog.ring);
+		mqp->slog.ring = NULL;
+	}
 }
 
 /* Fill what a provider fills in a new QP, from the lower one */
@@ -120,6 +144,7 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 			migr_qp_ex_set_ops(mqp);
 	}
 	mqp->rewrite_sends = qp->qp_type == IBV_QPT_UD;
+	log_sends(mqp, cap);
 	migr_qp_update_slow(mqp);
 	migr_srq_note_qp(mqp);
 	if (qp_switchable(mqp))
@@ -347,6 +372,7 @@ int migr_destroy_qp(struct ibv_qp *qp)
 							MIGR_UNSUP_QP_TYPE,
 					-1);
 	migr_srq_forget_qp(mqp);
+	migr_replay_untrack(mqp);
 	ctl_leave(qp->context);
 	migr_xlate_gone(&mqp->ctx->xlate, MIGR_XLATE_QPN, qp->qp_num);
 	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,
@@ -358,6 +384,7 @@ int migr_destroy_qp(struct ibv_qp *qp)
 		free(h);
 	}
 	free(mqp->rlog.ring);
+	free(mqp->slog.ring);
 	free(mqp);
 	return 0;
 }

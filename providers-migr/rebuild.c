@@ -44,7 +44,8 @@ static bool flushed_enough(struct migr_context *ctx, const uint64_t *unused)
 	unsigned int q = 0;
 
 	list_for_each (&ctx->rec.qps, mqp, entry)
-		if (mqp->release_flushes < unused[q++])
+		if (mqp->release_flushes <
+		    migr_expected_flushes(mqp, unused[q++]))
 			return false;
 	return true;
 }
@@ -278,6 +279,8 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 		struct ibv_cq *lower;
 
 		if (mcq->lower_ex) {
+			if (ctx->replay)
+				lattr.wc_flags |= IBV_WC_EX_WITH_QP_NUM;
 			lattr.cq_context = mcq;
 			lattr.channel = mcq->mch ? mcq->mch->lower : NULL;
 			lower_ex = ibv_create_cq_ex(ctx->lower, &lattr);
@@ -333,6 +336,9 @@ int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 				 mqp->vqp.qp.qp_num, mqp->lower->qp_num);
 	if (errno)
 		FAIL("remapping QP 0x%x failed", mqp->vqp.qp.qp_num);
+	/* its completions are counted under the new number from now on */
+	if (migr_replay_track(mqp))
+		mqp->slog.broken = true;
 	return 0;
 }
 

@@ -116,8 +116,9 @@ int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc)
 	int ret;
 
 	pthread_mutex_lock(&mcq->shadow_lock);
-	migr_wc_to_virt(ctx_of(mcq->vcq.cq.context), wc, 1);
+	/* watched as polls watch: with the lower's QPN */
 	migr_cq_watch(mcq, wc, 1);
+	migr_wc_to_virt(ctx_of(mcq->vcq.cq.context), wc, 1);
 	ret = shadow_push(&mcq->shadow, wc);
 	if (!ret) {
 		mcq->unsignalled++;

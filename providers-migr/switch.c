@@ -106,7 +106,10 @@ static uint64_t peer_consumers(const struct sw_set *set,
 	const struct migr_partner *p = partner_of(set, mqp);
 	const struct migr_qp *peer = peer_of(set, mqp);
 
-	return peer ? peer->n_consumers : p ? p->consumers : 0;
+	/* a replay posts the peer's unfinished ones again: they used none */
+	return peer ? peer->n_consumers - peer->replay_consumers :
+	       p    ? p->consumers :
+		      0;
 }
 
 static int add_gid(struct migr_gid_move *g, struct ibv_context *from,
@@ -562,6 +565,80 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 }
 
 /*
+ * The drain hit its bound. With MIGR_REPLAY=1 the switch goes on if every
+ * QP that did not drain can have its unfinished WRs posted again on the new
+ * one (replay.c says when). RECVs are held by now: once the CQs are
+ * emptied, the counts it reads no longer change.
+ */
+static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	struct migr_qp *mqp;
+	unsigned int i;
+	char why[200];
+	size_t len;
+
+	for_each_ctx(set, i, c)
+	{
+		if (!c->replay)
+			return ETIMEDOUT;
+	}
+	drain_cqs(set, &rep->shadowed);
+	for_each_ctx(set, i, c)
+	{
+		list_for_each (&c->rec.qps, mqp, entry) {
+			if (mqp->attr.qp_state != IBV_QPS_RTS ||
+			    migr_marker_drained(mqp))
+				continue;
+			if (migr_replay_plan(mqp, peer_of(set, mqp), why,
+					     sizeof(why)))
+				goto no_replay;
+		}
+	}
+	verbs_warn(&set->ctx[0]->vctx, "switch: %s; replaying what never ran\n",
+		   rep->error);
+	rep->error[0] = 0;
+	return 0;
+
+no_replay:
+	len = strlen(rep->error);
+	snprintf(rep->error + len, sizeof(rep->error) - len, "; no replay: %s",
+		 why);
+	for_each_ctx(set, i, c) migr_replay_forget(c);
+	return ETIMEDOUT;
+}
+
+/* Every WR logged so far on a QP that drained has completed */
+static void mark_drained(const struct sw_set *set)
+{
+	struct migr_context *c;
+	struct migr_qp *mqp;
+	unsigned int i;
+
+	for_each_ctx(set, i, c)
+	{
+		list_for_each (&c->rec.qps, mqp, entry)
+			if (migr_marker_drained(mqp))
+				migr_replay_drained(mqp);
+	}
+}
+
+/* The unfinished WRs of the plan, on the rebuilt QPs */
+static void replay_unfinished(struct migr_context *ctx,
+			      struct migr_switch_report *rep)
+{
+	struct migr_qp *mqp;
+	unsigned int n, todo;
+
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		todo = mqp->replay_n;
+		if (migr_replay_post(mqp, &n))
+			rep->lost += todo - n;
+		rep->replayed_wrs += n;
+	}
+}
+
+/*
  * RECVs posted but never used: the partner's SENDs used the oldest ones. A
  * QP on an SRQ has none of its own (the SRQ's are counted apart).
  */
@@ -785,7 +862,8 @@ static void account_flushes(struct migr_context *c, const uint64_t *unused,
 	unsigned int q = 0;
 
 	list_for_each (&c->rec.qps, mqp, entry) {
-		uint64_t expect = unused ? unused[q] : 0;
+		uint64_t expect =
+			unused ? migr_expected_flushes(mqp, unused[q]) : 0;
 
 		q++;
 		rep->flushed += mqp->release_flushes;
@@ -924,13 +1002,18 @@ static int switch_locked(struct sw_set *set, const char *target,
 		goto out_resume;
 
 	t = now_ms();
+	for_each_ctx(set, i, c) migr_replay_forget(c);
 	ret = drain(set, wait_ms, rep);
 	/* From here RECVs are held too; then none is on its way in */
 	for_each_ctx(set, i, c) hold_recvs(c);
-	if (!ret && migr_quiesce(QUIESCE_MS)) {
+	if ((!ret || ret == ETIMEDOUT) && migr_quiesce(QUIESCE_MS)) {
 		REPORT(rep, "a thread stayed inside a post or poll");
 		ret = EBUSY;
 	}
+	if (ret == ETIMEDOUT)
+		ret = plan_replay(set, rep);
+	if (!ret)
+		mark_drained(set);
 	for_each_ctx(set, i, c)
 	{
 		q = 0;
@@ -1001,6 +1084,8 @@ static int switch_locked(struct sw_set *set, const char *target,
 				    !ret) ret = EIO;
 	/* Partners first: our RECVs are posted, and they are further away */
 	partners_resume(set, false);
+	/* What never ran goes before what was held meanwhile */
+	for_each_ctx(set, i, c) replay_unfinished(c, rep);
 	for_each_ctx(set, i, c)
 	{
 		rep->held_wrs += resume(c);
@@ -1012,7 +1097,11 @@ static int switch_locked(struct sw_set *set, const char *target,
 
 out_resume:
 	rep->rolled_back = true;
-	for_each_ctx(set, i, c) rep->held_wrs += resume(c);
+	for_each_ctx(set, i, c)
+	{
+		migr_replay_forget(c);
+		rep->held_wrs += resume(c);
+	}
 	partners_resume(set, true);
 	return ret;
 }

@@ -31,6 +31,8 @@ struct migr_switch_report {
 	unsigned int partners; /* QPs whose partner is in another process */
 	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
+	unsigned int
+		replayed_wrs; /* unfinished at the wait bound, posted again */
 	unsigned int reposted_recvs; /* posted before, unused, posted again */
 	unsigned int flushed; /* WRs the released QPs flushed (unused RECVs) */
 	unsigned int shadowed; /* completions taken off the old CQs */
@@ -123,6 +125,23 @@ int migr_srqs_rebuild(struct migr_context *ctx, char *why, size_t why_len);
 int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
 		     char *why, size_t why_len);
 unsigned int migr_srqs_resume(struct migr_context *ctx);
+
+/*
+ * What a released QP flushes: its unused RECVs, and under a replay the WRs
+ * and markers it never finished
+ */
+static inline uint64_t migr_expected_flushes(const struct migr_qp *mqp,
+					     uint64_t unused)
+{
+	return unused + mqp->replay_n + mqp->replay_markers;
+}
+
+/* replay.c: unfinished WRs posted again after the wait bound */
+int migr_replay_plan(struct migr_qp *q, struct migr_qp *p, char *why,
+		     size_t why_len);
+void migr_replay_forget(struct migr_context *ctx);
+int migr_replay_post(struct migr_qp *mqp, unsigned int *n);
+void migr_replay_drained(struct migr_qp *mqp);
 
 /* mw_switch.c: type 1 memory windows bound again on the target */
 int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len);

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Replay after the wait bound (MIGR_REPLAY=1). When a send queue does not
+ * drain in time, MigrRDMA goes on and posts the unfinished WRs again on the
+ * new QP. Posted again, a WR the other end already ran would run twice (a
+ * second message, a second atomic), so migr replays only when it can tell
+ * that none of them ran: the oldest unfinished WR uses a RECV, the other
+ * end has no RECV left (each it posted completed) and may post none
+ * (RECVs are held), and it took exactly the SENDs that completed here. That
+ * oldest WR then waits on RNR, and the responder runs nothing behind it.
+ * Anything else rolls back, as without replay.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "switch.h"
+
+static bool uses_recv(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+	       op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* Opcodes a replay posts again as they were logged */
+static bool replayable(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+#define WHY(fmt, ...)                                                          \
+	do {                                                                   \
+		snprintf(why, why_len, fmt, ##__VA_ARGS__);                    \
+		return EAGAIN;                                                 \
+	} while (0)
+
+int migr_replay_plan(struct migr_qp *q, struct migr_qp *p, char *why,
+		     size_t why_len)
+{
+	const struct migr_replay_count *qc = migr_replay_count_of(q), *pc;
+	uint32_t qpn = q->vqp.qp.qp_num;
+	uint64_t n, i, cons = 0, completed;
+
+	q->replay_n = q->replay_consumers = 0;
+	q->replay_markers = q->markers_pending;
+	if (!qc || !q->slog.ring || q->slog.broken)
+		WHY("QP 0x%x: its send WRs are not logged (it was created without MIGR_REPLAY=1, posts through ibv_wr_*() or binds windows)",
+		    qpn);
+	if (migr_slog_unfinished(&q->slog, qc->sends, &n))
+		WHY("QP 0x%x: more WRs are unfinished than its send log holds",
+		    qpn);
+	/* only the switch's marker is left: nothing of the application */
+	if (!n)
+		return 0;
+	if (!p)
+		WHY("QP 0x%x: its peer is in another process; replay is built for peers in the switching process only",
+		    qpn);
+	for (i = q->slog.head - n; i < q->slog.head; i++) {
+		enum ibv_wr_opcode op = migr_slog_at(&q->slog, i)->wr.opcode;
+
+		if (!replayable(op))
+			WHY("QP 0x%x: an unfinished WR (opcode %d) cannot be posted again",
+			    qpn, op);
+		cons += uses_recv(op);
+	}
+	if (!uses_recv(migr_slog_at(&q->slog, q->slog.head - n)->wr.opcode))
+		WHY("QP 0x%x: its oldest unfinished WR uses no RECV, so whether the other end ran it is unknown",
+		    qpn);
+	pc = migr_replay_count_of(p);
+	if (!pc || p->init.srq)
+		WHY("QP 0x%x: its peer's RECVs are not counted (it receives through an SRQ, or has no log)",
+		    qpn);
+	if (pc->recvs != p->rlog.head)
+		WHY("QP 0x%x: its peer still has %" PRIu64
+		    " RECVs posted, so the stalled WR may yet arrive",
+		    qpn, p->rlog.head - pc->recvs);
+	completed = q->n_consumers - cons;
+	if (pc->recvs != completed)
+		WHY("QP 0x%x: its peer took %" PRIu64
+		    " of its SENDs and %" PRIu64 " completed here",
+		    qpn, pc->recvs, completed);
+	q->replay_n = n;
+	q->replay_consumers = cons;
+	return 0;
+}
+
+/* Nothing is replayed: the lower QPs were not released after all */
+void migr_replay_forget(struct migr_context *ctx)
+{
+	struct migr_qp *mqp;
+
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		mqp->replay_n = mqp->replay_consumers = mqp->replay_markers = 0;
+}
+
+/*
+ * The unfinished WRs on the rebuilt QP, before what was held meanwhile.
+ * *n: how many were posted again; 0 or the error of a post (the WRs from
+ * there on are lost).
+ */
+int migr_replay_post(struct migr_qp *mqp, unsigned int *n)
+{
+	unsigned int todo = mqp->replay_n;
+	int ret;
+
+	*n = 0;
+	if (!todo)
+		return 0;
+	mqp->replay_n = mqp->replay_consumers = mqp->replay_markers = 0;
+	ret = migr_slog_repost(mqp, todo, n);
+	if (ret)
+		verbs_err(
+			&mqp->ctx->vctx,
+			"switch: QP 0x%x: posting unfinished WR %u of %u again failed: %s\n",
+			mqp->vqp.qp.qp_num, *n + 1, todo, strerror(ret));
+	else
+		verbs_debug(&mqp->ctx->vctx,
+			    "switch: QP 0x%x: %u unfinished WRs posted again\n",
+			    mqp->vqp.qp.qp_num, todo);
+	return ret;
+}
+
+/* A drained send queue: every logged WR completed */
+void migr_replay_drained(struct migr_qp *mqp)
+{
+	mqp->slog.done = mqp->slog.head;
+}
