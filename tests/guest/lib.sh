@@ -157,14 +157,16 @@ ensure_rxe1() {
 # Needs ensure_rxe1. In event mode
 # a lost or endlessly repeated completion event shows as a stall.
 switch_traffic() {
-	local run mode cq api x1 x2 srq ud mw SP rc
+	local run mode cq api x1 x2 srq ud mw replay SP rc
 	for run in "$@"; do
 		IFS=: read -r mode cq api x1 x2 <<<"$run"
-		srq=; ud=; mw=
+		srq=; ud=; mw=; replay=
 		case " $x1 $x2 " in *" srq "*) srq=1 ;; esac
 		case " $x1 $x2 " in *" ud "*) ud=1 ;; esac
 		case " $x1 $x2 " in *" mw "*) mw=1 ;; esac
-		run=$mode-$cq-$api${srq:+-srq}${ud:+-ud}${mw:+-mw}${ROUND:+-round$ROUND}
+		case " $x1 $x2 " in *" replay "*) replay=1 ;; esac
+		run=$mode-$cq-$api${srq:+-srq}${ud:+-ud}${mw:+-mw}${replay:+-replay}${ROUND:+-round$ROUND}
+		env ${replay:+MIGR_REPLAY=1} \
 		migr-traffic -d migr_rxe0 --loopback -q 4 --mode $mode --cq $cq --api $api \
 			${srq:+--srq} ${ud:+--ud --ud-max-loss 5} ${mw:+--mw} \
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
