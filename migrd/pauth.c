@@ -12,7 +12,7 @@ static const char *const steps[] = {
 	[PAUTH_PREPARE] = "prepare", [PAUTH_SUSPEND] = "suspend",
 	[PAUTH_KEYS] = "keys",	     [PAUTH_RECONNECT] = "reconnect",
 	[PAUTH_RESUME] = "resume",   [PAUTH_ABORT] = "abort",
-	[PAUTH_FETCH] = "fetch",
+	[PAUTH_RECVS] = "recvs",     [PAUTH_FETCH] = "fetch",
 };
 
 static int parse_qpn(const char *s, uint32_t *qpn)

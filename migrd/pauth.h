@@ -36,6 +36,7 @@ enum pauth_step {
 	PAUTH_RECONNECT,
 	PAUTH_RESUME,
 	PAUTH_ABORT,
+	PAUTH_RECVS,
 	PAUTH_FETCH, /* read only, no grant: see below */
 };
 

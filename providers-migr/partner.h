@@ -23,6 +23,10 @@
  *       same for ours: "access", "mkey", "maddr", and its context, "peer".
  *   suspend GID QPN WAIT_MS ...  hold its posts, drain its send queue;
  *                            answers "consumers" (its SENDs ever posted)
+ *   recvs GID QPN . QPN ...  (a replay's: the mover's drain hit its bound)
+ *                            hold its RECVs; answers "recvs" (its RECVs
+ *                            completed), "posted" (RECVs ever posted),
+ *                            "counted" (false: it does not count them)
  *   keys GID V:P,V:P,... . QPN . QPN ...
  *                            our rkeys, virtual:physical, hex, for the
  *                            contexts of those QPs
@@ -68,6 +72,9 @@ struct migr_partner {
 	union ibv_gid gid;
 	struct migr_marker_target marker; /* where our marker goes */
 	uint64_t consumers; /* its SENDs posted, at suspension */
+	/* a replay's question: RECVs it took from us and was given, counted */
+	uint64_t recvs, recvs_posted;
+	bool recvs_counted;
 	bool prepared, suspended;
 	uint32_t new_qpn; /* its new lower QP, after reconnect */
 };
@@ -83,6 +90,9 @@ int migr_partners_prepare(struct migr_partner *v, unsigned int n,
 			  unsigned int wait_ms, char *err, size_t errlen);
 int migr_partners_suspend(struct migr_partner *v, unsigned int n,
 			  unsigned int wait_ms, char *err, size_t errlen);
+/* RECVs held from now on; what each took from us and was given */
+int migr_partners_recvs(struct migr_partner *v, unsigned int n, char *err,
+			size_t errlen);
 /* v[] in runs of one context of ours: its keys go to their contexts */
 int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
 			    size_t errlen);

@@ -470,6 +470,26 @@ int migr_partners_suspend(struct migr_partner *v, unsigned int n,
 	return run_step(v, n, &st, err, errlen);
 }
 
+static int recvs_take(struct migr_partner *p, const char *res, void *arg,
+		      char *err, size_t errlen)
+{
+	if (!json_u64(res, "recvs", &p->recvs) ||
+	    !json_u64(res, "posted", &p->recvs_posted)) {
+		snprintf(err, errlen, "no RECV count in its reply");
+		return EPROTO;
+	}
+	p->recvs_counted = json_true(res, "counted");
+	return 0;
+}
+
+int migr_partners_recvs(struct migr_partner *v, unsigned int n, char *err,
+			size_t errlen)
+{
+	struct step st = { .op = "recvs", .take = recvs_take };
+
+	return run_step(v, n, &st, err, errlen);
+}
+
 /* Our rkeys, virtual:physical, for the partners' contexts, in chunks */
 static int push_keys(struct migr_partner *v, unsigned int n, char *err,
 		     size_t errlen)
@@ -503,8 +523,9 @@ static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
 			  mqp->attr.ah_attr.grh.sgid_index, &ours))
 		return ENOENT;
 	gid_hex(&ours, gid);
+	/* the SENDs a replay posts again have not used its RECVs */
 	snprintf(buf, len, "%u %s %" PRIu64, mqp->lower->qp_num, gid,
-		 mqp->n_consumers);
+		 mqp->n_consumers - mqp->replay_consumers);
 	return 0;
 }
 

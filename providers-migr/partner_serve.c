@@ -492,6 +492,49 @@ static void do_suspend(struct entry *v, unsigned int n)
 }
 
 /*
+ * The mover's drain hit its bound and it would post its unfinished WRs
+ * again (replay.c): from now on RECVs wait for the new QP, and the answer
+ * says what this QP received and was given, counted (MIGR_REPLAY=1 here
+ * too, no SRQ) or not. Final: nothing more can arrive without a RECV.
+ */
+static void do_recvs(struct entry *v, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!v[i].mqp || !v[i].s)
+			continue;
+		if (!v[i].s->suspended) {
+			FAILED(&v[i], "QP 0x%x was not suspended", v[i].qpn);
+			continue;
+		}
+		v[i].ok = true;
+		migr_qp_hold_recvs(v[i].mqp);
+	}
+	if (migr_quiesce(QUIESCE_MS)) {
+		for (i = 0; i < n; i++)
+			if (v[i].ok)
+				FAILED(&v[i],
+				       "a thread stayed inside a post or poll");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct migr_replay_count *c;
+		struct migr_qp *mqp = v[i].mqp;
+
+		if (!v[i].ok)
+			continue;
+		drain_cqs(mqp);
+		c = migr_replay_count_of(mqp);
+		RESULT(&v[i], true,
+		       "{\"ok\":true,\"counted\":%s,\"recvs\":%" PRIu64
+		       ",\"posted\":%" PRIu64 "}",
+		       c && !mqp->init.srq ? "true" : "false", c ? c->recvs : 0,
+		       mqp->rlog.head);
+	}
+}
+
+/*
  * The mover's rkeys, virtual:physical, into the replica of its context
  * (its QPs here were tied to it at prepare): our posts translate with them
  */
@@ -824,6 +867,8 @@ void migr_partner_serve(FILE *out, const char *line)
 		do_suspend(v, n);
 	} else if (!strcmp(op, "reconnect")) {
 		do_reconnect(v, n);
+	} else if (!strcmp(op, "recvs")) {
+		do_recvs(v, n);
 	} else if (!strcmp(op, "keys")) {
 		do_keys(v, n, pairs);
 	} else if (!strcmp(op, "resume") || !strcmp(op, "abort")) {

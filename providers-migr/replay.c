@@ -5,8 +5,9 @@
  * new QP. Posted again, a WR the other end already ran would run twice (a
  * second message, a second atomic), so migr replays only when it can tell
  * that none of them ran: the oldest unfinished WR uses a RECV, the other
- * end has no RECV left (each it posted completed) and may post none
- * (RECVs are held), and it took exactly the SENDs that completed here. That
+ * end (a QP of this process, or a partner's that answered "recvs") has no
+ * RECV left (each it posted completed) and may post none (RECVs are
+ * held), and it took exactly the SENDs that completed here. That
  * oldest WR then waits on RNR, and the responder runs nothing behind it.
  * Anything else rolls back, as without replay.
  */
@@ -46,10 +47,20 @@ static bool replayable(enum ibv_wr_opcode op)
 		return EAGAIN;                                                 \
 	} while (0)
 
-int migr_replay_plan(struct migr_qp *q, struct migr_qp *p, char *why,
-		     size_t why_len)
+/* What QP p of this process received, as a replay's decision reads it */
+void migr_replay_peer_of(const struct migr_qp *p, struct migr_replay_peer *out)
 {
-	const struct migr_replay_count *qc = migr_replay_count_of(q), *pc;
+	const struct migr_replay_count *c = migr_replay_count_of(p);
+
+	out->counted = c && !p->init.srq;
+	out->recvs = c ? c->recvs : 0;
+	out->posted = p->rlog.head;
+}
+
+int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
+		     char *why, size_t why_len)
+{
+	const struct migr_replay_count *qc = migr_replay_count_of(q);
 	uint32_t qpn = q->vqp.qp.qp_num;
 	uint64_t n, i, cons = 0, completed;
 
@@ -64,9 +75,6 @@ int migr_replay_plan(struct migr_qp *q, struct migr_qp *p, char *why,
 	/* only the switch's marker is left: nothing of the application */
 	if (!n)
 		return 0;
-	if (!p)
-		WHY("QP 0x%x: its peer is in another process; replay is built for peers in the switching process only",
-		    qpn);
 	for (i = q->slog.head - n; i < q->slog.head; i++) {
 		enum ibv_wr_opcode op = migr_slog_at(&q->slog, i)->wr.opcode;
 
@@ -78,19 +86,18 @@ int migr_replay_plan(struct migr_qp *q, struct migr_qp *p, char *why,
 	if (!uses_recv(migr_slog_at(&q->slog, q->slog.head - n)->wr.opcode))
 		WHY("QP 0x%x: its oldest unfinished WR uses no RECV, so whether the other end ran it is unknown",
 		    qpn);
-	pc = migr_replay_count_of(p);
-	if (!pc || p->init.srq)
-		WHY("QP 0x%x: its peer's RECVs are not counted (it receives through an SRQ, or has no log)",
+	if (!peer || !peer->counted)
+		WHY("QP 0x%x: its peer does not count its RECVs (it runs without MIGR_REPLAY=1 or receives through an SRQ)",
 		    qpn);
-	if (pc->recvs != p->rlog.head)
+	if (peer->recvs != peer->posted)
 		WHY("QP 0x%x: its peer still has %" PRIu64
 		    " RECVs posted, so the stalled WR may yet arrive",
-		    qpn, p->rlog.head - pc->recvs);
+		    qpn, peer->posted - peer->recvs);
 	completed = q->n_consumers - cons;
-	if (pc->recvs != completed)
+	if (peer->recvs != completed)
 		WHY("QP 0x%x: its peer took %" PRIu64
 		    " of its SENDs and %" PRIu64 " completed here",
-		    qpn, pc->recvs, completed);
+		    qpn, peer->recvs, completed);
 	q->replay_n = n;
 	q->replay_consumers = cons;
 	return 0;

@@ -572,8 +572,11 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
  */
 static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 {
+	struct migr_replay_peer peer;
+	const struct migr_partner *pp;
 	struct migr_context *c;
-	struct migr_qp *mqp;
+	struct migr_qp *mqp, *p;
+	bool ask = false;
 	unsigned int i;
 	char why[200];
 	size_t len;
@@ -582,7 +585,14 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 	{
 		if (!c->replay)
 			return ETIMEDOUT;
+		list_for_each (&c->rec.qps, mqp, entry)
+			if (!migr_marker_drained(mqp) && partner_of(set, mqp))
+				ask = true;
 	}
+	/* partners hold their RECVs and say what they received */
+	if (ask && migr_partners_recvs(set->partners, set->npartners, why,
+				       sizeof(why)))
+		goto no_replay;
 	drain_cqs(set, &rep->shadowed);
 	for_each_ctx(set, i, c)
 	{
@@ -590,7 +600,17 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 			if (mqp->attr.qp_state != IBV_QPS_RTS ||
 			    migr_marker_drained(mqp))
 				continue;
-			if (migr_replay_plan(mqp, peer_of(set, mqp), why,
+			p = peer_of(set, mqp);
+			pp = partner_of(set, mqp);
+			if (p)
+				migr_replay_peer_of(p, &peer);
+			else if (pp)
+				peer = (struct migr_replay_peer){
+					.counted = pp->recvs_counted,
+					.recvs = pp->recvs,
+					.posted = pp->recvs_posted,
+				};
+			if (migr_replay_plan(mqp, p || pp ? &peer : NULL, why,
 					     sizeof(why)))
 				goto no_replay;
 		}

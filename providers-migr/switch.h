@@ -137,8 +137,15 @@ static inline uint64_t migr_expected_flushes(const struct migr_qp *mqp,
 }
 
 /* replay.c: unfinished WRs posted again after the wait bound */
-int migr_replay_plan(struct migr_qp *q, struct migr_qp *p, char *why,
-		     size_t why_len);
+/* What the other end of a QP received, for a replay's decision */
+struct migr_replay_peer {
+	bool counted; /* it counts its RECVs (MIGR_REPLAY=1, no SRQ) */
+	uint64_t recvs; /* its RECVs that completed */
+	uint64_t posted; /* the RECVs it ever posted */
+};
+void migr_replay_peer_of(const struct migr_qp *p, struct migr_replay_peer *out);
+int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
+		     char *why, size_t why_len);
 void migr_replay_forget(struct migr_context *ctx);
 int migr_replay_post(struct migr_qp *mqp, unsigned int *n);
 void migr_replay_drained(struct migr_qp *mqp);

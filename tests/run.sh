@@ -48,6 +48,7 @@ step "two guests, two NICs each: every rxe pairing" vm --two --nics 2 --timeout 
 	--a "tests/guest/two-nic.sh A" --b "tests/guest/two-nic.sh B"
 step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
 step "guest: migrd and migrctl" vm --timeout 600 -- tests/guest/migrd.sh
+step "guest: replay past the drain bound toward a partner process" vm --timeout 600 -- tests/guest/replay-partner.sh
 step "two guests: migrd peers, qpn-owner across hosts" vm --two --timeout 600 \
 	--a "tests/guest/migrd-two.sh a" --b "tests/guest/migrd-two.sh b"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \

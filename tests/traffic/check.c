@@ -144,10 +144,11 @@ static uint8_t *consume(struct tr_ep *ep, struct tr_qp *q,
 	if (qi != q->idx || op != OP_RECV || seq != (q->recv_done & SEQ_MASK)) {
 		/* Which message the buffer got tells a receive never posted
 		 * (it holds the one expected) from a completion lost. */
-		const uint8_t *b =
-			q->rbuf + (seq % (q->ud ? ep->ud_depth : ep->rdepth)) *
-					  (q->ud ? ep->o->size + TR_UD_GRH : ep->o->size) +
-			(q->ud ? TR_UD_GRH : 0);
+		const uint8_t *b = q->rbuf +
+				   (seq % (q->ud ? ep->ud_depth : ep->rdepth)) *
+					   (q->ud ? ep->o->size + TR_UD_GRH :
+						    ep->o->size) +
+				   (q->ud ? TR_UD_GRH : 0);
 
 		tr_fail(ep, q,
 			"receive completion for wr_id %#llx (QP %u seq %llu), expected receive seq %llu; its buffer holds message %llu",
@@ -290,6 +291,8 @@ void tr_check_recv(struct tr_ep *ep, const struct tr_wc *wc)
 	/* Only now may the peer reuse what this message occupied. */
 	if (ep->srq && !q->ud)
 		tr_post_srq_slot(ep, slot);
+	else if (!q->ud && tr_recvs_held())
+		q->recv_owed++;
 	else
 		tr_post_recv(ep, q);
 }

@@ -26,6 +26,52 @@ static void on_signal(int sig)
 		_exit(128 + sig);
 }
 
+/*
+ * --hold-recvs: SIGUSR1 stops RC RECVs from being posted again for a while,
+ * so the peer's SENDs wait (RNR) with its send queue full behind them: the
+ * state a live switch meets when a receiver stalls.
+ */
+static volatile sig_atomic_t hold_asked;
+static double hold_until;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	hold_asked = 1;
+}
+
+bool tr_recvs_held(void)
+{
+	return hold_until > 0;
+}
+
+static void hold_recvs(struct tr_ep **eps, unsigned int n, double now)
+{
+	uint64_t owed = 0;
+	unsigned int i, j;
+
+	if (hold_asked && !hold_until) {
+		hold_asked = 0;
+		hold_until = now + eps[0]->o->hold_recvs;
+		printf("migr-traffic: holding receives for %.0f s\n",
+		       eps[0]->o->hold_recvs);
+		fflush(stdout);
+	}
+	if (!hold_until || now < hold_until)
+		return;
+	hold_until = 0;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < eps[i]->nqps; j++) {
+			struct tr_qp *q = &eps[i]->qps[j];
+
+			for (; q->recv_owed; q->recv_owed--, owed++)
+				tr_post_recv(eps[i], q);
+		}
+	printf("migr-traffic: receives posted again (%llu)\n",
+	       (unsigned long long)owed);
+	fflush(stdout);
+}
+
 double tr_now(void)
 {
 	struct timespec ts;
@@ -264,6 +310,10 @@ void tr_run(struct tr_ep **eps, unsigned int n)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (o->hold_recvs > 0) {
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	if (o->duration > 0)
 		deadline = t0 + o->duration;
 	if (o->mode == MODE_EVENT)
@@ -277,6 +327,7 @@ void tr_run(struct tr_ep **eps, unsigned int n)
 
 	while (left) {
 		now = tr_now();
+		hold_recvs(eps, n, now);
 		for (i = 0; i < n; i++) {
 			struct tr_ep *ep = eps[i];
 

@@ -65,6 +65,8 @@ static void usage(FILE *f)
 		"      --json                 final summary as one JSON line\n"
 		"      --stall-timeout SEC    fail if nothing completes for SEC (default 60, 0: never)\n"
 		"      --connect-timeout SEC  keep trying to reach the server (default 10)\n"
+		"      --hold-recvs SEC       at SIGUSR1, post no RECV for SEC seconds (the\n"
+		"                             peer's SENDs wait); not with --srq\n"
 		"  -h, --help                 this text\n"
 		"\n"
 		"SIGINT/SIGTERM stop posting; outstanding work drains and is verified.\n"
@@ -150,6 +152,7 @@ enum {
 	O_UD_LOSS,
 	O_FAULT,
 	O_CLIENTS,
+	O_HOLD,
 };
 
 void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
@@ -160,6 +163,7 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		{ "ib-port", required_argument, NULL, 'i' },
 		{ "server", no_argument, NULL, O_SERVER },
 		{ "clients", required_argument, NULL, O_CLIENTS },
+		{ "hold-recvs", required_argument, NULL, O_HOLD },
 		{ "client", required_argument, NULL, O_CLIENT },
 		{ "loopback", no_argument, NULL, O_LOOPBACK },
 		{ "port", required_argument, NULL, 'p' },
@@ -300,6 +304,9 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		case O_CLIENTS:
 			o->clients = num(optarg, 1, 2, "bad --clients");
 			break;
+		case O_HOLD:
+			o->hold_recvs = seconds(optarg, "bad --hold-recvs");
+			break;
 		case 'h':
 			usage(stdout);
 			exit(TR_EXIT_OK);
@@ -317,6 +324,9 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		    NULL);
 	if (o->clients > 1 && o->role != ROLE_SERVER)
 		bad("--clients is for --server", NULL);
+	if (o->hold_recvs > 0 && o->srq)
+		bad("--hold-recvs holds each QP's own RECVs: not with --srq",
+		    NULL);
 	/* A plain WRITE is checked by a later READ or named by the next
 	 * message; without either it would go unverified. */
 	if ((o->ops_mask & 1u << OP_WRITE) &&

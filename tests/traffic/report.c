@@ -32,7 +32,8 @@ void tr_fail(struct tr_ep *ep, const struct tr_qp *q, const char *fmt, ...)
 	int len;
 
 	if (q)
-		snprintf(qp, sizeof(qp), q->ud ? " UD QP 0x%x" : " QP %u (0x%x)",
+		snprintf(qp, sizeof(qp),
+			 q->ud ? " UD QP 0x%x" : " QP %u (0x%x)",
 			 q->ud ? q->qp->qp_num : q->idx, q->qp->qp_num);
 	len = snprintf(line, sizeof(line), "%s%s: ", ep->name, qp);
 	va_start(ap, fmt);

@@ -77,6 +77,7 @@ struct tr_opts {
 	double ud_max_loss; /* percent of UD datagrams that may be lost */
 	enum tr_fault fault;
 	unsigned int clients; /* a server's, on one device context */
+	double hold_recvs; /* SIGUSR1: no RC RECV posted for so long */
 };
 
 /* What the requester must check when a send-queue WR completes. */
@@ -114,6 +115,7 @@ struct tr_qp {
 	struct ibv_mw *mw; /* --mw: bound over the remote region */
 	uint8_t *rbuf; /* receive slots (no SRQ) */
 	uint64_t recv_posted, recv_done;
+	uint64_t recv_owed; /* not posted while receives are held */
 	uint64_t msgs_recv;
 	uint64_t peer_last_seq;
 
@@ -295,6 +297,7 @@ void tr_check_final(struct tr_ep *ep, const struct tr_final *f);
 
 /* loop.c */
 void tr_run(struct tr_ep **eps, unsigned int n);
+bool tr_recvs_held(void);
 double tr_now(void);
 
 /* report.c */

@@ -38,6 +38,8 @@ static void lines(void)
 	      strstr(err, "keys line without QPs"));
 	CHECK(!parse("resume " GID " 17 . 18") && pl.nqp == 2);
 	CHECK(!parse("abort " GID " 17") && pl.step == PAUTH_ABORT);
+	CHECK(!parse("recvs " GID " 17 . 18") && pl.step == PAUTH_RECVS &&
+	      pl.nqp == 2 && pl.qpn[1] == 18);
 	CHECK(!parse("fetch " GID " 17 18 19 00000000000000aa 0 -") &&
 	      pl.step == PAUTH_FETCH && pl.nqp == 1 && pl.qpn[0] == 17);
 

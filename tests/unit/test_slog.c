@@ -161,6 +161,14 @@ static void peer_received(struct migr_qp *p, uint64_t posted, uint64_t n)
 		complete(p, IBV_WC_RECV, i);
 }
 
+static int plan(struct migr_qp *q, struct migr_qp *p, char *why)
+{
+	struct migr_replay_peer peer;
+
+	migr_replay_peer_of(p, &peer);
+	return migr_replay_plan(q, &peer, why, 256);
+}
+
 /* Replayed only when nothing unfinished can have run on the other end */
 static void test_plan(void)
 {
@@ -179,31 +187,36 @@ static void test_plan(void)
 	post(&q, IBV_WR_RDMA_WRITE, 4, 0);
 	q.markers_pending = 1;
 	peer_received(&p, 2, 2);
-	CHECK(!migr_replay_plan(&q, &p, why, sizeof(why)));
+	CHECK(!plan(&q, &p, why));
 	CHECK(q.replay_n == 2 && q.replay_consumers == 1);
 	CHECK(migr_expected_flushes(&q, 0) == 3);
+	/* nothing known of the peer, or a peer on an SRQ: not counted */
+	CHECK(migr_replay_plan(&q, NULL, why, sizeof(why)) == EAGAIN);
+	CHECK(strstr(why, "does not count") && q.replay_n == 0);
+	p.init.srq = (struct ibv_srq *)&lp;
+	CHECK(plan(&q, &p, why) == EAGAIN && strstr(why, "does not count"));
+	p.init.srq = NULL;
 
 	/* p still has a RECV: the SEND may be on its way; no replay */
 	p.rlog.head = 3;
-	CHECK(migr_replay_plan(&q, &p, why, sizeof(why)) == EAGAIN);
+	CHECK(plan(&q, &p, why) == EAGAIN);
 	CHECK(strstr(why, "1 RECVs posted") && q.replay_n == 0);
 
 	/* p took the SEND but its ack never came: it would run twice */
 	complete(&p, IBV_WC_RECV, 3);
-	CHECK(migr_replay_plan(&q, &p, why, sizeof(why)) == EAGAIN);
+	CHECK(plan(&q, &p, why) == EAGAIN);
 	CHECK(strstr(why, "took 3 of its SENDs and 2 completed"));
 
 	/* the oldest unfinished WR uses no RECV: nothing proves it did not run */
 	post(&q, IBV_WR_RDMA_WRITE, 5, IBV_SEND_SIGNALED);
 	complete(&q, IBV_WC_SEND, 3);
 	post(&q, IBV_WR_SEND, 6, IBV_SEND_SIGNALED);
-	CHECK(migr_replay_plan(&q, &p, why, sizeof(why)) == EAGAIN);
+	CHECK(plan(&q, &p, why) == EAGAIN);
 	CHECK(strstr(why, "uses no RECV"));
 
-	/* no peer in the process, or a log that missed a WR */
-	CHECK(migr_replay_plan(&q, NULL, why, sizeof(why)) == EAGAIN);
+	/* a log that missed a WR */
 	q.slog.broken = true;
-	CHECK(migr_replay_plan(&q, &p, why, sizeof(why)) == EAGAIN);
+	CHECK(plan(&q, &p, why) == EAGAIN);
 	CHECK(strstr(why, "not logged"));
 	migr_replay_untrack(&q);
 	migr_replay_untrack(&p);

@@ -1,0 +1,57 @@
+#!/bin/bash
+# In one guest: replay after the wait bound toward a partner in another
+# process. A migr-traffic client and its server, two processes on
+# migr_rxe0, both with MIGR_REPLAY=1. At SIGUSR1 the server posts no RECV
+# for 12 s (--hold-recvs): the client's SENDs wait on RNR, its send queues
+# full behind them. The client is rebuilt in place (new QPs behind the same
+# numbers, what a restore does; its partner follows through migrd as in a
+# switch) with a 1 s drain bound. The server answers the "recvs" step: it
+# has no RECV left and took exactly the SENDs the client saw complete. So
+# the client goes on and posts its unfinished WRs again on its new QPs;
+# once the server's RECVs come back they arrive once, in order, checked by
+# both sides to the byte. (rxe0 and rxe1 must not carry traffic between
+# them, hence a rebuild, not a switch: the partner steps are the same.)
+. "$(dirname "$0")/lib.sh"
+role=a
+CONTROL=$MIGR_TOP/tests/switch/control.py
+two_host_env replay-partner
+TRAFFIC="-d migr_rxe0 --qps 2 --depth 8 --size 512 --api legacy --mode poll -D 600 --stall-timeout 60 --port 18651"
+
+start_test_migrd replay-partner "$LOGDIR/replay-partner-migrd.log"
+export MIGR_REPLAY=1
+migr-traffic $TRAFFIC --server --hold-recvs 12 >"$LOGDIR/replay-server.log" 2>&1 &
+S=$!
+started "$S" || fail server_started
+migr-traffic $TRAFFIC --client 127.0.0.1 >"$LOGDIR/replay-client.log" 2>&1 &
+C=$!
+started "$C" || fail client_started
+unset MIGR_REPLAY
+sleep 2
+
+# Logging processes move as ever, the partner following
+check client_rebuilt_3_times sh -c "for i in 1 2 3; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >$LOGDIR/replay-rebuilds.jsonl"
+
+kill -USR1 "$S"
+for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-server.log" && break; sleep 0.1; done
+sleep 1
+check rebuild_past_bound_replays_toward_partner sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-partner.json"
+check replayed_and_nothing_lost python3 - "$LOGDIR/replay-partner.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["switch"]:
+    assert c["ok"] and not c["rolled_back"], c
+    assert c["replayed_wrs"] >= 1 and c["lost"] == 0 and c["partners"] == 2, c
+    print("    drain %.0f ms (bound 1000), %d WRs replayed" % (
+        c["phases_ms"]["drain"], c["replayed_wrs"]))
+PY
+for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-server.log" && break; sleep 0.1; done
+check server_posted_receives_again grep -q 'receives posted again' "$LOGDIR/replay-server.log"
+sleep 2
+check client_rebuilt_after_replay sh -c "for i in 1 2; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >>$LOGDIR/replay-rebuilds.jsonl"
+
+kill -TERM "$C" "$S"
+traffic_verdict client_traffic_verified "$C" "$LOGDIR/replay-client.log"
+traffic_verdict server_traffic_verified "$S" "$LOGDIR/replay-server.log"
+kill "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
+summary replay-partner
