@@ -7,8 +7,9 @@
  * Both are called the way an application calls them (through the verbs
  * inlines and the context's ops), in alternating batches on one pinned CPU.
  *
- * Two states of the same objects: "identity", as migr leaves them when
- * nothing was ever remapped, and "translated", as a live switch leaves
+ * Three states of the same objects: "identity", as migr leaves them when
+ * nothing was ever remapped; "replay-log", the same with MIGR_REPLAY=1
+ * (send log, completions counted per QP); and "translated", as a live switch leaves
  * them (keys and QPNs remapped by migr_xlate_remap() as rebuild.c does,
  * QPs connected to partners in the process, flags recomputed by
  * migr_qp_update_slow() as switch.c's resume does, CQs off the shadow).
@@ -212,6 +213,65 @@ static int switch_state(void)
 	return mctx.xlate.active && mqp[0].slow == MIGR_SLOW_XLATE ? 0 : -1;
 }
 
+/*
+ * MIGR_REPLAY=1 on the identity state: each QP keeps a send log (as
+ * qp.c's log_sends() makes it), is tracked by its lower QPN, and the CQs
+ * count every completion per QP. on false takes it all away again.
+ */
+static int replay_log(bool on)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = RECV_DEPTH,
+				  .max_send_sge = 1 };
+	struct migr_cq *cqs[] = { &mcq1, &mcq16, &mcq0 };
+	int i;
+
+	if (on) {
+		setenv("MIGR_REPLAY", "1", 1);
+		if (migr_replay_init(&mctx) || !mctx.replay)
+			return -1;
+	}
+	for (i = 0; i < NQP; i++) {
+		struct migr_qp *q = &mqp[i];
+
+		if (on) {
+			q->replay_slot = -1;
+			if (migr_slog_init(&q->slog, &cap, false))
+				return -1;
+			/* the completions name QP i by fake_qpn[0][i] */
+			fake_qp[0].qp_num = fake_qpn[0][i];
+			if (migr_replay_track(q))
+				return -1;
+		} else {
+			migr_replay_untrack(q);
+			free(q->slog.ring);
+			q->slog.ring = NULL;
+		}
+		migr_qp_update_slow(q);
+	}
+	fake_qp[0].qp_num = 0;
+	for (i = 0; i < 3; i++)
+		cqs[i]->watch = on ? MIGR_WATCH_REPLAY : 0;
+	if (!on)
+		migr_replay_free(&mctx);
+	return 0;
+}
+
+/* The logging state really logs and counts */
+static int check_logging(void)
+{
+	struct ibv_send_wr *bad;
+
+	if (mqp[0].slow != MIGR_SLOW_LOG ||
+	    ibv_post_send(&mqp[0].vqp.qp, &swr[5], &bad) ||
+	    migr_slog_at(&mqp[0].slog, mqp[0].slog.head - 1)->wr.wr_id != 5)
+		return -1;
+	fake_cq1[0].seq = 0;
+	if (ibv_poll_cq(&mcq1.vcq.cq, 1, wc) != 1 ||
+	    migr_replay_count_of(&mqp[0])->sends != 1)
+		return -1;
+	return 0;
+}
+
 /* The switched state really translates: physical below, virtual above */
 static int check_translated(void)
 {
@@ -358,6 +418,15 @@ int main(int argc, char **argv)
 	migr = (struct side){ &mqp[0].vqp.qp, &mcq1.vcq.cq, &mcq16.vcq.cq,
 			      &mcq0.vcq.cq };
 	measure("identity", &lower, &migr);
+	if (replay_log(true) || check_logging()) {
+		fprintf(stderr, "turning MIGR_REPLAY's log on failed\n");
+		return 1;
+	}
+	measure("replay-log", &lower, &migr);
+	if (replay_log(false)) {
+		fprintf(stderr, "turning MIGR_REPLAY's log off failed\n");
+		return 1;
+	}
 
 	if (switch_state() || check_translated()) {
 		fprintf(stderr,

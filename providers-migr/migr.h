@@ -624,7 +624,7 @@ void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n);
 static inline void migr_cq_watch(struct migr_cq *mcq, const struct ibv_wc *wc,
 				 int n)
 {
-	if (unlikely(mcq->watch))
+	if (unlikely(mcq->watch) && n > 0)
 		migr_cq_watched(mcq, wc, n);
 }
 

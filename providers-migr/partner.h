@@ -22,11 +22,17 @@
  *       MKEY (hex), as the remote ACCESS of our QP allows. Answers the
  *       same for ours: "access", "mkey", "maddr", and its context, "peer".
  *   suspend GID QPN WAIT_MS ...  hold its posts, drain its send queue;
- *                            answers "consumers" (its SENDs ever posted)
- *   recvs GID QPN . QPN ...  (a replay's: the mover's drain hit its bound)
- *                            hold its RECVs; answers "recvs" (its RECVs
- *                            completed), "posted" (RECVs ever posted),
- *                            "counted" (false: it does not count them)
+ *                            answers "consumers" (its SENDs ever posted);
+ *                            "undrained" if it did not drain in time and
+ *                            may replay (MIGR_REPLAY=1), else it fails
+ *   recvs GID QPN COUNTED RECVS POSTED ...  (a replay's: a drain hit its
+ *                            bound) hold its RECVs; answers "recvs" (its
+ *                            RECVs completed), "posted" (RECVs ever
+ *                            posted), "counted" (false: it does not count
+ *                            them). ARGS: the same of the mover's QP, for
+ *                            an undrained one's decision: "replay" (its
+ *                            unfinished WRs go again at resume, of them
+ *                            "replay_consumers" SENDs) or "why" not
  *   keys GID V:P,V:P,... . QPN . QPN ...
  *                            our rkeys, virtual:physical, hex, for the
  *                            contexts of those QPs
@@ -72,9 +78,13 @@ struct migr_partner {
 	union ibv_gid gid;
 	struct migr_marker_target marker; /* where our marker goes */
 	uint64_t consumers; /* its SENDs posted, at suspension */
+	/* its send queue did not drain in time (it answered "undrained") */
+	bool undrained;
 	/* a replay's question: RECVs it took from us and was given, counted */
 	uint64_t recvs, recvs_posted;
 	bool recvs_counted;
+	/* of its SENDs, those it will post again after the switch */
+	uint64_t replay_consumers;
 	bool prepared, suspended;
 	uint32_t new_qpn; /* its new lower QP, after reconnect */
 };

@@ -456,6 +456,8 @@ static int suspend_take(struct migr_partner *p, const char *res, void *arg,
 		return EPROTO;
 	}
 	p->suspended = true;
+	p->undrained = json_true(res, "undrained");
+	p->replay_consumers = 0;
 	return 0;
 }
 
@@ -470,6 +472,17 @@ int migr_partners_suspend(struct migr_partner *v, unsigned int n,
 	return run_step(v, n, &st, err, errlen);
 }
 
+/* What our QP facing it received: for its own decision, if undrained */
+static int recvs_args(struct migr_partner *p, char *buf, size_t len, void *arg)
+{
+	struct migr_replay_peer me;
+
+	migr_replay_peer_of(p->mqp, &me);
+	snprintf(buf, len, "%d %" PRIu64 " %" PRIu64, me.counted, me.recvs,
+		 me.posted);
+	return 0;
+}
+
 static int recvs_take(struct migr_partner *p, const char *res, void *arg,
 		      char *err, size_t errlen)
 {
@@ -479,13 +492,25 @@ static int recvs_take(struct migr_partner *p, const char *res, void *arg,
 		return EPROTO;
 	}
 	p->recvs_counted = json_true(res, "counted");
+	if (!p->undrained)
+		return 0;
+	if (!json_true(res, "replay")) {
+		json_error(res, err, errlen);
+		return EAGAIN;
+	}
+	if (!json_u64(res, "replay_consumers", &p->replay_consumers)) {
+		snprintf(err, errlen, "no replay count in its reply");
+		return EPROTO;
+	}
 	return 0;
 }
 
 int migr_partners_recvs(struct migr_partner *v, unsigned int n, char *err,
 			size_t errlen)
 {
-	struct step st = { .op = "recvs", .take = recvs_take };
+	struct step st = { .op = "recvs",
+			   .args = recvs_args,
+			   .take = recvs_take };
 
 	return run_step(v, n, &st, err, errlen);
 }

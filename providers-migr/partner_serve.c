@@ -30,6 +30,8 @@ struct sess {
 	unsigned int lease_ms;
 	double deadline;
 	bool suspended;
+	/* its send queue did not drain in time; its old QP was replaced */
+	bool undrained, reconnected;
 	struct list_node entry;
 };
 
@@ -98,6 +100,23 @@ static void drain_quiet(struct migr_qp *mqp)
 	}
 }
 
+/*
+ * What never ran goes again before what was held, once the old QP is gone
+ * (replaced by reconnect); else it is still on the old QP and goes on
+ * there.
+ */
+static void resume_replay(struct sess *s, struct migr_qp *mqp)
+{
+	unsigned int n;
+
+	if (s->reconnected && mqp->replay_n && !migr_replay_post(mqp, &n))
+		verbs_info(
+			&s->ctx->vctx,
+			"QP 0x%x: %u unfinished WRs posted again toward its moved peer\n",
+			s->qpn, n);
+	mqp->replay_n = mqp->replay_consumers = mqp->replay_markers = 0;
+}
+
 /* Let the QP's posts through again; the session is over */
 static void end_sess(struct sess *s, struct migr_qp *mqp)
 {
@@ -106,6 +125,7 @@ static void end_sess(struct sess *s, struct migr_qp *mqp)
 
 	if (mqp) {
 		if (s->suspended) {
+			resume_replay(s, mqp);
 			migr_qp_resume(mqp);
 			__atomic_sub_fetch(&s->ctx->partner_sessions, 1,
 					   __ATOMIC_RELEASE);
@@ -478,6 +498,15 @@ static void do_suspend(struct entry *v, unsigned int n)
 
 			migr_qp_log_state(e->mqp,
 					  "not drained for its partner");
+			/* the mover decides with our RECV counts (do_recvs) */
+			if (!failed && e->ctx->replay) {
+				e->s->undrained = true;
+				RESULT(e, true,
+				       "{\"ok\":true,\"undrained\":true,\"consumers\":%" PRIu64
+				       "}",
+				       e->mqp->n_consumers);
+				continue;
+			}
 			end_sess(e->s, e->mqp);
 			e->s = NULL;
 			FAILED(e, "QP 0x%x: its send queue %s", e->qpn,
@@ -519,18 +548,35 @@ static void do_recvs(struct entry *v, unsigned int n)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		const struct migr_replay_count *c;
 		struct migr_qp *mqp = v[i].mqp;
+		struct migr_replay_peer me, mover;
+		char why[200] = "";
+		int counted = 0;
+		bool replay;
 
 		if (!v[i].ok)
 			continue;
 		drain_cqs(mqp);
-		c = migr_replay_count_of(mqp);
+		migr_replay_peer_of(mqp, &me);
+		replay = !v[i].s->undrained;
+		if (!replay) {
+			/* the mover's RECVs are held and counted: decide */
+			if (sscanf(v[i].args, "%d %" SCNu64 " %" SCNu64,
+				   &counted, &mover.recvs, &mover.posted) != 3)
+				snprintf(
+					why, sizeof(why),
+					"QP 0x%x: no RECV count of the mover's",
+					v[i].qpn);
+			mover.counted = counted;
+			replay = !why[0] && !migr_replay_plan(mqp, &mover, why,
+							      sizeof(why));
+		}
 		RESULT(&v[i], true,
 		       "{\"ok\":true,\"counted\":%s,\"recvs\":%" PRIu64
-		       ",\"posted\":%" PRIu64 "}",
-		       c && !mqp->init.srq ? "true" : "false", c ? c->recvs : 0,
-		       mqp->rlog.head);
+		       ",\"posted\":%" PRIu64
+		       ",\"replay\":%s,\"replay_consumers\":%u,\"error\":\"%s\"}",
+		       me.counted ? "true" : "false", me.recvs, me.posted,
+		       replay ? "true" : "false", mqp->replay_consumers, why);
 	}
 }
 
@@ -654,6 +700,7 @@ static void reconnect_one(struct entry *e)
 		FAILED(e, "%s", why);
 		return;
 	}
+	e->s->reconnected = true;
 	verbs_info(
 		&ctx->vctx,
 		"QP 0x%x: now 0x%x, connected to its moved peer 0x%x (0x%x); %" PRIu64

@@ -341,13 +341,18 @@ post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	int ret;
 
 	migr_enter();
-	if (likely(!mqp->slow)) {
+	/* only logged (MIGR_REPLAY): the list goes down as it is */
+	if (likely(!(mqp->slow & ~MIGR_SLOW_LOG))) {
 		consumers = scan_sends(wr, NULL, &bind);
 		if (likely(!bind)) {
 			mqp->n_consumers += consumers;
 			ret = ibv_post_send(mqp->lower, wr, bad_wr);
 			if (unlikely(ret))
 				mqp->n_consumers -= unposted_sends(wr, *bad_wr);
+			/* before migr_leave(): a switch reads the log after */
+			if (mqp->slow & MIGR_SLOW_LOG)
+				migr_slog_add(&mqp->slog, wr,
+					      ret ? *bad_wr : NULL);
 			migr_leave();
 			return ret;
 		}

@@ -108,7 +108,7 @@ static uint64_t peer_consumers(const struct sw_set *set,
 
 	/* a replay posts the peer's unfinished ones again: they used none */
 	return peer ? peer->n_consumers - peer->replay_consumers :
-	       p    ? p->consumers :
+	       p    ? p->consumers - p->replay_consumers :
 		      0;
 }
 
@@ -564,36 +564,53 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 	return 0;
 }
 
+/* A partner whose send queue facing us did not drain in time, or NULL */
+static const struct migr_partner *partner_undrained(const struct sw_set *set)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->npartners; i++)
+		if (set->partners[i].undrained)
+			return &set->partners[i];
+	return NULL;
+}
+
 /*
- * The drain hit its bound. With MIGR_REPLAY=1 the switch goes on if every
- * QP that did not drain can have its unfinished WRs posted again on the new
- * one (replay.c says when). RECVs are held by now: once the CQs are
- * emptied, the counts it reads no longer change.
+ * A drain hit its bound: ours, or a partner's (it said "undrained"). With
+ * MIGR_REPLAY=1 the switch goes on if every QP that did not drain can have
+ * its unfinished WRs posted again on the new one (replay.c says when). Our
+ * RECVs are held by now, the partners' from their "recvs" step on: once
+ * the CQs are emptied, the counts no longer change.
  */
 static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 {
+	const struct migr_partner *pp = partner_undrained(set);
 	struct migr_replay_peer peer;
-	const struct migr_partner *pp;
 	struct migr_context *c;
 	struct migr_qp *mqp, *p;
-	bool ask = false;
+	bool ask = pp;
 	unsigned int i;
 	char why[200];
 	size_t len;
 
 	for_each_ctx(set, i, c)
 	{
-		if (!c->replay)
+		if (!c->replay) {
+			if (!rep->error[0])
+				REPORT(rep,
+				       "the partner's send queue facing QP 0x%x did not drain in time (replay needs MIGR_REPLAY=1 here too)",
+				       pp->mqp->vqp.qp.qp_num);
 			return ETIMEDOUT;
+		}
 		list_for_each (&c->rec.qps, mqp, entry)
 			if (!migr_marker_drained(mqp) && partner_of(set, mqp))
 				ask = true;
 	}
-	/* partners hold their RECVs and say what they received */
+	drain_cqs(set, &rep->shadowed);
+	/* partners hold their RECVs, say what they received, and decide */
 	if (ask && migr_partners_recvs(set->partners, set->npartners, why,
 				       sizeof(why)))
 		goto no_replay;
-	drain_cqs(set, &rep->shadowed);
 	for_each_ctx(set, i, c)
 	{
 		list_for_each (&c->rec.qps, mqp, entry) {
@@ -616,14 +633,16 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 		}
 	}
 	verbs_warn(&set->ctx[0]->vctx, "switch: %s; replaying what never ran\n",
-		   rep->error);
+		   rep->error[0] ?
+			   rep->error :
+			   "a partner's send queue did not drain in time");
 	rep->error[0] = 0;
 	return 0;
 
 no_replay:
 	len = strlen(rep->error);
-	snprintf(rep->error + len, sizeof(rep->error) - len, "; no replay: %s",
-		 why);
+	snprintf(rep->error + len, sizeof(rep->error) - len, "%sno replay: %s",
+		 len ? "; " : "", why);
 	for_each_ctx(set, i, c) migr_replay_forget(c);
 	return ETIMEDOUT;
 }
@@ -1030,7 +1049,7 @@ static int switch_locked(struct sw_set *set, const char *target,
 		REPORT(rep, "a thread stayed inside a post or poll");
 		ret = EBUSY;
 	}
-	if (ret == ETIMEDOUT)
+	if (ret == ETIMEDOUT || (!ret && partner_undrained(set)))
 		ret = plan_replay(set, rep);
 	if (!ret)
 		mark_drained(set);

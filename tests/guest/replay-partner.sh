@@ -9,7 +9,8 @@
 # has no RECV left and took exactly the SENDs the client saw complete. So
 # the client goes on and posts its unfinished WRs again on its new QPs;
 # once the server's RECVs come back they arrive once, in order, checked by
-# both sides to the byte. (rxe0 and rxe1 must not carry traffic between
+# both sides to the byte. Then the other way: the client holds its RECVs
+# and the server's unfinished WRs are posted again on its new QPs. (rxe0 and rxe1 must not carry traffic between
 # them, hence a rebuild, not a switch: the partner steps are the same.)
 . "$(dirname "$0")/lib.sh"
 role=a
@@ -22,7 +23,7 @@ export MIGR_REPLAY=1
 migr-traffic $TRAFFIC --server --hold-recvs 12 >"$LOGDIR/replay-server.log" 2>&1 &
 S=$!
 started "$S" || fail server_started
-migr-traffic $TRAFFIC --client 127.0.0.1 >"$LOGDIR/replay-client.log" 2>&1 &
+migr-traffic $TRAFFIC --client 127.0.0.1 --hold-recvs 12 >"$LOGDIR/replay-client.log" 2>&1 &
 C=$!
 started "$C" || fail client_started
 unset MIGR_REPLAY
@@ -46,6 +47,27 @@ for c in r["switch"]:
 PY
 for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-server.log" && break; sleep 0.1; done
 check server_posted_receives_again grep -q 'receives posted again' "$LOGDIR/replay-server.log"
+sleep 2
+
+# The other way: the client (the mover) holds its receives, so the server's
+# SENDs wait; its send queue does not drain within the bound. It answers
+# "undrained", decides from the client's RECV counts at "recvs", and posts
+# its unfinished WRs again once it resumes on its new QPs.
+kill -USR1 "$C"
+for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-client.log" && break; sleep 0.1; done
+sleep 1
+check rebuild_with_partner_past_bound_partner_replays sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-partner2.json"
+check partner_replayed python3 - "$LOGDIR/replay-partner2.json" "$VERBS_LOG_FILE" <<'PY'
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+for c in r["switch"]:
+    assert c["ok"] and not c["rolled_back"] and c["lost"] == 0, c
+n = sum(int(m) for m in re.findall(r"(\d+) unfinished WRs posted again toward its moved peer", open(sys.argv[2]).read()))
+assert n >= 1, n
+print("    the server posted %d WRs again" % n)
+PY
+for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-client.log" && break; sleep 0.1; done
+check client_posted_receives_again grep -q 'receives posted again' "$LOGDIR/replay-client.log"
 sleep 2
 check client_rebuilt_after_replay sh -c "for i in 1 2; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >>$LOGDIR/replay-rebuilds.jsonl"
 
