@@ -51,6 +51,10 @@ struct sw_set {
 #define for_each_ctx(set, i, c)                                                \
 	for ((i) = 0; (i) < (set)->n && ((c) = (set)->ctx[(i)]); (i)++)
 
+/* Every QP of every context of the set */
+#define for_each_set_qp(set, i, c, mqp)                                        \
+	for_each_ctx(set, i, c) list_for_each (&(c)->rec.qps, mqp, entry)
+
 /* The QP a QP of this process is connected to (its table is its context's) */
 static struct migr_qp *peer_of(const struct sw_set *set,
 			       const struct migr_qp *mqp)
@@ -611,26 +615,24 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 	if (ask && migr_partners_recvs(set->partners, set->npartners, why,
 				       sizeof(why)))
 		goto no_replay;
-	for_each_ctx(set, i, c)
+	for_each_set_qp(set, i, c, mqp)
 	{
-		list_for_each (&c->rec.qps, mqp, entry) {
-			if (mqp->attr.qp_state != IBV_QPS_RTS ||
-			    migr_marker_drained(mqp))
-				continue;
-			p = peer_of(set, mqp);
-			pp = partner_of(set, mqp);
-			if (p)
-				migr_replay_peer_of(p, &peer);
-			else if (pp)
-				peer = (struct migr_replay_peer){
-					.counted = pp->recvs_counted,
-					.recvs = pp->recvs,
-					.posted = pp->recvs_posted,
-				};
-			if (migr_replay_plan(mqp, p || pp ? &peer : NULL, why,
-					     sizeof(why)))
-				goto no_replay;
-		}
+		if (mqp->attr.qp_state != IBV_QPS_RTS ||
+		    migr_marker_drained(mqp))
+			continue;
+		p = peer_of(set, mqp);
+		pp = partner_of(set, mqp);
+		if (p)
+			migr_replay_peer_of(p, &peer);
+		else if (pp)
+			peer = (struct migr_replay_peer){
+				.counted = pp->recvs_counted,
+				.recvs = pp->recvs,
+				.posted = pp->recvs_posted,
+			};
+		if (migr_replay_plan(mqp, p || pp ? &peer : NULL, why,
+				     sizeof(why)))
+			goto no_replay;
 	}
 	verbs_warn(&set->ctx[0]->vctx, "switch: %s; replaying what never ran\n",
 		   rep->error[0] ?
@@ -654,11 +656,10 @@ static void mark_drained(const struct sw_set *set)
 	struct migr_qp *mqp;
 	unsigned int i;
 
-	for_each_ctx(set, i, c)
+	for_each_set_qp(set, i, c, mqp)
 	{
-		list_for_each (&c->rec.qps, mqp, entry)
-			if (migr_marker_drained(mqp))
-				migr_replay_drained(mqp);
+		if (migr_marker_drained(mqp))
+			migr_replay_drained(mqp);
 	}
 }
 
@@ -944,15 +945,13 @@ static void grant_markers(const struct sw_set *set)
 	struct migr_qp *mqp;
 	unsigned int i;
 
-	for_each_ctx(set, i, c)
+	for_each_set_qp(set, i, c, mqp)
 	{
-		list_for_each (&c->rec.qps, mqp, entry)
-			if (mqp->vqp.qp.qp_type == IBV_QPT_RC &&
-			    migr_marker_grant(mqp))
-				verbs_debug(
-					&c->vctx,
-					"QP 0x%x: remote write for markers refused\n",
-					mqp->vqp.qp.qp_num);
+		if (mqp->vqp.qp.qp_type == IBV_QPT_RC && migr_marker_grant(mqp))
+			verbs_debug(
+				&c->vctx,
+				"QP 0x%x: remote write for markers refused\n",
+				mqp->vqp.qp.qp_num);
 	}
 }
 
@@ -963,11 +962,7 @@ static void ungrant_markers(const struct sw_set *set)
 	struct migr_qp *mqp;
 	unsigned int i;
 
-	for_each_ctx(set, i, c)
-	{
-		list_for_each (&c->rec.qps, mqp, entry)
-			migr_marker_ungrant(mqp);
-	}
+	for_each_set_qp(set, i, c, mqp) migr_marker_ungrant(mqp);
 }
 
 static int switch_locked(struct sw_set *set, const char *target,
