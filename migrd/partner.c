@@ -31,6 +31,7 @@ struct relay {
 	char who[48]; /* the requester */
 	int op_len;
 	long long t0; /* when it came: the logs say how long it took */
+	int asker; /* a local asker's process, never its own partner; or 0 */
 };
 
 /* What a process's reply says about itself */
@@ -241,8 +242,8 @@ static void kernel_owner(const struct relay *x, struct sbuf *out,
 }
 
 /*
- * PID 0: every migr process in turn; the first that does not answer
- * "notmine" owns the QP. One deadline bounds the whole search.
+ * PID 0: every migr process in turn but the asker; the first that does not
+ * answer "notmine" owns the QP. One deadline bounds the whole search.
  */
 static void find_owner(const struct relay *x, struct sbuf *out)
 {
@@ -260,6 +261,9 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 	}
 	n = registry_list(all, REG_MAX);
 	for (i = 0; i < n; i++) {
+		/* switching, it would answer busy, never notmine */
+		if (all[i].pid == x->asker)
+			continue;
 		left = deadline - now_ms();
 		if (left <= 0) {
 			timed_out = true;
@@ -653,6 +657,8 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 	else
 		snprintf(x.who, sizeof(x.who), "pid %d uid %u", (int)c->pid,
 			 (unsigned int)c->uid);
+	if (!c->peer && c->pid > 0)
+		x.asker = proc_tgid(c->pid);
 	if (!may_ask(r, c)) {
 		refuse(&x, out,
 		       c->peer ?

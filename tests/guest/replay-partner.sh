@@ -10,7 +10,8 @@
 # the client goes on and posts its unfinished WRs again on its new QPs;
 # once the server's RECVs come back they arrive once, in order, checked by
 # both sides to the byte. Then the other way: the client holds its RECVs
-# and the server's unfinished WRs are posted again on its new QPs. (rxe0 and rxe1 must not carry traffic between
+# and the server's unfinished WRs are posted again on its new QPs. Last, a
+# server without MIGR_REPLAY: the client's switch rolls back instead. (rxe0 and rxe1 must not carry traffic between
 # them, hence a rebuild, not a switch: the partner steps are the same.)
 . "$(dirname "$0")/lib.sh"
 role=a
@@ -74,6 +75,34 @@ check client_rebuilt_after_replay sh -c "for i in 1 2; do python3 $CONTROL $C re
 kill -TERM "$C" "$S"
 traffic_verdict client_traffic_verified "$C" "$LOGDIR/replay-client.log"
 traffic_verdict server_traffic_verified "$S" "$LOGDIR/replay-server.log"
+
+# A server without MIGR_REPLAY counts nothing: the same stall rolls back,
+# naming why, and the SENDs that waited arrive once on the old QPs.
+TRAFFIC=${TRAFFIC/--port 18651/--port 18652}
+migr-traffic $TRAFFIC --server --hold-recvs 12 >"$LOGDIR/replay-plain-server.log" 2>&1 &
+S=$!
+started "$S" || fail plain_server_started
+MIGR_REPLAY=1 migr-traffic $TRAFFIC --client 127.0.0.1 >"$LOGDIR/replay-plain-client.log" 2>&1 &
+C=$!
+started "$C" || fail plain_client_started
+sleep 2
+kill -USR1 "$S"
+for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-plain-server.log" && break; sleep 0.1; done
+sleep 1
+check uncounted_partner_rolls_back sh -c "! python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-plain.json"
+check rollback_names_why python3 - "$LOGDIR/replay-plain.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["switch"]:
+    assert not c["ok"] and c["rolled_back"] and c["lost"] == 0, c
+    assert "no replay: " in c["error"] and "does not count" in c["error"], c
+    print("    " + c["error"])
+PY
+for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-plain-server.log" && break; sleep 0.1; done
+sleep 2
+kill -TERM "$C" "$S"
+traffic_verdict plain_client_traffic_verified "$C" "$LOGDIR/replay-plain-client.log"
+traffic_verdict plain_server_traffic_verified "$S" "$LOGDIR/replay-plain-server.log"
 kill "$MIGRD" 2>/dev/null
 wait "$MIGRD" 2>/dev/null
 summary replay-partner
