@@ -33,8 +33,29 @@ check() {
 
 # pair NAME 'SERVER CMD' 'CLIENT CMD': a server and a client on this host;
 # pass if both exit 0. Each runs under its own timeout. PAIR_PORT: the
-# server's TCP port to wait for.
+# server's TCP port to wait for. A perftest pair (PAIR_PORT) that fails
+# runs once more, its first failure shown: on a loaded TCG guest perftest
+# has failed alone now and then (a server exiting 1 without a word, after
+# its header); a second failure counts.
 pair() {
+	local name=$1
+	_pair_once "$@"
+	if [ -n "${PAIR_PORT:-}" ] && [ $PAIR_RC -ne 0 ]; then
+		echo "    ($name failed, server rc=$PAIR_RS client rc=$PAIR_RCC; once more)"
+		tail -n 3 "$LOGDIR/$name.server.log" "$LOGDIR/$name.client.log" | sed 's/^/    | /'
+		_pair_once "$@"
+	fi
+	if [ $PAIR_RC -eq 0 ]; then
+		pass "$name"
+	else
+		echo "    server rc=$PAIR_RS client rc=$PAIR_RCC"
+		fail "$name" "$LOGDIR/$name.server.log"
+		sed 's/^/    | /' "$LOGDIR/$name.client.log" | tail -n 10
+	fi
+}
+
+# _pair_once NAME SERVER CLIENT: one run of pair(); PAIR_RC 0 if both exit 0
+_pair_once() {
 	local name=$1 srv=$2 cli=$3 spid rs rc
 	bash -c "exec timeout 120 $srv" >"$LOGDIR/$name.server.log" 2>&1 &
 	spid=$!
@@ -58,13 +79,8 @@ pair() {
 	rc=$?
 	wait $spid
 	rs=$?
-	if [ $rc -eq 0 ] && [ $rs -eq 0 ]; then
-		pass "$name"
-	else
-		echo "    server rc=$rs client rc=$rc"
-		fail "$name" "$LOGDIR/$name.server.log"
-		sed 's/^/    | /' "$LOGDIR/$name.client.log" | tail -n 10
-	fi
+	PAIR_RS=$rs PAIR_RCC=$rc
+	PAIR_RC=$((rc || rs))
 }
 
 # Two guests (run.sh --two) leave each other files in $SYNC, which each
