@@ -89,14 +89,30 @@ static unsigned int drain_cqs(struct migr_qp *mqp)
 	return moved;
 }
 
-/* Completions may trail the acks the mover saw: wait until none come */
-static void drain_quiet(struct migr_qp *mqp)
-{
-	unsigned int quiet = 0;
+/*
+ * The old QP's last word: its flushes (the unused RECVs, and what a replay
+ * posts again) come on the provider's time, later under load. Wait until
+ * expect of them came and the CQs went quiet, or FLUSH_WAIT_MS of quiet
+ * without them; a flush left behind would reach the application.
+ */
+#define FLUSH_QUIET_MS 1.5
+#define FLUSH_WAIT_MS 200
 
-	while (quiet < 3) {
-		usleep(500);
-		quiet = drain_cqs(mqp) ? 0 : quiet + 1;
+static void drain_retired(struct migr_qp *mqp, uint64_t expect)
+{
+	struct migr_context *ctx = mqp->ctx;
+	double last = now_ms();
+
+	for (;;) {
+		if (drain_cqs(mqp)) {
+			last = now_ms();
+			continue;
+		}
+		if (now_ms() - last > (ctx->retired_flushes >= expect ?
+					       FLUSH_QUIET_MS :
+					       FLUSH_WAIT_MS))
+			return;
+		usleep(100);
 	}
 }
 
@@ -667,7 +683,7 @@ static void reconnect_one(struct entry *e)
 		ctx->retired_flushes = 0;
 		ctx->retiring = true;
 		migr_qp_flush(mqp);
-		drain_quiet(mqp);
+		drain_retired(mqp, unused + mqp->replay_n);
 		ctx->retiring = false;
 		if (ctx->retired_flushes != unused)
 			verbs_debug(&ctx->vctx,

@@ -30,12 +30,18 @@ started "$C" || fail client_started
 unset MIGR_REPLAY
 sleep 2
 
+# hold PID LOG: PID stops posting RECVs (--hold-recvs), and its peer's
+# SENDs have a moment to run into RNR
+hold() {
+	kill -USR1 "$1"
+	for _ in $(seq 100); do grep -q 'holding receives' "$2" && break; sleep 0.1; done
+	sleep 1
+}
+
 # Logging processes move as ever, the partner following
 check client_rebuilt_3_times sh -c "for i in 1 2 3; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >$LOGDIR/replay-rebuilds.jsonl"
 
-kill -USR1 "$S"
-for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-server.log" && break; sleep 0.1; done
-sleep 1
+hold "$S" "$LOGDIR/replay-server.log"
 check rebuild_past_bound_replays_toward_partner sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-partner.json"
 check replayed_and_nothing_lost python3 - "$LOGDIR/replay-partner.json" <<'PY'
 import json, sys
@@ -54,9 +60,7 @@ sleep 2
 # SENDs wait; its send queue does not drain within the bound. It answers
 # "undrained", decides from the client's RECV counts at "recvs", and posts
 # its unfinished WRs again once it resumes on its new QPs.
-kill -USR1 "$C"
-for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-client.log" && break; sleep 0.1; done
-sleep 1
+hold "$C" "$LOGDIR/replay-client.log"
 check rebuild_with_partner_past_bound_partner_replays sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-partner2.json"
 check partner_replayed python3 - "$LOGDIR/replay-partner2.json" "$VERBS_LOG_FILE" <<'PY'
 import json, re, sys
@@ -86,9 +90,7 @@ MIGR_REPLAY=1 migr-traffic $TRAFFIC --client 127.0.0.1 >"$LOGDIR/replay-plain-cl
 C=$!
 started "$C" || fail plain_client_started
 sleep 2
-kill -USR1 "$S"
-for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-plain-server.log" && break; sleep 0.1; done
-sleep 1
+hold "$S" "$LOGDIR/replay-plain-server.log"
 check uncounted_partner_rolls_back sh -c "! python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-plain.json"
 check rollback_names_why python3 - "$LOGDIR/replay-plain.json" <<'PY'
 import json, sys
