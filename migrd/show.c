@@ -149,9 +149,11 @@ static void show_ctx(const struct json *j, int c)
 	printf("  partners followed: %u QPs in other processes (busy partners waited out %u times)\n",
 	       (unsigned int)json_num(j, json_get(j, c, "partners"), 0),
 	       (unsigned int)json_num(j, json_get(j, c, "retries"), 0));
-	printf("  held WRs %u, replayed WRs %u, reposted receives %u (flushed %u), shadowed completions %u, lost %u\n",
+	printf("  held WRs %u, replayed WRs %u (partners %u), reposted receives %u (flushed %u), shadowed completions %u, lost %u\n",
 	       (unsigned int)json_num(j, json_get(j, c, "held_wrs"), 0),
 	       (unsigned int)json_num(j, json_get(j, c, "replayed_wrs"), 0),
+	       (unsigned int)json_num(j, json_get(j, c, "partner_replayed_wrs"),
+				      0),
 	       (unsigned int)json_num(j, json_get(j, c, "reposted_recvs"), 0),
 	       (unsigned int)json_num(j, json_get(j, c, "flushed"), 0),
 	       (unsigned int)json_num(j, json_get(j, c, "shadowed"), 0),

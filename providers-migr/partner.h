@@ -85,6 +85,8 @@ struct migr_partner {
 	bool recvs_counted;
 	/* of its SENDs, those it will post again after the switch */
 	uint64_t replay_consumers;
+	/* of its WRs, those it posted again toward us at resume */
+	uint64_t replayed;
 	bool prepared, suspended;
 	uint32_t new_qpn; /* its new lower QP, after reconnect */
 };

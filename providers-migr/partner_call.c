@@ -601,6 +601,9 @@ static int resume_take(struct migr_partner *p, const char *res, void *arg,
 		       char *err, size_t errlen)
 {
 	p->prepared = p->suspended = false;
+	/* a partner from before the count says nothing: none counted */
+	if (!json_u64(res, "replayed", &p->replayed))
+		p->replayed = 0;
 	return 0;
 }
 

@@ -121,9 +121,9 @@ static void drain_retired(struct migr_qp *mqp, uint64_t expect)
  * (replaced by reconnect); else it is still on the old QP and goes on
  * there.
  */
-static void resume_replay(struct sess *s, struct migr_qp *mqp)
+static unsigned int resume_replay(struct sess *s, struct migr_qp *mqp)
 {
-	unsigned int n;
+	unsigned int n = 0;
 
 	if (s->reconnected && mqp->replay_n && !migr_replay_post(mqp, &n))
 		verbs_info(
@@ -131,17 +131,21 @@ static void resume_replay(struct sess *s, struct migr_qp *mqp)
 			"QP 0x%x: %u unfinished WRs posted again toward its moved peer\n",
 			s->qpn, n);
 	mqp->replay_n = mqp->replay_consumers = mqp->replay_markers = 0;
+	return n;
 }
 
-/* Let the QP's posts through again; the session is over */
-static void end_sess(struct sess *s, struct migr_qp *mqp)
+/*
+ * Let the QP's posts through again; the session is over. The WRs posted
+ * again toward the moved peer, for the mover's report.
+ */
+static unsigned int end_sess(struct sess *s, struct migr_qp *mqp)
 {
+	unsigned int i, replayed = 0;
 	struct ibv_cq *cqs[2];
-	unsigned int i;
 
 	if (mqp) {
 		if (s->suspended) {
-			resume_replay(s, mqp);
+			replayed = resume_replay(s, mqp);
 			migr_qp_resume(mqp);
 			__atomic_sub_fetch(&s->ctx->partner_sessions, 1,
 					   __ATOMIC_RELEASE);
@@ -166,6 +170,7 @@ static void end_sess(struct sess *s, struct migr_qp *mqp)
 	}
 	list_del(&s->entry);
 	free(s);
+	return replayed;
 }
 
 static void *watchdog(void *arg)
@@ -937,8 +942,12 @@ void migr_partner_serve(FILE *out, const char *line)
 	} else if (!strcmp(op, "resume") || !strcmp(op, "abort")) {
 		for (i = 0; i < n; i++)
 			if (v[i].mqp) {
-				end_sess(v[i].s, v[i].mqp);
-				RESULT(&v[i], true, "{\"ok\":true}");
+				unsigned int replayed =
+					end_sess(v[i].s, v[i].mqp);
+
+				RESULT(&v[i], true,
+				       "{\"ok\":true,\"replayed\":%u}",
+				       replayed);
 			}
 	} else {
 		for (i = 0; i < n; i++)

@@ -1118,6 +1118,8 @@ static int switch_locked(struct sw_set *set, const char *target,
 				    !ret) ret = EIO;
 	/* Partners first: our RECVs are posted, and they are further away */
 	partners_resume(set, false);
+	for (i = 0; i < set->npartners; i++)
+		rep->partner_replayed_wrs += set->partners[i].replayed;
 	/* What never ran goes before what was held meanwhile */
 	for_each_ctx(set, i, c) replay_unfinished(c, rep);
 	for_each_ctx(set, i, c)

@@ -33,6 +33,8 @@ struct migr_switch_report {
 	unsigned int held_wrs; /* posted while suspended, replayed */
 	unsigned int
 		replayed_wrs; /* unfinished at the wait bound, posted again */
+	/* the partners' unfinished WRs they posted again toward us */
+	unsigned int partner_replayed_wrs;
 	unsigned int reposted_recvs; /* posted before, unused, posted again */
 	unsigned int flushed; /* WRs the released QPs flushed (unused RECVs) */
 	unsigned int shadowed; /* completions taken off the old CQs */

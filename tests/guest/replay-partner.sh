@@ -69,7 +69,10 @@ for c in r["switch"]:
     assert c["ok"] and not c["rolled_back"] and c["lost"] == 0, c
 n = sum(int(m) for m in re.findall(r"(\d+) unfinished WRs posted again toward its moved peer", open(sys.argv[2]).read()))
 assert n >= 1, n
-print("    the server posted %d WRs again" % n)
+# the mover's report counts what its partner said it posted again
+got = sum(c["partner_replayed_wrs"] for c in r["switch"])
+assert got == n, (got, n)
+print("    the server posted %d WRs again; the client's report says %d" % (n, got))
 PY
 for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-client.log" && break; sleep 0.1; done
 check client_posted_receives_again grep -q 'receives posted again' "$LOGDIR/replay-client.log"
