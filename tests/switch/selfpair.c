@@ -295,6 +295,26 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A posts message seq as a SEND */
+static void send_message(int p, uint64_t seq, uint8_t *base)
+{
+	uint8_t *msg = SEND_AREA(base) + (seq % SLOTS) * MSG;
+
+	fill(msg, seq);
+	post_send(&as[p], IBV_WR_SEND, 3 * seq, msg, NULL);
+}
+
+/* Message seq completes at A and lands, intact, in B's oldest RECV */
+static void take_message(int p, uint64_t seq, uint8_t *base, const char *what)
+{
+	struct side *a = &as[p], *b = &bs[p];
+
+	expect(a, IBV_WC_SEND, 3 * seq, "send");
+	expect(b, IBV_WC_RECV, b->next_recv, "recv");
+	check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, seq, what);
+	b->next_recv++;
+}
+
 /* One round on pair p: SEND, WRITE_WITH_IMM, READ back; all checked */
 static void round_on(int p, uint64_t seq, uint8_t *base)
 {
@@ -302,14 +322,8 @@ static void round_on(int p, uint64_t seq, uint8_t *base)
 	uint8_t *msg = SEND_AREA(base) + (seq % SLOTS) * MSG;
 	uint8_t *target = WRITE_AREA(base) + (seq % SLOTS) * MSG;
 
-	/* SEND: B's oldest RECV gets it */
-	fill(msg, seq);
-	post_send(a, IBV_WR_SEND, 3 * seq, msg, NULL);
-	expect(a, IBV_WC_SEND, 3 * seq, "send");
-	expect(b, IBV_WC_RECV, b->next_recv, "recv");
-	check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, seq,
-	      "received message");
-	b->next_recv++;
+	send_message(p, seq, base);
+	take_message(p, seq, base, "received message");
 	post_recv(b, posted[p]++);
 
 	/* WRITE_WITH_IMM into B's area, then READ it back */
@@ -330,37 +344,24 @@ static void round_on(int p, uint64_t seq, uint8_t *base)
 /* SIGUSR1: a SEND stays in flight (RNR) while B posts no RECV */
 static void stall_round(int p, uint64_t *seq, uint8_t *base)
 {
-	struct side *a = &as[p], *b = &bs[p];
-	uint8_t *msg;
+	struct side *b = &bs[p];
 	double until;
 
 	/* B's RECVs run out: SENDs as many as it has, none posted again */
 	do {
-		msg = SEND_AREA(base) + (*seq % SLOTS) * MSG;
-		fill(msg, *seq);
-		post_send(a, IBV_WR_SEND, 3 * *seq, msg, NULL);
-		expect(a, IBV_WC_SEND, 3 * *seq, "send");
-		expect(b, IBV_WC_RECV, b->next_recv, "recv");
-		check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, *seq,
-		      "received message");
-		b->next_recv++;
+		send_message(p, *seq, base);
+		take_message(p, *seq, base, "received message");
 		(*seq)++;
 	} while (b->next_recv < posted[p]);
 
-	msg = SEND_AREA(base) + (*seq % SLOTS) * MSG;
-	fill(msg, *seq);
-	post_send(a, IBV_WR_SEND, 3 * *seq, msg, NULL);
+	send_message(p, *seq, base);
 	printf("selfpair: stalled\n");
 	fflush(stdout);
 	for (until = now_s() + stall_s; now_s() < until;)
 		usleep(10000);
 	while (posted[p] < b->next_recv + SLOTS / 2)
 		post_recv(b, posted[p]++);
-	expect(a, IBV_WC_SEND, 3 * *seq, "stalled send");
-	expect(b, IBV_WC_RECV, b->next_recv, "stalled recv");
-	check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, *seq,
-	      "stalled message");
-	b->next_recv++;
+	take_message(p, *seq, base, "stalled message");
 	post_recv(b, posted[p]++);
 	(*seq)++;
 	printf("selfpair: stall over\n");
