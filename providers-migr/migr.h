@@ -269,6 +269,8 @@ struct migr_srq {
 	pthread_mutex_t hold_lock;
 	struct migr_held_wr *held, **held_tail;
 	bool recv_hold;
+	/* partner sessions that hold its RECVs for a replay's count */
+	unsigned int partner_holds;
 	/* record: a basic SRQ with a PD, unless unsup (a MIGR_UNSUP_*) */
 	struct list_node entry;
 	int unsup;

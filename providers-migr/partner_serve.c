@@ -32,6 +32,8 @@ struct sess {
 	bool suspended;
 	/* its send queue did not drain in time; its old QP was replaced */
 	bool undrained, reconnected;
+	/* the SRQ it receives through, holding its RECVs for "recvs" */
+	struct migr_srq *srq_held;
 	struct list_node entry;
 };
 
@@ -134,6 +136,21 @@ static unsigned int resume_replay(struct sess *s, struct migr_qp *mqp)
 	return n;
 }
 
+/* The SRQ a session held, if the application has not destroyed it */
+static void release_srq(struct sess *s)
+{
+	struct migr_srq *msrq;
+
+	if (!s->srq_held)
+		return;
+	list_for_each (&s->ctx->rec.srqs, msrq, entry)
+		if (msrq == s->srq_held) {
+			migr_srq_partner_release(msrq);
+			break;
+		}
+	s->srq_held = NULL;
+}
+
 /*
  * Let the QP's posts through again; the session is over. The WRs posted
  * again toward the moved peer, for the mover's report.
@@ -147,6 +164,7 @@ static unsigned int end_sess(struct sess *s, struct migr_qp *mqp)
 		if (s->suspended) {
 			replayed = resume_replay(s, mqp);
 			migr_qp_resume(mqp);
+			release_srq(s);
 			__atomic_sub_fetch(&s->ctx->partner_sessions, 1,
 					   __ATOMIC_RELEASE);
 			cqs[0] = mqp->vqp.qp.send_cq;
@@ -165,6 +183,7 @@ static unsigned int end_sess(struct sess *s, struct migr_qp *mqp)
 		mqp->partner_session = false;
 		migr_marker_ungrant(mqp);
 	} else if (s->suspended) {
+		release_srq(s);
 		__atomic_sub_fetch(&s->ctx->partner_sessions, 1,
 				   __ATOMIC_RELEASE);
 	}
@@ -545,7 +564,8 @@ static void do_suspend(struct entry *v, unsigned int n)
  * The mover's drain hit its bound and it would post its unfinished WRs
  * again (replay.c): from now on RECVs wait for the new QP, and the answer
  * says what this QP received and was given, counted (MIGR_REPLAY=1 here
- * too, no SRQ) or not. Final: nothing more can arrive without a RECV.
+ * too) or not; on an SRQ, given is what it took plus what the SRQ has
+ * left. Final: nothing more can arrive without a RECV.
  */
 static void do_recvs(struct entry *v, unsigned int n)
 {
@@ -560,6 +580,11 @@ static void do_recvs(struct entry *v, unsigned int n)
 		}
 		v[i].ok = true;
 		migr_qp_hold_recvs(v[i].mqp);
+		/* on an SRQ, what it has left counts: the SRQ holds too */
+		if (v[i].mqp->init.srq && !v[i].s->srq_held) {
+			v[i].s->srq_held = to_msrq(v[i].mqp->init.srq);
+			migr_srq_partner_hold(v[i].s->srq_held);
+		}
 	}
 	if (migr_quiesce(QUIESCE_MS)) {
 		for (i = 0; i < n; i++)

@@ -6,8 +6,9 @@
  * second message, a second atomic), so migr replays only when it can tell
  * that none of them ran: the oldest unfinished WR uses a RECV, the other
  * end (a QP of this process, or a partner's that answered "recvs") has no
- * RECV left (each it posted completed) and may post none (RECVs are
- * held), and it took exactly the SENDs that completed here. That
+ * RECV left (each posted to its queue, or to its SRQ, completed) and may
+ * post none (RECVs are held), and it took exactly the SENDs that
+ * completed here. That
  * oldest WR then waits on RNR, and the responder runs nothing behind it.
  * Anything else rolls back, as without replay.
  */
@@ -47,14 +48,49 @@ static bool replayable(enum ibv_wr_opcode op)
 		return EAGAIN;                                                 \
 	} while (0)
 
-/* What QP p of this process received, as a replay's decision reads it */
+/*
+ * The RECVs an SRQ holds that no completion has used up, counted by the
+ * CQs it feeds. False when they cannot tell: a CQ that receives for two
+ * SRQs mixes their counts; a count that does not add up. A RECV used
+ * whose completion was not polled yet counts as left, which only ever
+ * stops a replay.
+ */
+static bool srq_left(const struct migr_context *ctx,
+		     const struct migr_srq *msrq, uint64_t *left)
+{
+	const struct migr_cq *mcq;
+	uint64_t used = 0;
+
+	if (!msrq->rlog.ring)
+		return false;
+	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		if (mcq->srq_mixed)
+			return false;
+		if (mcq->srq_fed == msrq)
+			used += __atomic_load_n(&mcq->srq_recvs,
+						__ATOMIC_RELAXED);
+	}
+	return !migr_rlog_unused(&msrq->rlog, used, left);
+}
+
+/*
+ * What QP p of this process received, as a replay's decision reads it.
+ * On an SRQ, "posted" is what it took plus what the SRQ has left: the
+ * RECVs its SENDs could still have used.
+ */
 void migr_replay_peer_of(const struct migr_qp *p, struct migr_replay_peer *out)
 {
 	const struct migr_replay_count *c = migr_replay_count_of(p);
+	uint64_t left = 0;
 
-	out->counted = c && !p->init.srq;
+	out->counted = c;
 	out->recvs = c ? c->recvs : 0;
 	out->posted = p->rlog.head;
+	if (p->init.srq) {
+		out->counted =
+			c && srq_left(p->ctx, to_msrq(p->init.srq), &left);
+		out->posted = out->recvs + left;
+	}
 }
 
 int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
@@ -87,7 +123,7 @@ int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
 		WHY("QP 0x%x: its oldest unfinished WR uses no RECV, so whether the other end ran it is unknown",
 		    qpn);
 	if (!peer || !peer->counted)
-		WHY("QP 0x%x: its peer does not count its RECVs (it runs without MIGR_REPLAY=1 or receives through an SRQ)",
+		WHY("QP 0x%x: its peer does not count its RECVs (it runs without MIGR_REPLAY=1, or its SRQ's CQs cannot tell what it used)",
 		    qpn);
 	if (peer->recvs != peer->posted)
 		WHY("QP 0x%x: its peer still has %" PRIu64

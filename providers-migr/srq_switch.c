@@ -144,6 +144,31 @@ int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
 	return 0;
 }
 
+/* Post an SRQ's held RECVs in order, then let posts through; hold_lock held */
+static unsigned int srq_resume(struct migr_srq *msrq)
+{
+	unsigned int held = 0;
+
+	while (msrq->held) {
+		struct migr_held_wr *h = msrq->held;
+		struct ibv_recv_wr *bad;
+		int ret;
+
+		msrq->held = h->next;
+		ret = migr_post_srq_recv_replay(msrq, &h->recv_wr, &bad);
+		if (ret)
+			verbs_err(&ctx_of(msrq->vsrq.srq.context)->vctx,
+				  "SRQ: replaying a held RECV failed: %s\n",
+				  strerror(ret));
+		free(h);
+		held++;
+	}
+	msrq->held_tail = &msrq->held;
+	msrq->recv_hold = false;
+	__atomic_and_fetch(&msrq->slow, ~MIGR_SLOW_SUSPENDED, __ATOMIC_RELEASE);
+	return held;
+}
+
 /* Post the RECVs held meanwhile, in order, and let posts through again */
 unsigned int migr_srqs_resume(struct migr_context *ctx)
 {
@@ -152,27 +177,37 @@ unsigned int migr_srqs_resume(struct migr_context *ctx)
 
 	list_for_each (&ctx->rec.srqs, msrq, entry) {
 		pthread_mutex_lock(&msrq->hold_lock);
-		while (msrq->held) {
-			struct migr_held_wr *h = msrq->held;
-			struct ibv_recv_wr *bad;
-			int ret;
-
-			msrq->held = h->next;
-			ret = migr_post_srq_recv_replay(msrq, &h->recv_wr,
-							&bad);
-			if (ret)
-				verbs_err(
-					&ctx->vctx,
-					"SRQ: replaying a held RECV failed: %s\n",
-					strerror(ret));
-			free(h);
-			held++;
-		}
-		msrq->held_tail = &msrq->held;
-		msrq->recv_hold = false;
-		__atomic_and_fetch(&msrq->slow, ~MIGR_SLOW_SUSPENDED,
-				   __ATOMIC_RELEASE);
+		held += srq_resume(msrq);
 		pthread_mutex_unlock(&msrq->hold_lock);
 	}
+	return held;
+}
+
+/*
+ * A partner's QP on this SRQ faces a mover that would replay toward it
+ * (partner_serve.c, "recvs"): the SRQ holds its RECVs, whichever QP they
+ * were for, so that what it has left stays counted, until the last such
+ * session ends. The caller quiesces after the first hold.
+ */
+void migr_srq_partner_hold(struct migr_srq *msrq)
+{
+	pthread_mutex_lock(&msrq->hold_lock);
+	if (!msrq->partner_holds++) {
+		msrq->recv_hold = true;
+		__atomic_or_fetch(&msrq->slow, MIGR_SLOW_SUSPENDED,
+				  __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&msrq->hold_lock);
+}
+
+/* A session that held the SRQ ended; the last one posts what was held */
+unsigned int migr_srq_partner_release(struct migr_srq *msrq)
+{
+	unsigned int held = 0;
+
+	pthread_mutex_lock(&msrq->hold_lock);
+	if (msrq->partner_holds && !--msrq->partner_holds)
+		held = srq_resume(msrq);
+	pthread_mutex_unlock(&msrq->hold_lock);
 	return held;
 }

@@ -127,6 +127,8 @@ int migr_srqs_rebuild(struct migr_context *ctx, char *why, size_t why_len);
 int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
 		     char *why, size_t why_len);
 unsigned int migr_srqs_resume(struct migr_context *ctx);
+void migr_srq_partner_hold(struct migr_srq *msrq);
+unsigned int migr_srq_partner_release(struct migr_srq *msrq);
 
 /*
  * What a released QP flushes: its unused RECVs, and under a replay the WRs
@@ -141,9 +143,10 @@ static inline uint64_t migr_expected_flushes(const struct migr_qp *mqp,
 /* replay.c: unfinished WRs posted again after the wait bound */
 /* What the other end of a QP received, for a replay's decision */
 struct migr_replay_peer {
-	bool counted; /* it counts its RECVs (MIGR_REPLAY=1, no SRQ) */
+	bool counted; /* it counts its RECVs (MIGR_REPLAY=1) */
 	uint64_t recvs; /* its RECVs that completed */
-	uint64_t posted; /* the RECVs it ever posted */
+	/* the RECVs it ever posted; on an SRQ: recvs + the SRQ's left */
+	uint64_t posted;
 };
 void migr_replay_peer_of(const struct migr_qp *p, struct migr_replay_peer *out);
 int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,

@@ -10,9 +10,11 @@
 # the client goes on and posts its unfinished WRs again on its new QPs;
 # once the server's RECVs come back they arrive once, in order, checked by
 # both sides to the byte. Then the other way: the client holds its RECVs
-# and the server's unfinished WRs are posted again on its new QPs. Last, a
-# server without MIGR_REPLAY: the client's switch rolls back instead. (rxe0 and rxe1 must not carry traffic between
-# them, hence a rebuild, not a switch: the partner steps are the same.)
+# and the server's unfinished WRs are posted again on its new QPs. Both
+# again with each side receiving through an SRQ. Last, a server without
+# MIGR_REPLAY: the client's switch rolls back instead. (rxe0 and rxe1 must
+# not carry traffic between them, hence a rebuild, not a switch: the
+# partner steps are the same.)
 . "$(dirname "$0")/lib.sh"
 role=a
 CONTROL=$MIGR_TOP/tests/switch/control.py
@@ -20,15 +22,6 @@ two_host_env replay-partner
 TRAFFIC="-d migr_rxe0 --qps 2 --depth 8 --size 512 --api legacy --mode poll -D 600 --stall-timeout 60 --port 18651"
 
 start_test_migrd replay-partner "$LOGDIR/replay-partner-migrd.log"
-export MIGR_REPLAY=1
-migr-traffic $TRAFFIC --server --hold-recvs 12 >"$LOGDIR/replay-server.log" 2>&1 &
-S=$!
-started "$S" || fail server_started
-migr-traffic $TRAFFIC --client 127.0.0.1 --hold-recvs 12 >"$LOGDIR/replay-client.log" 2>&1 &
-C=$!
-started "$C" || fail client_started
-unset MIGR_REPLAY
-sleep 2
 
 # hold PID LOG: PID stops posting RECVs (--hold-recvs), and its peer's
 # SENDs have a moment to run into RNR
@@ -38,12 +31,28 @@ hold() {
 	sleep 1
 }
 
-# Logging processes move as ever, the partner following
-check client_rebuilt_3_times sh -c "for i in 1 2 3; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >$LOGDIR/replay-rebuilds.jsonl"
+# both_ways NAME PORT [OPTION...]: a client and its server, both logging;
+# each in turn holds its RECVs while the client is rebuilt past the bound
+both_ways() {
+	local name=$1 port=$2 traffic
+	shift 2
+	traffic="${TRAFFIC/--port 18651/--port $port} $*"
+	export MIGR_REPLAY=1
+	migr-traffic $traffic --server --hold-recvs 12 >"$LOGDIR/$name-server.log" 2>&1 &
+	S=$!
+	started "$S" || fail "${name}_server_started"
+	migr-traffic $traffic --client 127.0.0.1 --hold-recvs 12 >"$LOGDIR/$name-client.log" 2>&1 &
+	C=$!
+	started "$C" || fail "${name}_client_started"
+	unset MIGR_REPLAY
+	sleep 2
 
-hold "$S" "$LOGDIR/replay-server.log"
-check rebuild_past_bound_replays_toward_partner sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-partner.json"
-check replayed_and_nothing_lost python3 - "$LOGDIR/replay-partner.json" <<'PY'
+	# Logging processes move as ever, the partner following
+	check "${name}_client_rebuilt_3_times" sh -c "for i in 1 2 3; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >$LOGDIR/$name-rebuilds.jsonl"
+
+	hold "$S" "$LOGDIR/$name-server.log"
+	check "${name}_rebuild_past_bound_replays_toward_partner" sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/$name-partner.json"
+	check "${name}_replayed_and_nothing_lost" python3 - "$LOGDIR/$name-partner.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for c in r["switch"]:
@@ -52,36 +61,48 @@ for c in r["switch"]:
     print("    drain %.0f ms (bound 1000), %d WRs replayed" % (
         c["phases_ms"]["drain"], c["replayed_wrs"]))
 PY
-for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-server.log" && break; sleep 0.1; done
-check server_posted_receives_again grep -q 'receives posted again' "$LOGDIR/replay-server.log"
-sleep 2
+	for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/$name-server.log" && break; sleep 0.1; done
+	check "${name}_server_posted_receives_again" grep -q 'receives posted again' "$LOGDIR/$name-server.log"
+	sleep 2
 
-# The other way: the client (the mover) holds its receives, so the server's
-# SENDs wait; its send queue does not drain within the bound. It answers
-# "undrained", decides from the client's RECV counts at "recvs", and posts
-# its unfinished WRs again once it resumes on its new QPs.
-hold "$C" "$LOGDIR/replay-client.log"
-check rebuild_with_partner_past_bound_partner_replays sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-partner2.json"
-check partner_replayed python3 - "$LOGDIR/replay-partner2.json" "$VERBS_LOG_FILE" <<'PY'
+	# The other way: the client (the mover) holds its receives, so the
+	# server's SENDs wait; its send queue does not drain within the bound.
+	# It answers "undrained", decides from the client's RECV counts at
+	# "recvs", and posts its unfinished WRs again once it resumes on its
+	# new QPs.
+	local logged
+	logged=$(stat -c %s "$VERBS_LOG_FILE" 2>/dev/null || echo 0)
+	hold "$C" "$LOGDIR/$name-client.log"
+	check "${name}_rebuild_with_partner_past_bound_partner_replays" sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/$name-partner2.json"
+	check "${name}_partner_replayed" python3 - "$LOGDIR/$name-partner2.json" "$VERBS_LOG_FILE" "$logged" <<'PY'
 import json, re, sys
 r = json.load(open(sys.argv[1]))
 for c in r["switch"]:
     assert c["ok"] and not c["rolled_back"] and c["lost"] == 0, c
-n = sum(int(m) for m in re.findall(r"(\d+) unfinished WRs posted again toward its moved peer", open(sys.argv[2]).read()))
+log = open(sys.argv[2], "rb")
+log.seek(int(sys.argv[3]))
+n = sum(int(m) for m in re.findall(rb"(\d+) unfinished WRs posted again toward its moved peer", log.read()))
 assert n >= 1, n
 # the mover's report counts what its partner said it posted again
 got = sum(c["partner_replayed_wrs"] for c in r["switch"])
 assert got == n, (got, n)
 print("    the server posted %d WRs again; the client's report says %d" % (n, got))
 PY
-for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-client.log" && break; sleep 0.1; done
-check client_posted_receives_again grep -q 'receives posted again' "$LOGDIR/replay-client.log"
-sleep 2
-check client_rebuilt_after_replay sh -c "for i in 1 2; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >>$LOGDIR/replay-rebuilds.jsonl"
+	for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/$name-client.log" && break; sleep 0.1; done
+	check "${name}_client_posted_receives_again" grep -q 'receives posted again' "$LOGDIR/$name-client.log"
+	sleep 2
+	check "${name}_client_rebuilt_after_replay" sh -c "for i in 1 2; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >>$LOGDIR/$name-rebuilds.jsonl"
 
-kill -TERM "$C" "$S"
-traffic_verdict client_traffic_verified "$C" "$LOGDIR/replay-client.log"
-traffic_verdict server_traffic_verified "$S" "$LOGDIR/replay-server.log"
+	kill -TERM "$C" "$S"
+	traffic_verdict "${name}_client_traffic_verified" "$C" "$LOGDIR/$name-client.log"
+	traffic_verdict "${name}_server_traffic_verified" "$S" "$LOGDIR/$name-server.log"
+}
+
+both_ways replay 18651
+# The same with each side receiving through an SRQ: what the SRQ has
+# left (posted, minus what the CQs it feeds counted) must be none, and
+# it holds its RECVs, for the QPs facing the mover and the others alike
+both_ways replay-srq 18653 --srq
 
 # A server without MIGR_REPLAY counts nothing: the same stall rolls back,
 # naming why, and the SENDs that waited arrive once on the old QPs.

@@ -289,7 +289,9 @@ void tr_check_recv(struct tr_ep *ep, const struct tr_wc *wc)
 	q->msgs_recv++;
 	ep->t_progress = tr_now();
 	/* Only now may the peer reuse what this message occupied. */
-	if (ep->srq && !q->ud)
+	if (ep->srq && !q->ud && tr_recvs_held())
+		ep->srq_owed[ep->n_srq_owed++] = slot;
+	else if (ep->srq && !q->ud)
 		tr_post_srq_slot(ep, slot);
 	else if (!q->ud && tr_recvs_held())
 		q->recv_owed++;

@@ -27,9 +27,10 @@ static void on_signal(int sig)
 }
 
 /*
- * --hold-recvs: SIGUSR1 stops RC RECVs from being posted again for a while,
- * so the peer's SENDs wait (RNR) with its send queue full behind them: the
- * state a live switch meets when a receiver stalls.
+ * --hold-recvs: SIGUSR1 stops RC RECVs (the QPs' or the SRQ's) from being
+ * posted again for a while, so the peer's SENDs wait (RNR) with its send
+ * queue full behind them: the state a live switch meets when a receiver
+ * stalls.
  */
 static volatile sig_atomic_t hold_asked;
 static double hold_until;
@@ -60,13 +61,17 @@ static void hold_recvs(struct tr_ep **eps, unsigned int n, double now)
 	if (!hold_until || now < hold_until)
 		return;
 	hold_until = 0;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < eps[i]->n_srq_owed; j++, owed++)
+			tr_post_srq_slot(eps[i], eps[i]->srq_owed[j]);
+		eps[i]->n_srq_owed = 0;
 		for (j = 0; j < eps[i]->nqps; j++) {
 			struct tr_qp *q = &eps[i]->qps[j];
 
 			for (; q->recv_owed; q->recv_owed--, owed++)
 				tr_post_recv(eps[i], q);
 		}
+	}
 	printf("migr-traffic: receives posted again (%llu)\n",
 	       (unsigned long long)owed);
 	fflush(stdout);

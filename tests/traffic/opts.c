@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"      --stall-timeout SEC    fail if nothing completes for SEC (default 60, 0: never)\n"
 		"      --connect-timeout SEC  keep trying to reach the server (default 10)\n"
 		"      --hold-recvs SEC       at SIGUSR1, post no RECV for SEC seconds (the\n"
-		"                             peer's SENDs wait); not with --srq\n"
+		"                             peer's SENDs wait), to a QP or to the SRQ\n"
 		"  -h, --help                 this text\n"
 		"\n"
 		"SIGINT/SIGTERM stop posting; outstanding work drains and is verified.\n"
@@ -324,9 +324,6 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		    NULL);
 	if (o->clients > 1 && o->role != ROLE_SERVER)
 		bad("--clients is for --server", NULL);
-	if (o->hold_recvs > 0 && o->srq)
-		bad("--hold-recvs holds each QP's own RECVs: not with --srq",
-		    NULL);
 	/* A plain WRITE is checked by a later READ or named by the next
 	 * message; without either it would go unverified. */
 	if ((o->ops_mask & 1u << OP_WRITE) &&

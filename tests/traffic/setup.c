@@ -305,6 +305,7 @@ void tr_setup(struct tr_ep *ep)
 			tr_die("%s: ibv_create_srq failed: %s", o->dev,
 			       strerror(errno));
 		ep->srq_wrid = zalloc(ep->rdepth * sizeof(uint64_t), "SRQ");
+		ep->srq_owed = zalloc(ep->rdepth * sizeof(unsigned int), "SRQ");
 	}
 	for (i = 0; i < ep->nall; i++)
 		create_qp(ep, &ep->qps[i]);
@@ -553,4 +554,5 @@ void tr_teardown(struct tr_ep *ep)
 	free(ep->resbase);
 	free(ep->rbase);
 	free(ep->srq_wrid);
+	free(ep->srq_owed);
 }

@@ -189,6 +189,8 @@ struct tr_ep {
 	uint8_t *srq_buf;
 	uint64_t *srq_wrid; /* per slot: wr_id of the posted WR, 0 if none */
 	uint64_t srq_posts;
+	/* --hold-recvs: slots free again, posted once the hold is over */
+	unsigned int *srq_owed, n_srq_owed;
 	struct ibv_mr *smr, *resmr, *rmr;
 	uint8_t *sbase, *resbase, *rbase;
 	size_t slen, reslen, rlen;

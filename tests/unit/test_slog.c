@@ -169,6 +169,47 @@ static int plan(struct migr_qp *q, struct migr_qp *p, char *why)
 	return migr_replay_plan(q, &peer, why, 256);
 }
 
+/*
+ * The same peer p receiving through an SRQ (its own RECV log unused): what
+ * the SRQ has left is what the CQs it feeds did not count as used. q's
+ * third SEND is unfinished and p took the first 2.
+ */
+static void test_plan_srq(struct migr_qp *q, struct migr_qp *p, char *why)
+{
+	struct migr_srq srq = {};
+	struct migr_cq cq = {}, other = {};
+	uint64_t own = p->rlog.head;
+
+	CHECK(!migr_rlog_init(&srq.rlog, 8, 1));
+	p->init.srq = &srq.vsrq.srq;
+	p->rlog.head = 0;
+	cq.srq_fed = &srq;
+	list_add_tail(&ctx.rec.cqs, &cq.entry);
+	list_add_tail(&ctx.rec.cqs, &other.entry);
+
+	/* 5 posted to the SRQ, 4 used (2 by p, 2 by other QPs): one left */
+	srq.rlog.head = 5;
+	cq.srq_recvs = 4;
+	CHECK(plan(q, p, why) == EAGAIN);
+	CHECK(strstr(why, "still has 1 RECVs posted") && q->replay_n == 0);
+	/* all used: p's SENDs wait on RNR */
+	cq.srq_recvs = 5;
+	CHECK(!plan(q, p, why) && q->replay_n == 2);
+	/* more used than posted: the count does not add up */
+	cq.srq_recvs = 6;
+	CHECK(plan(q, p, why) == EAGAIN && strstr(why, "does not count"));
+	/* a CQ receiving for two SRQs cannot tell whose RECVs it counted */
+	cq.srq_recvs = 5;
+	other.srq_mixed = true;
+	CHECK(plan(q, p, why) == EAGAIN && strstr(why, "does not count"));
+
+	list_del(&other.entry);
+	list_del(&cq.entry);
+	free(srq.rlog.ring);
+	p->init.srq = NULL;
+	p->rlog.head = own;
+}
+
 /* Replayed only when nothing unfinished can have run on the other end */
 static void test_plan(void)
 {
@@ -190,12 +231,10 @@ static void test_plan(void)
 	CHECK(!plan(&q, &p, why));
 	CHECK(q.replay_n == 2 && q.replay_consumers == 1);
 	CHECK(migr_expected_flushes(&q, 0) == 3);
-	/* nothing known of the peer, or a peer on an SRQ: not counted */
+	/* nothing known of the peer: not counted */
 	CHECK(migr_replay_plan(&q, NULL, why, sizeof(why)) == EAGAIN);
 	CHECK(strstr(why, "does not count") && q.replay_n == 0);
-	p.init.srq = (struct ibv_srq *)&lp;
-	CHECK(plan(&q, &p, why) == EAGAIN && strstr(why, "does not count"));
-	p.init.srq = NULL;
+	test_plan_srq(&q, &p, why);
 
 	/* p still has a RECV: the SEND may be on its way; no replay */
 	p.rlog.head = 3;
@@ -251,6 +290,7 @@ int main(void)
 	CHECK(migr_replay_wanted());
 	CHECK(!migr_replay_init(&ctx));
 	list_head_init(&ctx.rec.qps);
+	list_head_init(&ctx.rec.cqs);
 	test_unfinished();
 	test_sig_all_and_overflow();
 	test_inline_and_broken();
