@@ -136,6 +136,32 @@ stop_selfpair replay
 # Every op of the generator on a logging process, switched as ever
 switch_traffic event:legacy:legacy:replay poll:legacy:legacy:srq:replay
 
+# Both ends in one process, each receiving through an SRQ that posts no
+# RECV for 12 s: every QP's SENDs wait on RNR. Past the 1 s bound each
+# peer's SRQ has none left and took exactly the SENDs completed, so the
+# unfinished WRs of both directions run again on the new QPs, once.
+export VERBS_LOG_FILE=$LOGDIR/replay-srq.verbs.log
+MIGR_REPLAY=1 migr-traffic -d migr_rxe0 --loopback -q 2 --depth 8 --size 512 \
+	--api legacy --mode poll --srq --hold-recvs 12 -D 600 --stall-timeout 60 \
+	>"$LOGDIR/replay-srq.log" 2>&1 &
+SP=$!
+started $SP || fail replay_srq_started
+sleep 2
+kill -USR1 "$SP"
+for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-srq.log" && break; sleep 0.1; done
+sleep 1
+check own_srq_receivers_replayed sh -c "python3 $CONTROL $SP switch rxe1 1000 >$LOGDIR/replay-srq.json && python3 -c '
+import json, sys
+for c in json.load(open(sys.argv[1]))[\"switch\"]:
+    assert c[\"ok\"] and not c[\"rolled_back\"] and c[\"lost\"] == 0, c
+    assert c[\"replayed_wrs\"] >= 1 and c[\"objects\"][\"srqs\"] == 2, c
+' $LOGDIR/replay-srq.json"
+for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-srq.log" && break; sleep 0.1; done
+sleep 2
+check own_srq_switched_after_replay sh -c "python3 $CONTROL $SP alternate 2 rxe0 rxe1 0.5 >$LOGDIR/replay-srq.switches.jsonl"
+kill -TERM "$SP"
+traffic_verdict own_srq_replay_traffic_verified "$SP" "$LOGDIR/replay-srq.log"
+
 # UC QPs cannot move yet (a SEND whose sender completed may still be on
 # its way, and nothing tells the drain when it landed): refused before
 # anything is touched, and the traffic goes on intact.
