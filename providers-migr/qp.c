@@ -78,14 +78,15 @@ static bool qp_switchable(const struct migr_qp *mqp)
 }
 
 /*
- * With MIGR_REPLAY, an RC QP posting through ibv_post_send() keeps its send
- * WRs (ibv_wr_*() batches are not logged: such a QP is not replayed). A QP
- * that cannot have a log runs without: a switch rolls back instead.
+ * With MIGR_REPLAY, an RC QP keeps its send WRs; ibv_wr_*() batches go
+ * through ibv_post_send() to be logged (qp_ex.c), so a QP with builders
+ * that cannot be written down as legacy WRs is not logged. A QP that
+ * cannot have a log runs without: a switch rolls back instead.
  */
 static void log_sends(struct migr_qp *mqp, const struct ibv_qp_cap *cap)
 {
 	if (!mqp->ctx->replay || mqp->vqp.qp.qp_type != IBV_QPT_RC ||
-	    mqp->lower_ex)
+	    (mqp->lower_ex && !migr_qp_ex_movable(mqp->init.send_ops_flags)))
 		return;
 	if (migr_slog_init(&mqp->slog, cap, mqp->init.sq_sig_all) ||
 	    migr_replay_track(mqp)) {

@@ -46,7 +46,9 @@ static inline struct ibv_qp_ex *start_wr(struct ibv_qp_ex *qpx)
 
 /*
  * A batch is one stretch inside (a counter of its own: a batch may be
- * built inside a poll session); a switch waits for it to complete.
+ * built inside a poll session); a switch waits for it to complete. A QP
+ * that a switch holds, or whose send WRs are logged (MIGR_REPLAY), has
+ * the batch written down as legacy WRs instead (qp_ex_hold.c).
  */
 static void qpx_wr_start(struct ibv_qp_ex *qpx)
 {
@@ -56,7 +58,7 @@ static void qpx_wr_start(struct ibv_qp_ex *qpx)
 	mqp->wr_consumers = 0;
 	migr_batch_enter();
 	if (unlikely(__atomic_load_n(&mqp->slow, __ATOMIC_RELAXED) &
-		     MIGR_SLOW_SUSPENDED)) {
+		     (MIGR_SLOW_SUSPENDED | MIGR_SLOW_LOG))) {
 		migr_batch_leave();
 		mqp->wr_recording = true;
 		return;

@@ -7,6 +7,8 @@
  * them on the rebuilt QP with the others, translated then. Only this rare
  * path allocates; the batch's data (SGE lists, inline payloads) is copied
  * at once, since the application may reuse it as soon as a builder returns.
+ * A QP whose send WRs are logged (MIGR_REPLAY) takes this path for every
+ * batch: wr_complete() posts it through ibv_post_send(), which logs it.
  */
 #include <errno.h>
 #include <stdlib.h>

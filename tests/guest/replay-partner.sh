@@ -11,7 +11,8 @@
 # once the server's RECVs come back they arrive once, in order, checked by
 # both sides to the byte. Then the other way: the client holds its RECVs
 # and the server's unfinished WRs are posted again on its new QPs. Both
-# again with each side receiving through an SRQ. Last, a server without
+# again with each side receiving through an SRQ, and with ibv_wr_*()
+# batches alternating with ibv_post_send(). Last, a server without
 # MIGR_REPLAY: the client's switch rolls back instead. (rxe0 and rxe1 must
 # not carry traffic between them, hence a rebuild, not a switch: the
 # partner steps are the same.)
@@ -103,6 +104,9 @@ both_ways replay 18651
 # left (posted, minus what the CQs it feeds counted) must be none, and
 # it holds its RECVs, for the QPs facing the mover and the others alike
 both_ways replay-srq 18653 --srq
+# Batches posted with ibv_wr_*() and ibv_post_send() in turn on each QP:
+# the builders' batches are written down and posted through the log too
+both_ways replay-wr 18654 --api mixed
 
 # A server without MIGR_REPLAY counts nothing: the same stall rolls back,
 # naming why, and the SENDs that waited arrive once on the old QPs.
