@@ -27,18 +27,18 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 # programs take the twin listed first.
 CM="env RDMAV_STACKED_DEVICES=first"
 PROGRAMS=(
-	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18711"
-	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18712"
-	"ib_read_bw|ib_read_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18713|ib_read_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18713"
-	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18714 --use_old_post_send"
-	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 30 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 30 -p 18715"
-	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18716"
-	"ib_atomic_lat|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 30 -p 18722|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 30 -p 18722"
-	"ib_read_lat|ib_read_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18723|ib_read_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18723"
+	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18711"
+	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18712"
+	"ib_read_bw|ib_read_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18713|ib_read_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18713"
+	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -p 18714 --use_old_post_send"
+	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 45 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 45 -p 18715"
+	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 45 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 45 -s 64 -p 18716"
+	"ib_atomic_lat|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 45 -p 18722|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 45 -p 18722"
+	"ib_read_lat|ib_read_lat -d migr_rxe0 -x 1 -F -D 45 -s 64 -p 18723|ib_read_lat -d migr_rxe0 -x 1 -F -D 45 -s 64 -p 18723"
 	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717"
 	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721"
 	"rping|$CM rping -s -a $A_IP -p 18718 -C 3000 -S 1024 -V|$CM rping -c -p 18718 -C 3000 -S 1024 -V -a"
-	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729"
+	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 45 -s 4096 -R -p 18729"
 )
 
 # wanted NAME: NAME is one of the programs asked for (all when none was)
@@ -47,16 +47,17 @@ wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
 lower_of() {
 	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
 }
-other_of() { [ "$(lower_of "$1")" = rxe1 ] && echo rxe0 || echo rxe1; }
 
-# move NAME PID: one switch of PID to its other device, checked
+# move NAME PID DEV: one switch of PID to DEV, checked (the caller knows
+# where it is: asking migrctl status first would cost the run seconds)
 move() {
-	local name=$1 pid=$2
-	migrctl switch --pid "$pid" --device "$(other_of "$pid")" --json \
+	local name=$1 pid=$2 dev=$3
+	migrctl switch --pid "$pid" --device "$dev" --json \
 		>"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
 	check "$name" python3 - "$LOGDIR/$name.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+assert "reply" in r, r.get("error", r)
 for c in r["reply"]["switch"]:
     assert c["ok"] and c["lost"] == 0 and c["partners"] >= 1, c
     print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
@@ -133,10 +134,10 @@ for prog in "${PROGRAMS[@]}"; do
 		say "$name.srv"
 		await "$name.cli" || fail "${name}_client_up"
 		sleep 2
-		move "${name}_a_moves" "$P"
+		move "${name}_a_moves" "$P" rxe1
 		say "$name.a1"
 		await "$name.b1" || fail "${name}_b1"
-		move "${name}_a_moves_back" "$P"
+		move "${name}_a_moves_back" "$P" rxe0
 		say "$name.a2"
 		finished "${name}_a" "$P" "$log"
 	else
@@ -148,10 +149,10 @@ for prog in "${PROGRAMS[@]}"; do
 		started "$P" || fail "${name}_client_started"
 		say "$name.cli"
 		await "$name.a1" || fail "${name}_a1"
-		move "${name}_b_moves" "$P"
+		move "${name}_b_moves" "$P" rxe1
 		say "$name.b1"
 		await "$name.a2" || fail "${name}_a2"
-		move "${name}_b_moves_back" "$P"
+		move "${name}_b_moves_back" "$P" rxe0
 		finished "${name}_b" "$P" "$log"
 	fi
 done
