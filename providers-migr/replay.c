@@ -59,18 +59,14 @@ static bool srq_left(const struct migr_context *ctx,
 		     const struct migr_srq *msrq, uint64_t *left)
 {
 	const struct migr_cq *mcq;
-	uint64_t used = 0;
 
 	if (!msrq->rlog.ring)
 		return false;
-	list_for_each (&ctx->rec.cqs, mcq, entry) {
+	list_for_each (&ctx->rec.cqs, mcq, entry)
 		if (mcq->srq_mixed)
 			return false;
-		if (mcq->srq_fed == msrq)
-			used += __atomic_load_n(&mcq->srq_recvs,
-						__ATOMIC_RELAXED);
-	}
-	return !migr_rlog_unused(&msrq->rlog, used, left);
+	return !migr_rlog_unused(&msrq->rlog, migr_srq_used_total(ctx, msrq),
+				 left);
 }
 
 /*

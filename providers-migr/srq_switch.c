@@ -43,15 +43,10 @@ void migr_srqs_hold_recvs(struct migr_context *ctx)
 int migr_srqs_count_unused(struct migr_context *ctx, char *why, size_t why_len)
 {
 	struct migr_srq *msrq;
-	struct migr_cq *mcq;
 
 	list_for_each (&ctx->rec.srqs, msrq, entry) {
-		uint64_t used = 0;
+		uint64_t used = migr_srq_used_total(ctx, msrq);
 
-		list_for_each (&ctx->rec.cqs, mcq, entry)
-			if (mcq->srq_fed == msrq)
-				used += __atomic_load_n(&mcq->srq_recvs,
-							__ATOMIC_RELAXED);
 		if (migr_rlog_unused(&msrq->rlog, used, &msrq->unused)) {
 			snprintf(
 				why, why_len,

@@ -128,6 +128,20 @@ int migr_srqs_repost(struct migr_context *ctx, unsigned int *reposted,
 		     char *why, size_t why_len);
 unsigned int migr_srqs_resume(struct migr_context *ctx);
 void migr_srq_partner_hold(struct migr_srq *msrq);
+
+/* The RECVs of msrq that the CQs it feeds saw used up */
+static inline uint64_t migr_srq_used_total(const struct migr_context *ctx,
+					   const struct migr_srq *msrq)
+{
+	const struct migr_cq *mcq;
+	uint64_t used = 0;
+
+	list_for_each (&ctx->rec.cqs, mcq, entry)
+		if (mcq->srq_fed == msrq)
+			used += __atomic_load_n(&mcq->srq_recvs,
+						__ATOMIC_RELAXED);
+	return used;
+}
 unsigned int migr_srq_partner_release(struct migr_srq *msrq);
 
 /*
