@@ -10,7 +10,11 @@
  * post none (RECVs are held), and it took exactly the SENDs that
  * completed here. That
  * oldest WR then waits on RNR, and the responder runs nothing behind it.
- * Anything else rolls back, as without replay.
+ * READs ahead of it (or all the unfinished WRs being READs) change nothing:
+ * a READ leaves the other end as it was, and its data lands in a buffer
+ * the application has not been given back, so running it twice is the
+ * same as running it once, late. Anything else rolls back, as without
+ * replay.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -94,7 +98,7 @@ int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
 {
 	const struct migr_replay_count *qc = migr_replay_count_of(q);
 	uint32_t qpn = q->vqp.qp.qp_num;
-	uint64_t n, i, cons = 0, completed;
+	uint64_t n, i, head, cons = 0, completed;
 
 	q->replay_n = q->replay_consumers = 0;
 	q->replay_markers = q->markers_pending;
@@ -115,8 +119,14 @@ int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
 			    qpn, op);
 		cons += uses_recv(op);
 	}
-	if (!uses_recv(migr_slog_at(&q->slog, q->slog.head - n)->wr.opcode))
-		WHY("QP 0x%x: its oldest unfinished WR uses no RECV, so whether the other end ran it is unknown",
+	/* the oldest unfinished WR that is not a READ */
+	for (head = q->slog.head - n; head < q->slog.head; head++)
+		if (migr_slog_at(&q->slog, head)->wr.opcode != IBV_WR_RDMA_READ)
+			break;
+	if (head == q->slog.head)
+		goto replay;
+	if (!uses_recv(migr_slog_at(&q->slog, head)->wr.opcode))
+		WHY("QP 0x%x: its oldest unfinished WR that is not a READ uses no RECV, so whether the other end ran it is unknown",
 		    qpn);
 	if (!peer || !peer->counted)
 		WHY("QP 0x%x: its peer does not count its RECVs (it runs without MIGR_REPLAY=1, or its SRQ's CQs cannot tell what it used)",
@@ -130,6 +140,7 @@ int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
 		WHY("QP 0x%x: its peer took %" PRIu64
 		    " of its SENDs and %" PRIu64 " completed here",
 		    qpn, peer->recvs, completed);
+replay:
 	q->replay_n = n;
 	q->replay_consumers = cons;
 	return 0;

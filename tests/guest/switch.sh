@@ -115,19 +115,21 @@ check status_lists_qps sh -c "python3 $CONTROL $SP status | tee $LOGDIR/status.j
 check still_switches_after_faults python3 "$CONTROL" "$SP" switch "$(other_device)"
 stop_selfpair faults
 
-# The same stall with MIGR_REPLAY=1: the SEND provably never ran (B had no
-# RECV left and took every SEND that completed), so the switch goes on past
-# the bound and posts it again on the new QP. Once B posts RECVs it arrives
-# exactly once (a second copy would fail selfpair's next check). Plain
-# switches of a logging process first, then after the replay.
+# The same stall with MIGR_REPLAY=1, an unsignaled READ just before the
+# SEND: the SEND provably never ran (B had no RECV left and took every
+# SEND that completed) and a READ changes nothing at B, so the switch goes
+# on past the bound and posts both again on the new QP. Once B posts RECVs
+# the message arrives exactly once (a second copy would fail selfpair's
+# next check) and the READ's data is checked. Plain switches of a logging
+# process first, then after the replay.
 export MIGR_REPLAY=1
-start_selfpair replay 0 --stall 15
+start_selfpair replay 0 --stall 15 --stall-read
 unset MIGR_REPLAY
 switch_many replay 6
 dev=$(other_device)
 kill -USR1 "$SP"
 for _ in $(seq 100); do grep -q 'selfpair: stalled' "$LOGDIR/replay.log" && break; sleep 0.1; done
-check wait_bound_exceeded_with_a_send_in_flight_replays sh -c "python3 $CONTROL $SP switch $dev 1000 | tee $LOGDIR/r-stall.json | grep -q '\"ok\":true' && grep -q '\"rolled_back\":false' $LOGDIR/r-stall.json && grep -q '\"replayed_wrs\":1,' $LOGDIR/r-stall.json && grep -q '\"lost\":0,' $LOGDIR/r-stall.json"
+check wait_bound_exceeded_with_a_send_in_flight_replays sh -c "python3 $CONTROL $SP switch $dev 1000 | tee $LOGDIR/r-stall.json | grep -q '\"ok\":true' && grep -q '\"rolled_back\":false' $LOGDIR/r-stall.json && grep -q '\"replayed_wrs\":2,' $LOGDIR/r-stall.json && grep -q '\"lost\":0,' $LOGDIR/r-stall.json"
 check replay_logged sh -c "grep -q 'did not drain within 1000 ms.*replaying what never ran' $LOGDIR/replay.verbs.log"
 for _ in $(seq 300); do grep -q 'selfpair: stall over' "$LOGDIR/replay.log" && break; sleep 0.1; done
 check replayed_send_arrived_once grep -q 'selfpair: stall over' "$LOGDIR/replay.log"

@@ -6,6 +6,7 @@
  *
  * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
  *                 [--threads N] [--uc] [--stall S]
+ *                 [--stall-read]
  * SECONDS 0: run until SIGTERM or SIGINT.
  *
  * SIGUSR1 (RC, polling): the first thread lets B's RECVs run out, posts
@@ -13,6 +14,9 @@
  * retries), prints "selfpair: stalled", posts no RECV for S seconds
  * (default 4: an application slow to post), then posts them and checks
  * that SEND like any other. A switch meanwhile cannot drain that QP.
+ * With --stall-read an unsignaled READ goes just before that SEND (it
+ * finishes with it, so it is unfinished too); its data is checked once
+ * the SEND completed.
  *
  * With --pairs N there are N such pairs; with --threads T, T threads share
  * them out (each with its own CQs, channel and buffer) and run at once.
@@ -65,6 +69,7 @@ static bool events;
 static bool uc; /* UC QPs: no READ, no acks */
 static volatile sig_atomic_t stop, stall;
 static double stall_s = 4;
+static bool stall_read;
 
 static void on_signal(int sig)
 {
@@ -138,8 +143,8 @@ static void post_recv(struct side *s, uint64_t seq)
 		fail("post_recv %llu", (unsigned long long)seq);
 }
 
-static void post_send(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
-		      uint8_t *local, uint8_t *remote)
+static void post_wr(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
+		    uint8_t *local, uint8_t *remote, unsigned int flags)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)local,
 			       .length = MSG,
@@ -148,7 +153,7 @@ static void post_send(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
 				  .sg_list = &sge,
 				  .num_sge = 1,
 				  .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED },
+				  .send_flags = flags },
 			   *bad;
 
 	if (remote) {
@@ -159,6 +164,12 @@ static void post_send(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
 		wr.imm_data = htobe32((uint32_t)seq);
 	if (ibv_post_send(s->qp, &wr, &bad))
 		fail("post_send op %d seq %llu", op, (unsigned long long)seq);
+}
+
+static void post_send(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
+		      uint8_t *local, uint8_t *remote)
+{
+	post_wr(s, op, seq, local, remote, IBV_SEND_SIGNALED);
 }
 
 /* Wait for completions on cq, the way the program was told to */
@@ -345,6 +356,7 @@ static void round_on(int p, uint64_t seq, uint8_t *base)
 static void stall_round(int p, uint64_t *seq, uint8_t *base)
 {
 	struct side *b = &bs[p];
+	uint8_t *target, *back = NULL;
 	double until;
 
 	/* B's RECVs run out: SENDs as many as it has, none posted again */
@@ -354,6 +366,14 @@ static void stall_round(int p, uint64_t *seq, uint8_t *base)
 		(*seq)++;
 	} while (b->next_recv < posted[p]);
 
+	if (stall_read) {
+		target = WRITE_AREA(base) + (*seq % SLOTS) * MSG;
+		back = READ_AREA(base) + (*seq % SLOTS) * MSG;
+		fill(target, *seq);
+		memset(back, 0, MSG);
+		post_wr(&as[p], IBV_WR_RDMA_READ, 3 * *seq + 2, back, target,
+			0);
+	}
 	send_message(p, *seq, base);
 	printf("selfpair: stalled\n");
 	fflush(stdout);
@@ -362,6 +382,9 @@ static void stall_round(int p, uint64_t *seq, uint8_t *base)
 	while (posted[p] < b->next_recv + SLOTS / 2)
 		post_recv(b, posted[p]++);
 	take_message(p, *seq, base, "stalled message");
+	/* the SEND completed after the READ: its data is in */
+	if (stall_read)
+		check(back, *seq, "stalled read-back data");
 	post_recv(b, posted[p]++);
 	(*seq)++;
 	printf("selfpair: stall over\n");
@@ -411,7 +434,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S]\n",
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S] [--stall-read]\n",
 			argv[0]);
 		return 2;
 	}
@@ -428,6 +451,8 @@ int main(int argc, char **argv)
 			uc = true;
 		else if (!strcmp(argv[i], "--stall") && i + 1 < argc)
 			stall_s = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--stall-read"))
+			stall_read = true;
 	}
 	if (npairs < 1 || nthreads < 1 || nthreads > npairs)
 		fail("need 1 <= threads <= pairs");

@@ -253,6 +253,31 @@ static void test_plan(void)
 	CHECK(plan(&q, &p, why) == EAGAIN);
 	CHECK(strstr(why, "uses no RECV"));
 
+	/*
+	 * READs ahead of the stalled SEND change nothing at the other end:
+	 * an unsignaled READ, then a SEND p has no RECV for
+	 */
+	complete(&q, IBV_WC_RDMA_WRITE, 5);
+	complete(&q, IBV_WC_SEND, 6);
+	post(&q, IBV_WR_RDMA_READ, 7, 0);
+	post(&q, IBV_WR_SEND, 8, IBV_SEND_SIGNALED);
+	p.rlog.head = 4;
+	complete(&p, IBV_WC_RECV, 4);
+	CHECK(!plan(&q, &p, why));
+	CHECK(q.replay_n == 2 && q.replay_consumers == 1);
+	/* all of them READs: no peer count is needed */
+	complete(&q, IBV_WC_SEND, 8);
+	post(&q, IBV_WR_RDMA_READ, 9, 0);
+	post(&q, IBV_WR_RDMA_READ, 10, IBV_SEND_SIGNALED);
+	CHECK(!migr_replay_plan(&q, NULL, why, sizeof(why)));
+	CHECK(q.replay_n == 2 && q.replay_consumers == 0);
+	/* a WRITE behind a READ: whether it ran is unknown */
+	complete(&q, IBV_WC_RDMA_READ, 10);
+	post(&q, IBV_WR_RDMA_READ, 11, 0);
+	post(&q, IBV_WR_RDMA_WRITE, 12, IBV_SEND_SIGNALED);
+	CHECK(plan(&q, &p, why) == EAGAIN);
+	CHECK(strstr(why, "not a READ uses no RECV"));
+
 	/* a log that missed a WR */
 	q.slog.broken = true;
 	CHECK(plan(&q, &p, why) == EAGAIN);
