@@ -48,13 +48,25 @@ lower_of() {
 	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
 }
 
-# move NAME PID DEV: one switch of PID to DEV, checked (the caller knows
-# where it is: asking migrctl status first would cost the run seconds)
+# move NAME PID DEV: one switch of PID to DEV, its reply checked later by
+# verify_moves (the caller knows where it is: asking migrctl status first
+# would cost the run seconds, and so would python3 now, in a guest whose
+# one CPU perftest keeps busy: 10 s a check in CI, which ran a 45 s
+# perftest out before its last switch)
+MOVES=()
 move() {
 	local name=$1 pid=$2 dev=$3
 	migrctl switch --pid "$pid" --device "$dev" --json \
 		>"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
-	check "$name" python3 - "$LOGDIR/$name.json" <<'PY'
+	MOVES+=("$name")
+}
+
+# verify_moves: each switch made since the last call moved the process,
+# its partner following, nothing lost
+verify_moves() {
+	local name
+	for name in "${MOVES[@]}"; do
+		check "$name" python3 - "$LOGDIR/$name.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert "reply" in r, r.get("error", r)
@@ -62,9 +74,10 @@ for c in r["reply"]["switch"]:
     assert c["ok"] and c["lost"] == 0 and c["partners"] >= 1, c
     print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
 PY
-	grep -h " ms, " "$LOGDIR/$name.log" 2>/dev/null
+		grep -h " ms, " "$LOGDIR/$name.log" 2>/dev/null
+	done
+	MOVES=()
 }
-
 
 # finished NAME PID LOG: the program exits 0 (within 200 s) with a report
 finished() {
@@ -140,6 +153,7 @@ for prog in "${PROGRAMS[@]}"; do
 		move "${name}_a_moves_back" "$P" rxe0
 		say "$name.a2"
 		finished "${name}_a" "$P" "$log"
+		verify_moves
 	else
 		await "$name.srv" || fail "${name}_server_up"
 		# perftest's client connects over TCP at once: the server listens
@@ -154,6 +168,7 @@ for prog in "${PROGRAMS[@]}"; do
 		await "$name.a2" || fail "${name}_a2"
 		move "${name}_b_moves_back" "$P" rxe0
 		finished "${name}_b" "$P" "$log"
+		verify_moves
 	fi
 done
 kill -TERM "$MIGRD" 2>/dev/null
