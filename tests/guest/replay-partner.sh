@@ -2,7 +2,7 @@
 # In one guest: replay after the wait bound toward a partner in another
 # process. A migr-traffic client and its server, two processes on
 # migr_rxe0, both with MIGR_REPLAY=1. At SIGUSR1 the server posts no RECV
-# for 12 s (--hold-recvs): the client's SENDs wait on RNR, its send queues
+# until the next one (--hold-recvs): the client's SENDs wait on RNR, its send queues
 # full behind them. The client is rebuilt in place (new QPs behind the same
 # numbers, what a restore does; its partner follows through migrd as in a
 # switch) with a 1 s drain bound. The server answers the "recvs" step: it
@@ -25,12 +25,16 @@ TRAFFIC="-d migr_rxe0 --qps 2 --depth 8 --size 512 --api legacy --mode poll -D 6
 start_test_migrd replay-partner "$LOGDIR/replay-partner-migrd.log"
 
 # hold PID LOG: PID stops posting RECVs (--hold-recvs), and its peer's
-# SENDs have a moment to run into RNR
+# SENDs have a moment to run into RNR; release PID: it posts them again.
+# The hold lasts until released (60 s at most): python3 alone can take
+# seconds to start in a busy TCG guest, and a hold that ended on its own
+# before the switch came let the queues drain (seen in CI).
 hold() {
 	kill -USR1 "$1"
 	for _ in $(seq 100); do grep -q 'holding receives' "$2" && break; sleep 0.1; done
 	sleep 1
 }
+release() { kill -USR1 "$1"; }
 
 # both_ways NAME PORT [OPTION...]: a client and its server, both logging;
 # each in turn holds its RECVs while the client is rebuilt past the bound
@@ -39,10 +43,10 @@ both_ways() {
 	shift 2
 	traffic="${TRAFFIC/--port 18651/--port $port} $*"
 	export MIGR_REPLAY=1
-	migr-traffic $traffic --server --hold-recvs 12 >"$LOGDIR/$name-server.log" 2>&1 &
+	migr-traffic $traffic --server --hold-recvs 60 >"$LOGDIR/$name-server.log" 2>&1 &
 	S=$!
 	started "$S" || fail "${name}_server_started"
-	migr-traffic $traffic --client 127.0.0.1 --hold-recvs 12 >"$LOGDIR/$name-client.log" 2>&1 &
+	migr-traffic $traffic --client 127.0.0.1 --hold-recvs 60 >"$LOGDIR/$name-client.log" 2>&1 &
 	C=$!
 	started "$C" || fail "${name}_client_started"
 	unset MIGR_REPLAY
@@ -62,6 +66,7 @@ for c in r["switch"]:
     print("    drain %.0f ms (bound 1000), %d WRs replayed" % (
         c["phases_ms"]["drain"], c["replayed_wrs"]))
 PY
+	release "$S"
 	for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/$name-server.log" && break; sleep 0.1; done
 	check "${name}_server_posted_receives_again" grep -q 'receives posted again' "$LOGDIR/$name-server.log"
 	sleep 2
@@ -89,6 +94,7 @@ got = sum(c["partner_replayed_wrs"] for c in r["switch"])
 assert got == n, (got, n)
 print("    the server posted %d WRs again; the client's report says %d" % (n, got))
 PY
+	release "$C"
 	for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/$name-client.log" && break; sleep 0.1; done
 	check "${name}_client_posted_receives_again" grep -q 'receives posted again' "$LOGDIR/$name-client.log"
 	sleep 2
@@ -111,7 +117,7 @@ both_ways replay-wr 18654 --api mixed
 # A server without MIGR_REPLAY counts nothing: the same stall rolls back,
 # naming why, and the SENDs that waited arrive once on the old QPs.
 TRAFFIC=${TRAFFIC/--port 18651/--port 18652}
-migr-traffic $TRAFFIC --server --hold-recvs 12 >"$LOGDIR/replay-plain-server.log" 2>&1 &
+migr-traffic $TRAFFIC --server --hold-recvs 60 >"$LOGDIR/replay-plain-server.log" 2>&1 &
 S=$!
 started "$S" || fail plain_server_started
 MIGR_REPLAY=1 migr-traffic $TRAFFIC --client 127.0.0.1 >"$LOGDIR/replay-plain-client.log" 2>&1 &
@@ -128,6 +134,7 @@ for c in r["switch"]:
     assert "no replay: " in c["error"] and "does not count" in c["error"], c
     print("    " + c["error"])
 PY
+release "$S"
 for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-plain-server.log" && break; sleep 0.1; done
 sleep 2
 kill -TERM "$C" "$S"

@@ -86,7 +86,7 @@ switch_traffic event:legacy:legacy:srq poll:ex:mixed:srq \
 switch_traffic poll:legacy:legacy:mw
 
 # Faults: each is refused with a reason and the process keeps running.
-start_selfpair faults 0 --stall 15
+start_selfpair faults 0 --stall 60
 check unknown_device_refused sh -c "! python3 $CONTROL $SP switch nosuchdev | tee $LOGDIR/f1.json | grep -q '\"ok\":true' && grep -q 'no RDMA device named nosuchdev' $LOGDIR/f1.json"
 check same_device_refused sh -c "! python3 $CONTROL $SP switch rxe0 | tee $LOGDIR/f2.json | grep -q '\"ok\":true' && grep -q 'already on rxe0' $LOGDIR/f2.json"
 check other_user_refused sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups python3 $CONTROL $SP status | grep -q 'permission denied'"
@@ -94,10 +94,11 @@ check bad_request_refused sh -c "python3 $CONTROL $SP frobnicate | grep -q 'bad 
 # A 1 ms bound on the drain: refused and rolled back (or, rarely, fast
 # enough); either way the traffic goes on intact on a working device.
 check tight_wait_bound_rolls_back sh -c "python3 $CONTROL $SP switch rxe1 1 | tee $LOGDIR/f3.json | grep -Eq '\"ok\":true|did not drain within 1 ms'"
-# A SEND that cannot complete (its receiver posts no RECV for 15 s, long
-# enough for a slow python3 on a loaded TCG guest to start the switch): the
-# drain hits its 1 s bound with it in flight and the switch rolls back;
-# once RECVs come, that SEND and all after it complete, checked as ever.
+# A SEND that cannot complete (its receiver posts no RECV until told, a
+# second SIGUSR1, once the switch is over: python3 alone may take seconds
+# to start on a loaded TCG guest): the drain hits its 1 s bound with it in
+# flight and the switch rolls back; once RECVs come, that SEND and all
+# after it complete, checked as ever.
 other_device() {
 	case "$(python3 "$CONTROL" "$SP" status)" in
 	*'"lower":"rxe1"'*) echo rxe0 ;;
@@ -108,6 +109,7 @@ dev=$(other_device)
 kill -USR1 "$SP"
 for _ in $(seq 100); do grep -q 'selfpair: stalled' "$LOGDIR/faults.log" && break; sleep 0.1; done
 check wait_bound_exceeded_with_a_send_in_flight_rolls_back sh -c "python3 $CONTROL $SP switch $dev 1000 | tee $LOGDIR/f-stall.json | grep -q '\"rolled_back\":true' && grep -q 'did not drain within 1000 ms' $LOGDIR/f-stall.json && ! grep -q '\"ok\":true' $LOGDIR/f-stall.json"
+kill -USR1 "$SP"
 for _ in $(seq 300); do grep -q 'selfpair: stall over' "$LOGDIR/faults.log" && break; sleep 0.1; done
 check stalled_send_completed_after_rollback grep -q 'selfpair: stall over' "$LOGDIR/faults.log"
 check status_lists_qps sh -c "python3 $CONTROL $SP status | tee $LOGDIR/status.json | grep -q '\"self\":true'"
@@ -123,7 +125,7 @@ stop_selfpair faults
 # next check) and the READ's data is checked. Plain switches of a logging
 # process first, then after the replay.
 export MIGR_REPLAY=1
-start_selfpair replay 0 --stall 15 --stall-read
+start_selfpair replay 0 --stall 60 --stall-read
 unset MIGR_REPLAY
 switch_many replay 6
 dev=$(other_device)
@@ -131,6 +133,7 @@ kill -USR1 "$SP"
 for _ in $(seq 100); do grep -q 'selfpair: stalled' "$LOGDIR/replay.log" && break; sleep 0.1; done
 check wait_bound_exceeded_with_a_send_in_flight_replays sh -c "python3 $CONTROL $SP switch $dev 1000 | tee $LOGDIR/r-stall.json | grep -q '\"ok\":true' && grep -q '\"rolled_back\":false' $LOGDIR/r-stall.json && grep -q '\"replayed_wrs\":2,' $LOGDIR/r-stall.json && grep -q '\"lost\":0,' $LOGDIR/r-stall.json"
 check replay_logged sh -c "grep -q 'did not drain within 1000 ms.*replaying what never ran' $LOGDIR/replay.verbs.log"
+kill -USR1 "$SP"
 for _ in $(seq 300); do grep -q 'selfpair: stall over' "$LOGDIR/replay.log" && break; sleep 0.1; done
 check replayed_send_arrived_once grep -q 'selfpair: stall over' "$LOGDIR/replay.log"
 check switch_6_times_after_replay sh -c "python3 $CONTROL $SP alternate 6 $(other_device) $dev >$LOGDIR/replay-after.switches.jsonl"
@@ -139,12 +142,12 @@ stop_selfpair replay
 switch_traffic event:legacy:legacy:replay poll:legacy:legacy:srq:replay
 
 # Both ends in one process, each receiving through an SRQ that posts no
-# RECV for 12 s: every QP's SENDs wait on RNR. Past the 1 s bound each
+# RECV until told: every QP's SENDs wait on RNR. Past the 1 s bound each
 # peer's SRQ has none left and took exactly the SENDs completed, so the
 # unfinished WRs of both directions run again on the new QPs, once.
 export VERBS_LOG_FILE=$LOGDIR/replay-srq.verbs.log
 MIGR_REPLAY=1 migr-traffic -d migr_rxe0 --loopback -q 2 --depth 8 --size 512 \
-	--api legacy --mode poll --srq --hold-recvs 12 -D 600 --stall-timeout 60 \
+	--api legacy --mode poll --srq --hold-recvs 60 -D 600 --stall-timeout 90 \
 	>"$LOGDIR/replay-srq.log" 2>&1 &
 SP=$!
 started $SP || fail replay_srq_started
@@ -158,6 +161,7 @@ for c in json.load(open(sys.argv[1]))[\"switch\"]:
     assert c[\"ok\"] and not c[\"rolled_back\"] and c[\"lost\"] == 0, c
     assert c[\"replayed_wrs\"] >= 1 and c[\"objects\"][\"srqs\"] == 2, c
 ' $LOGDIR/replay-srq.json"
+kill -USR1 "$SP"
 for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-srq.log" && break; sleep 0.1; done
 sleep 2
 check own_srq_switched_after_replay sh -c "python3 $CONTROL $SP alternate 2 rxe0 rxe1 0.5 >$LOGDIR/replay-srq.switches.jsonl"

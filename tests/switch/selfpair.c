@@ -6,17 +6,24 @@
  *
  * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
  *                 [--threads N] [--uc] [--stall S]
- *                 [--stall-read]
+ *                 [--stall-read] [--mw2]
  * SECONDS 0: run until SIGTERM or SIGINT.
  *
  * SIGUSR1 (RC, polling): the first thread lets B's RECVs run out, posts
  * one more SEND (which the responder refuses, receiver not ready, and
  * retries), prints "selfpair: stalled", posts no RECV for S seconds
- * (default 4: an application slow to post), then posts them and checks
- * that SEND like any other. A switch meanwhile cannot drain that QP.
+ * (default 4: an application slow to post) or until the next SIGUSR1,
+ * then posts them and checks that SEND like any other. A switch meanwhile
+ * cannot drain that QP.
  * With --stall-read an unsignaled READ goes just before that SEND (it
  * finishes with it, so it is unfinished too); its data is checked once
  * the SEND completed.
+ *
+ * With --mw2, A reaches B's area through a type 2 memory window that B
+ * binds through its QP: every third round A's SEND invalidates it
+ * (SEND_WITH_INV: B's completion must name its key), every third B posts
+ * a LOCAL_INV; each time B binds it again with the next key
+ * (ibv_inc_rkey()), and A's WRITE and READ use that key.
  *
  * With --pairs N there are N such pairs; with --threads T, T threads share
  * them out (each with its own CQs, channel and buffer) and run at once.
@@ -55,6 +62,8 @@ struct side {
 	uint8_t *base; /* the owning thread's buffer */
 	uint64_t next_recv; /* the wr_id the next RECV completion must carry */
 	uint64_t imm_expected;
+	struct ibv_mw *mw; /* --mw2: B's window over its area, bound via B */
+	uint32_t rkey; /* A: the key its WRITEs and READs name B's area by */
 };
 
 static struct ibv_context *ctx;
@@ -67,13 +76,16 @@ static uint64_t total_rounds;
 static double end;
 static bool events;
 static bool uc; /* UC QPs: no READ, no acks */
-static volatile sig_atomic_t stop, stall;
+static volatile sig_atomic_t stop, stall, stalling;
 static double stall_s = 4;
 static bool stall_read;
+static bool mw2; /* A's WRITEs and READs go through type 2 windows */
 
 static void on_signal(int sig)
 {
-	if (sig == SIGUSR1)
+	if (sig == SIGUSR1 && stalling)
+		stalling = 0; /* the stall ends early */
+	else if (sig == SIGUSR1)
 		stall = 1;
 	else
 		stop = 1;
@@ -158,7 +170,7 @@ static void post_wr(struct side *s, enum ibv_wr_opcode op, uint64_t seq,
 
 	if (remote) {
 		wr.wr.rdma.remote_addr = (uintptr_t)remote;
-		wr.wr.rdma.rkey = mr->rkey;
+		wr.wr.rdma.rkey = s->rkey;
 	}
 	if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
 		wr.imm_data = htobe32((uint32_t)seq);
@@ -204,8 +216,8 @@ static int get_wc(struct ibv_cq *cq, struct ibv_comp_channel *channel,
 	}
 }
 
-static void expect(struct side *s, enum ibv_wc_opcode op, uint64_t seq,
-		   const char *what)
+static struct ibv_wc expect(struct side *s, enum ibv_wc_opcode op,
+			    uint64_t seq, const char *what)
 {
 	struct ibv_wc wc;
 
@@ -227,6 +239,7 @@ static void expect(struct side *s, enum ibv_wc_opcode op, uint64_t seq,
 	    be32toh(wc.imm_data) != (uint32_t)s->imm_expected)
 		fail("%s %llu: immediate %u", what, (unsigned long long)seq,
 		     be32toh(wc.imm_data));
+	return wc;
 }
 
 static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
@@ -316,14 +329,94 @@ static void send_message(int p, uint64_t seq, uint8_t *base)
 }
 
 /* Message seq completes at A and lands, intact, in B's oldest RECV */
-static void take_message(int p, uint64_t seq, uint8_t *base, const char *what)
+static struct ibv_wc take_message(int p, uint64_t seq, uint8_t *base,
+				  const char *what)
 {
 	struct side *a = &as[p], *b = &bs[p];
+	struct ibv_wc wc;
 
 	expect(a, IBV_WC_SEND, 3 * seq, "send");
-	expect(b, IBV_WC_RECV, b->next_recv, "recv");
+	wc = expect(b, IBV_WC_RECV, b->next_recv, "recv");
 	check(RECV_AREA(base) + (b->next_recv % SLOTS) * MSG, seq, what);
 	b->next_recv++;
+	return wc;
+}
+
+/* wr_ids of B's own WRs (--mw2), apart from its RECVs' */
+#define BIND_WRID (1ull << 62)
+#define INV_WRID (1ull << 61)
+
+/*
+ * --mw2: B binds its window over its area through its QP with the next
+ * key, as an application does (it keeps the key in its ibv_mw); A names
+ * B's area by that key from now on
+ */
+static void bind_window(int p, uint64_t seq, uint8_t *base)
+{
+	struct side *b = &bs[p];
+	uint32_t rkey = ibv_inc_rkey(b->mw->rkey);
+	struct ibv_send_wr wr = { .wr_id = BIND_WRID | seq,
+				  .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+
+	wr.bind_mw.mw = b->mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)WRITE_AREA(base);
+	wr.bind_mw.bind_info.length = SLOTS * MSG;
+	wr.bind_mw.bind_info.mw_access_flags =
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (ibv_post_send(b->qp, &wr, &bad))
+		fail("bind_mw %llu: %s", (unsigned long long)seq,
+		     strerror(errno));
+	expect(b, IBV_WC_BIND_MW, wr.wr_id, "bind");
+	b->mw->rkey = rkey;
+	as[p].rkey = rkey;
+}
+
+/* --mw2: A's SEND of message seq invalidates B's window on its way */
+static void send_inv_message(int p, uint64_t seq, uint8_t *base)
+{
+	uint8_t *msg = SEND_AREA(base) + (seq % SLOTS) * MSG;
+	uint32_t rkey = bs[p].mw->rkey;
+	struct ibv_sge sge = { .addr = (uintptr_t)msg,
+			       .length = MSG,
+			       .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 3 * seq,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = rkey },
+			   *bad;
+	struct ibv_wc wc;
+
+	fill(msg, seq);
+	if (ibv_post_send(as[p].qp, &wr, &bad))
+		fail("send_with_inv %llu: %s", (unsigned long long)seq,
+		     strerror(errno));
+	wc = take_message(p, seq, base, "received message");
+	if (!(wc.wc_flags & IBV_WC_WITH_INV) || wc.invalidated_rkey != rkey)
+		fail("message %llu invalidated key 0x%x (flags 0x%x), not 0x%x",
+		     (unsigned long long)seq, wc.invalidated_rkey, wc.wc_flags,
+		     rkey);
+}
+
+/* --mw2: B invalidates its window itself */
+static void local_inv(int p, uint64_t seq)
+{
+	struct side *b = &bs[p];
+	struct ibv_send_wr wr = { .wr_id = INV_WRID | seq,
+				  .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = b->mw->rkey },
+			   *bad;
+
+	if (ibv_post_send(b->qp, &wr, &bad))
+		fail("local_inv %llu: %s", (unsigned long long)seq,
+		     strerror(errno));
+	expect(b, IBV_WC_LOCAL_INV, wr.wr_id, "local invalidation");
 }
 
 /* One round on pair p: SEND, WRITE_WITH_IMM, READ back; all checked */
@@ -333,9 +426,21 @@ static void round_on(int p, uint64_t seq, uint8_t *base)
 	uint8_t *msg = SEND_AREA(base) + (seq % SLOTS) * MSG;
 	uint8_t *target = WRITE_AREA(base) + (seq % SLOTS) * MSG;
 
-	send_message(p, seq, base);
-	take_message(p, seq, base, "received message");
+	/*
+	 * --mw2: every third SEND invalidates B's window, every third B
+	 * does; B binds it again with the next key before A writes
+	 */
+	if (mw2 && seq % 3 == 1) {
+		send_inv_message(p, seq, base);
+	} else {
+		send_message(p, seq, base);
+		take_message(p, seq, base, "received message");
+	}
 	post_recv(b, posted[p]++);
+	if (mw2 && seq % 3 == 2)
+		local_inv(p, seq);
+	if (mw2 && seq % 3)
+		bind_window(p, seq, base);
 
 	/* WRITE_WITH_IMM into B's area, then READ it back */
 	post_send(a, IBV_WR_RDMA_WRITE_WITH_IMM, 3 * seq + 1, msg, target);
@@ -374,11 +479,13 @@ static void stall_round(int p, uint64_t *seq, uint8_t *base)
 		post_wr(&as[p], IBV_WR_RDMA_READ, 3 * *seq + 2, back, target,
 			0);
 	}
+	stalling = 1;
 	send_message(p, *seq, base);
 	printf("selfpair: stalled\n");
 	fflush(stdout);
-	for (until = now_s() + stall_s; now_s() < until;)
+	for (until = now_s() + stall_s; stalling && now_s() < until;)
 		usleep(10000);
+	stalling = 0;
 	while (posted[p] < b->next_recv + SLOTS / 2)
 		post_recv(b, posted[p]++);
 	take_message(p, *seq, base, "stalled message");
@@ -434,7 +541,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S] [--stall-read]\n",
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S] [--stall-read] [--mw2]\n",
 			argv[0]);
 		return 2;
 	}
@@ -453,9 +560,13 @@ int main(int argc, char **argv)
 			stall_s = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--stall-read"))
 			stall_read = true;
+		else if (!strcmp(argv[i], "--mw2"))
+			mw2 = true;
 	}
 	if (npairs < 1 || nthreads < 1 || nthreads > npairs)
 		fail("need 1 <= threads <= pairs");
+	if (mw2 && uc)
+		fail("--mw2 wants RC QPs (A READs through the window)");
 	list = ibv_get_device_list(NULL);
 	for (i = 0; list && list[i]; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -471,7 +582,8 @@ int main(int argc, char **argv)
 	memset(buf, 0, (size_t)nthreads * BUF_LEN);
 	mr = ibv_reg_mr(pd, buf, (size_t)nthreads * BUF_LEN,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_READ);
+				IBV_ACCESS_REMOTE_READ |
+				(mw2 ? IBV_ACCESS_MW_BIND : 0));
 	as = calloc(npairs, sizeof(*as));
 	bs = calloc(npairs, sizeof(*bs));
 	posted = calloc(npairs, sizeof(*posted));
@@ -507,6 +619,13 @@ int main(int argc, char **argv)
 			   0x100);
 		for (posted[i] = 0; posted[i] < SLOTS / 2; posted[i]++)
 			post_recv(&bs[i], posted[i]);
+		as[i].rkey = mr->rkey;
+		if (mw2) {
+			bs[i].mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+			if (!bs[i].mw)
+				fail("alloc_mw: %s", strerror(errno));
+			bind_window(i, 0, bs[i].base);
+		}
 	}
 
 	end = atof(argv[2]) > 0 ? now_s() + atof(argv[2]) : 0;

@@ -30,7 +30,8 @@ static void on_signal(int sig)
  * --hold-recvs: SIGUSR1 stops RC RECVs (the QPs' or the SRQ's) from being
  * posted again for a while, so the peer's SENDs wait (RNR) with its send
  * queue full behind them: the state a live switch meets when a receiver
- * stalls.
+ * stalls. A second SIGUSR1 ends the hold before its time: a test lets go
+ * once its switch is done, however long that took.
  */
 static volatile sig_atomic_t hold_asked;
 static double hold_until;
@@ -57,6 +58,9 @@ static void hold_recvs(struct tr_ep **eps, unsigned int n, double now)
 		printf("migr-traffic: holding receives for %.0f s\n",
 		       eps[0]->o->hold_recvs);
 		fflush(stdout);
+	} else if (hold_asked) {
+		hold_asked = 0;
+		hold_until = now;
 	}
 	if (!hold_until || now < hold_until)
 		return;
