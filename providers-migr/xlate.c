@@ -3,18 +3,34 @@
  * Translation tables, writer side. Maps only hold what differs from the
  * identity: an object keeps its physical value as its virtual one unless
  * that is already the virtual value of a live object, so a process that
- * never switched has empty maps and takes the fast path.
+ * never switched has empty maps and takes the fast path. Keys are mapped
+ * by index (xlate.h): "value" below is then the index, and a map's
+ * value the entry migr_key_entry() makes.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "xlate.h"
 
-/* QPNs and SRQ numbers are 24-bit on the wire; keys are 32-bit */
-static uint32_t kind_max(enum migr_xlate_kind kind)
+static bool is_key(enum migr_xlate_kind kind)
 {
-	return kind == MIGR_XLATE_QPN || kind == MIGR_XLATE_SRQN ? 0xffffffu :
-								   0xfffffffeu;
+	return kind == MIGR_XLATE_LKEY || kind == MIGR_XLATE_RKEY;
+}
+
+/* QPNs, SRQ numbers and key indexes are 24-bit */
+#define VALUE_MAX 0xffffffu
+
+/* What a map is keyed by for the value v of this kind */
+static uint32_t key_of(enum migr_xlate_kind kind, uint32_t v)
+{
+	return is_key(kind) ? migr_key_index(v) : v;
+}
+
+/* What a virtual -> physical map holds for virt -> phys */
+static uint32_t value_of(enum migr_xlate_kind kind, uint32_t virt,
+			 uint32_t phys)
+{
+	return is_key(kind) ? migr_key_entry(virt, phys) : phys;
 }
 
 /* Physical -> virtual maps are keyed by the physical value */
@@ -48,13 +64,14 @@ void migr_xlate_destroy(struct migr_xlate *x)
 }
 
 /*
- * A virtual value no live object holds, counting down from the top of the
- * kind's range (physical values are usually small and count up). QPNs 0
- * and 1 are special on every device and never handed out.
+ * A virtual value (a key's index) no live object holds, counting down from
+ * the top of the 24-bit range (physical values are usually small and
+ * count up). QPNs 0 and 1 are special on every device and never handed
+ * out.
  */
 static uint32_t fresh_virt(struct migr_xlate *x, enum migr_xlate_kind kind)
 {
-	uint32_t max = kind_max(kind), v, unused;
+	uint32_t max = VALUE_MAX, v, unused;
 
 	for (;;) {
 		v = x->next_fresh[kind];
@@ -87,7 +104,7 @@ static int map_one(struct migr_xlate *x, enum migr_xlate_kind kind,
 		   uint32_t virt, uint32_t phys)
 {
 	struct migr_u32map *m = &x->map[kind];
-	uint32_t key = keyed_by_phys(kind) ? phys : virt;
+	uint32_t key = keyed_by_phys(kind) ? phys : key_of(kind, virt);
 	int ret;
 
 	if (virt == phys) {
@@ -95,7 +112,9 @@ static int map_one(struct migr_xlate *x, enum migr_xlate_kind kind,
 		migr_u32map_del(m, key);
 		return 0;
 	}
-	ret = migr_u32map_put(m, key, keyed_by_phys(kind) ? virt : phys);
+	ret = migr_u32map_put(m, key,
+			      keyed_by_phys(kind) ? virt :
+						    value_of(kind, virt, phys));
 	if (!ret) {
 		__atomic_add_fetch(&x->gen, 1, __ATOMIC_RELEASE);
 		mark_active(x);
@@ -111,7 +130,7 @@ static void unmap_local(struct migr_xlate *x, enum migr_xlate_kind kind,
 	uint32_t cur;
 
 	if (!keyed_by_phys(kind)) {
-		migr_u32map_del(m, virt);
+		migr_u32map_del(m, key_of(kind, virt));
 		return;
 	}
 	migr_u32map_del(&x->map[MIGR_XLATE_QPN_PHYS], virt);
@@ -129,14 +148,19 @@ int migr_xlate_born(struct migr_xlate *x, enum migr_xlate_kind kind,
 	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return EINVAL;
 	pthread_mutex_lock(&x->lock);
-	if (migr_u32map_get(&x->live[kind], phys, &unused) ||
-	    phys > kind_max(kind))
+	if (migr_u32map_get(&x->live[kind], key_of(kind, phys), &unused) ||
+	    key_of(kind, phys) > VALUE_MAX) {
 		v = fresh_virt(x, kind);
-	ret = migr_u32map_put(&x->live[kind], v, phys);
+		/* a key keeps its key byte: only its index is another */
+		if (is_key(kind))
+			v = v << 8 | (phys & 0xffu);
+	}
+	ret = migr_u32map_put(&x->live[kind], key_of(kind, v),
+			      value_of(kind, v, phys));
 	if (!ret) {
 		ret = map_local(x, kind, v, phys);
 		if (ret)
-			migr_u32map_del(&x->live[kind], v);
+			migr_u32map_del(&x->live[kind], key_of(kind, v));
 	}
 	pthread_mutex_unlock(&x->lock);
 	if (!ret)
@@ -153,11 +177,12 @@ int migr_xlate_remap(struct migr_xlate *x, enum migr_xlate_kind kind,
 	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return EINVAL;
 	pthread_mutex_lock(&x->lock);
-	if (!migr_u32map_get(&x->live[kind], virt, &old)) {
+	if (!migr_u32map_get(&x->live[kind], key_of(kind, virt), &old)) {
 		ret = ENOENT;
 		goto out;
 	}
-	ret = migr_u32map_put(&x->live[kind], virt, phys);
+	ret = migr_u32map_put(&x->live[kind], key_of(kind, virt),
+			      value_of(kind, virt, phys));
 	if (ret)
 		goto out;
 	unmap_local(x, kind, virt, old);
@@ -175,11 +200,22 @@ void migr_xlate_gone(struct migr_xlate *x, enum migr_xlate_kind kind,
 	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return;
 	pthread_mutex_lock(&x->lock);
-	if (migr_u32map_get(&x->live[kind], virt, &phys)) {
-		migr_u32map_del(&x->live[kind], virt);
+	if (migr_u32map_get(&x->live[kind], key_of(kind, virt), &phys)) {
+		migr_u32map_del(&x->live[kind], key_of(kind, virt));
 		unmap_local(x, kind, virt, phys);
 	}
 	pthread_mutex_unlock(&x->lock);
+}
+
+/* live[kind]'s value for virt as a physical value; lock held */
+static bool live_phys(struct migr_xlate *x, enum migr_xlate_kind kind,
+		      uint32_t virt, uint32_t *phys)
+{
+	if (!migr_u32map_get(&x->live[kind], key_of(kind, virt), phys))
+		return false;
+	if (is_key(kind))
+		*phys ^= virt & 0xffu;
+	return true;
 }
 
 bool migr_xlate_phys_of(struct migr_xlate *x, enum migr_xlate_kind kind,
@@ -190,8 +226,25 @@ bool migr_xlate_phys_of(struct migr_xlate *x, enum migr_xlate_kind kind,
 	if (kind == MIGR_XLATE_QPN_PHYS || kind >= MIGR_XLATE_NKINDS)
 		return false;
 	pthread_mutex_lock(&x->lock);
-	found = migr_u32map_get(&x->live[kind], virt, phys);
+	found = live_phys(x, kind, virt, phys);
 	pthread_mutex_unlock(&x->lock);
+	return found;
+}
+
+bool migr_xlate_rekey(struct migr_xlate *x, enum migr_xlate_kind kind,
+		      uint32_t virt, uint32_t phys, uint32_t *out)
+{
+	uint32_t e;
+	bool found;
+
+	if (!is_key(kind))
+		return false;
+	pthread_mutex_lock(&x->lock);
+	found = migr_u32map_get(&x->live[kind], key_of(kind, virt), &e) &&
+		migr_key_index(e) == migr_key_index(phys);
+	pthread_mutex_unlock(&x->lock);
+	if (found)
+		*out = (virt & ~0xffu) | ((phys ^ e) & 0xffu);
 	return found;
 }
 
@@ -201,7 +254,8 @@ int migr_xlate_set(struct migr_xlate *x, enum migr_xlate_kind kind,
 	int ret;
 
 	pthread_mutex_lock(&x->lock);
-	ret = migr_u32map_put(&x->map[kind], from, to);
+	ret = migr_u32map_put(&x->map[kind], key_of(kind, from),
+			      is_key(kind) ? migr_key_entry(from, to) : to);
 	if (!ret)
 		mark_active(x);
 	pthread_mutex_unlock(&x->lock);
@@ -212,6 +266,6 @@ void migr_xlate_forget(struct migr_xlate *x, enum migr_xlate_kind kind,
 		       uint32_t from)
 {
 	pthread_mutex_lock(&x->lock);
-	migr_u32map_del(&x->map[kind], from);
+	migr_u32map_del(&x->map[kind], key_of(kind, from));
 	pthread_mutex_unlock(&x->lock);
 }

@@ -13,6 +13,14 @@
  * migr_xlate_remap() when a switch rebuilt it, migr_xlate_gone() when it is
  * destroyed. A replica is filled with migr_xlate_set()/migr_xlate_forget().
  * Writers take x->lock; readers take nothing (see u32map.h).
+ *
+ * Keys (lkeys, rkeys, MW rkeys) are, as InfiniBand defines them, an index
+ * above an 8-bit key the consumer may change: a memory window bound again
+ * gets the same index with another key byte (ibv_inc_rkey()). So key maps
+ * are keyed by the virtual index, and an entry, the physical index above
+ * the XOR of the two key bytes, stands for every key byte of its index: a
+ * window bound again after a switch translates here and in a partner's
+ * replica with no update. QPNs and SRQ numbers map whole.
  */
 #ifndef MIGR_XLATE_H
 #define MIGR_XLATE_H
@@ -60,16 +68,41 @@ static inline uint32_t migr_xlate_lookup(const struct migr_xlate *x,
 	return migr_u32map_get(&x->map[kind], value, &out) ? out : value;
 }
 
+/* The index of a key: what key maps are keyed by (never the spare key) */
+static inline uint32_t migr_key_index(uint32_t key)
+{
+	return key >> 8;
+}
+
+/* A key map's entry for the pair virt -> phys */
+static inline uint32_t migr_key_entry(uint32_t virt, uint32_t phys)
+{
+	return (phys & ~0xffu) | ((phys ^ virt) & 0xffu);
+}
+
+static inline uint32_t migr_key_lookup(const struct migr_xlate *x,
+				       enum migr_xlate_kind kind, uint32_t key)
+{
+	uint32_t e;
+
+	if (likely(!__atomic_load_n(&x->active, __ATOMIC_RELAXED)))
+		return key;
+	if (migr_u32tab_get(migr_u32map_tab(&x->map[kind]),
+			    migr_key_index(key), &e))
+		return e ^ (key & 0xffu);
+	return key;
+}
+
 static inline uint32_t migr_lkey_to_phys(const struct migr_xlate *x,
 					 uint32_t lkey)
 {
-	return migr_xlate_lookup(x, MIGR_XLATE_LKEY, lkey);
+	return migr_key_lookup(x, MIGR_XLATE_LKEY, lkey);
 }
 
 static inline uint32_t migr_rkey_to_phys(const struct migr_xlate *x,
 					 uint32_t rkey)
 {
-	return migr_xlate_lookup(x, MIGR_XLATE_RKEY, rkey);
+	return migr_key_lookup(x, MIGR_XLATE_RKEY, rkey);
 }
 
 static inline uint32_t migr_qpn_to_virt(const struct migr_xlate *x,
@@ -87,7 +120,7 @@ static inline uint32_t migr_srqn_to_phys(const struct migr_xlate *x,
 static inline uint32_t migr_remote_rkey_to_phys(const struct migr_xlate *x,
 						uint32_t rkey)
 {
-	return migr_xlate_lookup(x, MIGR_XLATE_RKEY, rkey);
+	return migr_key_lookup(x, MIGR_XLATE_RKEY, rkey);
 }
 
 static inline uint32_t migr_remote_qpn_to_phys(const struct migr_xlate *x,
@@ -120,6 +153,13 @@ void migr_xlate_gone(struct migr_xlate *x, enum migr_xlate_kind kind,
 		     uint32_t virt);
 bool migr_xlate_phys_of(struct migr_xlate *x, enum migr_xlate_kind kind,
 			uint32_t virt, uint32_t *phys);
+/*
+ * The virtual key that stands for phys, a key of the same object as the
+ * live key virt with another key byte (a window bound again): virt's
+ * index, phys's key byte as translated. False if phys has another index.
+ */
+bool migr_xlate_rekey(struct migr_xlate *x, enum migr_xlate_kind kind,
+		      uint32_t virt, uint32_t phys, uint32_t *out);
 
 /* A replica of a partner's tables: entries as the partner sent them */
 int migr_xlate_set(struct migr_xlate *x, enum migr_xlate_kind kind,

@@ -117,13 +117,16 @@ static void test_identity_until_collision(void)
 	CHECK(migr_xlate_remap(&x, MIGR_XLATE_LKEY, 0x1234, 0x9999) == 0);
 	CHECK(x.active);
 	CHECK(migr_lkey_to_phys(&x, 0x1234) == 0x9999);
-	CHECK(migr_lkey_to_phys(&x, 0x1235) == 0x1235);
+	CHECK(migr_lkey_to_phys(&x, 0x1334) == 0x1334);
 	CHECK(migr_rkey_to_phys(&x, 0x1234) == 0x1234);
 
-	/* A new MR whose physical key is that live virtual one: fresh value */
-	CHECK(migr_xlate_born(&x, MIGR_XLATE_LKEY, 0x1234, &v) == 0);
-	CHECK(v != 0x1234 && v != 0x9999);
-	CHECK(migr_lkey_to_phys(&x, v) == 0x1234);
+	/*
+	 * A new MR whose physical key has that live virtual index: a fresh
+	 * index, the same key byte
+	 */
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_LKEY, 0x1277, &v) == 0);
+	CHECK(v >> 8 != 0x12 && v >> 8 != 0x99 && (v & 0xff) == 0x77);
+	CHECK(migr_lkey_to_phys(&x, v) == 0x1277);
 	CHECK(migr_lkey_to_phys(&x, 0x1234) == 0x9999);
 
 	/* Gone: the value is free again and maps to nothing */
@@ -132,6 +135,47 @@ static void test_identity_until_collision(void)
 	CHECK(migr_xlate_born(&x, MIGR_XLATE_LKEY, 0x1234, &v) == 0);
 	CHECK(v == 0x1234);
 	CHECK(migr_xlate_remap(&x, MIGR_XLATE_LKEY, 0xabcdef, 1) == ENOENT);
+	migr_xlate_destroy(&x);
+}
+
+/*
+ * Keys map by index: another key byte of a known index (a memory window
+ * bound again, ibv_inc_rkey()) translates with no new entry, both ways
+ * of filling a map (an own object remapped, a partner's pair set)
+ */
+static void test_key_bytes(void)
+{
+	struct migr_xlate x, replica;
+	uint32_t v = 0, p = 0;
+
+	migr_xlate_init(&x);
+	migr_xlate_init(&replica);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_RKEY, 0x4105, &v) == 0);
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_RKEY, 0x4105, 0x7a3c) == 0);
+	CHECK(migr_rkey_to_phys(&x, 0x4105) == 0x7a3c);
+	/* key byte 0x06 (0x05 + 1): the index's other byte, the same XOR */
+	CHECK(migr_rkey_to_phys(&x, 0x4106) == 0x7a3f);
+	CHECK(migr_xlate_phys_of(&x, MIGR_XLATE_RKEY, 0x4106, &p) &&
+	      p == 0x7a3f);
+	/* every byte of the index maps to a distinct byte of the other */
+	for (v = 0; v < 256; v++)
+		CHECK((migr_rkey_to_phys(&x, 0x4100 | v) & ~0xffu) == 0x7a00);
+	CHECK(migr_rkey_to_phys(&x, 0x4100) != migr_rkey_to_phys(&x, 0x41ff));
+
+	/* a type 1 window bound again: the lower gave it key byte 0x9d */
+	CHECK(migr_xlate_rekey(&x, MIGR_XLATE_RKEY, 0x4105, 0x7a9d, &v));
+	CHECK((v & ~0xffu) == 0x4100 && migr_rkey_to_phys(&x, v) == 0x7a9d);
+	CHECK(!migr_xlate_rekey(&x, MIGR_XLATE_RKEY, 0x4105, 0x7b9d, &v));
+	CHECK(!migr_xlate_rekey(&x, MIGR_XLATE_RKEY, 0x5105, 0x7a9d, &v));
+
+	/* a partner's pair in a replica covers every byte of its index */
+	CHECK(migr_xlate_set(&replica, MIGR_XLATE_RKEY, 0x4105, 0x7a3c) == 0);
+	CHECK(migr_remote_rkey_to_phys(&replica, 0x4105) == 0x7a3c);
+	CHECK(migr_remote_rkey_to_phys(&replica, 0x4106) == 0x7a3f);
+	CHECK(migr_remote_rkey_to_phys(&replica, 0x4205) == 0x4205);
+	migr_xlate_forget(&replica, MIGR_XLATE_RKEY, 0x41aa);
+	CHECK(migr_remote_rkey_to_phys(&replica, 0x4106) == 0x4106);
+	migr_xlate_destroy(&replica);
 	migr_xlate_destroy(&x);
 }
 
@@ -334,6 +378,7 @@ int main(void)
 	test_map_churn();
 	test_map_reserved_keys();
 	test_identity_until_collision();
+	test_key_bytes();
 	test_qpn_swap();
 	test_fresh_qpn_range();
 	test_many_switches();
