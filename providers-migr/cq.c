@@ -32,9 +32,9 @@ void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
 	wc_to_virt(ctx, wc, n);
 }
 
-/* migr_cq_watch() on a CQ that feeds an SRQ, receives for a UD QP or counts
- * for replay */
-void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n)
+/* migr_cq_watch() on a CQ that feeds an SRQ, receives for a UD QP, counts
+ * for replay or may see type 2 windows invalidated */
+void migr_cq_watched(struct migr_cq *mcq, struct ibv_wc *wc, int n)
 {
 	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
 	unsigned int used = 0;
@@ -49,6 +49,10 @@ void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n)
 		if (mcq->watch & MIGR_WATCH_REPLAY)
 			migr_replay_seen(ctx, wc[i].status, wc[i].opcode,
 					 wc[i].qp_num, wc[i].wr_id);
+		if ((mcq->watch & MIGR_WATCH_INV) &&
+		    wc[i].status == IBV_WC_SUCCESS &&
+		    (wc[i].wc_flags & IBV_WC_WITH_INV))
+			migr_mw_remote_inv(ctx, &wc[i].invalidated_rkey, true);
 	}
 	if (used)
 		__atomic_add_fetch(&mcq->srq_recvs, used, __ATOMIC_RELAXED);
@@ -91,6 +95,8 @@ static void fill_cq(struct migr_cq *mcq, struct migr_context *ctx)
 {
 	if (ctx->replay)
 		mcq->watch |= MIGR_WATCH_REPLAY;
+	if (__atomic_load_n(&ctx->mw2, __ATOMIC_RELAXED))
+		mcq->watch |= MIGR_WATCH_INV;
 	/* The lower CQ carries our CQ as cq_context: events map back O(1) */
 	mcq->vcq.cq.cqe = mcq->lower->cqe;
 	mcq->vcq.cq.handle = mcq->lower->handle;

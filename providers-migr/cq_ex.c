@@ -47,6 +47,14 @@ static void watch_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 		migr_replay_seen(ctx_of(mcq->vcq.cq.context), lower->status,
 				 ibv_wc_read_opcode(lower),
 				 ibv_wc_read_qp_num(lower), lower->wr_id);
+	/* without read_imm_data, a switch refuses (migr_mw2_precheck()) */
+	if ((mcq->watch & MIGR_WATCH_INV) && lower->status == IBV_WC_SUCCESS &&
+	    lower->read_imm_data &&
+	    (ibv_wc_read_wc_flags(lower) & IBV_WC_WITH_INV)) {
+		uint32_t rkey = ibv_wc_read_invalidated_rkey(lower);
+
+		migr_mw_remote_inv(ctx_of(mcq->vcq.cq.context), &rkey, true);
+	}
 }
 
 static void show_head(struct ibv_cq_ex *cq, struct migr_cq *mcq)
@@ -195,7 +203,24 @@ static void cqx_read_tm_info(struct ibv_cq_ex *cq,
 CQX_FORWARD_WC(enum ibv_wc_opcode, read_opcode, opcode)
 CQX_FORWARD_WC(uint32_t, read_vendor_err, vendor_err)
 CQX_FORWARD_WC(uint32_t, read_byte_len, byte_len)
-CQX_FORWARD_WC(__be32, read_imm_data, imm_data)
+
+/* An invalidated rkey shares the field: one of ours, shown virtual */
+static __be32 cqx_read_imm_data(struct ibv_cq_ex *cq)
+{
+	const struct ibv_wc *wc = shadow_wc(cq);
+	struct migr_cq *mcq = cq_ex_to_mcq(cq);
+	struct ibv_cq_ex *lower = mcq->lower_ex;
+	uint32_t rkey;
+
+	if (unlikely(wc))
+		return wc->imm_data; /* translated when it entered the shadow */
+	if (likely(!(mcq->watch & MIGR_WATCH_INV)) ||
+	    !(ibv_wc_read_wc_flags(lower) & IBV_WC_WITH_INV))
+		return lower->read_imm_data(lower);
+	rkey = ibv_wc_read_invalidated_rkey(lower);
+	migr_mw_remote_inv(ctx_of(cq->context), &rkey, false);
+	return (__force __be32)rkey;
+}
 CQX_FORWARD_WC(unsigned int, read_wc_flags, wc_flags)
 CQX_FORWARD_WC(uint32_t, read_slid, slid)
 CQX_FORWARD_WC(uint8_t, read_sl, sl)

@@ -23,7 +23,6 @@
 enum migr_unsup {
 	MIGR_UNSUP_SRQ,
 	MIGR_UNSUP_SRQ_CQ,
-	MIGR_UNSUP_MW,
 	MIGR_UNSUP_DM,
 	MIGR_UNSUP_XRCD,
 	MIGR_UNSUP_TD,
@@ -96,6 +95,8 @@ struct migr_context {
 	struct list_node entry; /* in the process's list of contexts */
 	/* MIGR_REPLAY=1: what replaying after the wait bound needs (slog.c) */
 	struct migr_replay *replay;
+	/* type 2 memory windows allocated: CQs watch for invalidations */
+	unsigned int mw2;
 };
 
 struct migr_pd {
@@ -131,10 +132,19 @@ struct migr_mw {
 	struct ibv_mw mw;
 	struct ibv_mw *lower;
 	struct list_node entry;
-	/* type 1: the last bind the application posted, to bind again */
-	struct migr_mr *mr; /* NULL: not bound */
+	/*
+	 * The last bind, to bind again (under rec.lock). Type 1: what
+	 * ibv_bind_mw() asked, mr NULL if unbound. Type 2 (mw_track.c): what
+	 * the last bind WR the lower QP took asked, qp NULL while unbound
+	 * (never bound, or invalidated since).
+	 */
+	struct migr_mr *mr;
 	uint64_t addr, length;
 	unsigned int access;
+	struct migr_qp *qp;
+	/* type 2: the rkey of its last bind (virtual), else what it had */
+	uint32_t cur_rkey;
+	uint32_t bind_rkey; /* a rebuild binds the new lower window so */
 };
 
 struct migr_dm {
@@ -374,6 +384,9 @@ struct migr_qp {
 	/* the open batch began while suspended: it is recorded (qp_ex_hold.c) */
 	bool wr_recording;
 	struct migr_held_wr *wr_rec, **wr_rec_tail;
+	/* rkeys the open batch invalidates (LOCAL_INV), noted at complete */
+	uint32_t *wr_inv;
+	unsigned int n_wr_inv, cap_wr_inv;
 };
 
 struct migr_ah {
@@ -598,6 +611,7 @@ enum {
 	MIGR_WATCH_SRQ = 1 << 0, /* srq_fed: count what the SRQ used up */
 	MIGR_WATCH_UD = 1 << 1, /* a UD QP receives here: note its senders */
 	MIGR_WATCH_REPLAY = 1 << 2, /* count each tracked QP's completions */
+	MIGR_WATCH_INV = 1 << 3, /* type 2 windows: remote invalidations */
 };
 
 /* ud_switch.c */
@@ -621,10 +635,9 @@ static inline void migr_ud_src_seen(struct migr_context *ctx,
  * Completions taken off a lower CQ: what its SRQ used up, and who sent
  * its UD QPs datagrams. One predictable branch on CQs that need neither.
  */
-void migr_cq_watched(struct migr_cq *mcq, const struct ibv_wc *wc, int n);
+void migr_cq_watched(struct migr_cq *mcq, struct ibv_wc *wc, int n);
 
-static inline void migr_cq_watch(struct migr_cq *mcq, const struct ibv_wc *wc,
-				 int n)
+static inline void migr_cq_watch(struct migr_cq *mcq, struct ibv_wc *wc, int n)
 {
 	if (unlikely(mcq->watch) && n > 0)
 		migr_cq_watched(mcq, wc, n);
@@ -722,6 +735,18 @@ int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
 unsigned int migr_rkey_pairs(struct migr_context *ctx, unsigned int start,
 			     unsigned int max, char *buf);
+
+/* mw_track.c: what binds and invalidations left type 2 windows as */
+void migr_mw2_added(struct migr_context *ctx);
+void migr_mw_track_sends(struct migr_qp *mqp, const struct ibv_send_wr *wr,
+			 const struct ibv_send_wr *stop);
+void migr_mw_local_inv(struct migr_context *ctx, uint32_t rkey);
+int migr_mw_batch_inv(struct migr_qp *mqp, uint32_t rkey);
+void migr_mw_batch_done(struct migr_qp *mqp, bool posted);
+void migr_mw_remote_inv(struct migr_context *ctx, uint32_t *rkey, bool unbind);
+void migr_mw_qp_gone(struct migr_qp *mqp);
+bool migr_mw_bound_through(struct migr_qp *mqp);
+const char *migr_mw2_blocker(struct migr_context *ctx);
 struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
 			     struct ibv_alloc_dm_attr *attr);
 int migr_free_dm(struct ibv_dm *dm);

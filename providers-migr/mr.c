@@ -226,14 +226,11 @@ struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = ENOMEM;
 		goto err;
 	}
-	/*
-	 * A type 2 window is bound to one QP by a WR whose effect a switch
-	 * cannot redo on a new QP of the application's; type 1 only to a PD.
-	 */
-	if (type == IBV_MW_TYPE_1)
-		migr_record_add(ctx, &ctx->rec.mws, &mmw->entry);
-	else
-		migr_record_unsupported(ctx, MIGR_UNSUP_MW, 1);
+	mmw->cur_rkey = mmw->mw.rkey;
+	migr_record_add(ctx, &ctx->rec.mws, &mmw->entry);
+	/* bound by WRs and invalidated by the other end too (mw_track.c) */
+	if (mmw->mw.type == IBV_MW_TYPE_2)
+		migr_mw2_added(ctx);
 	ctl_leave(pd->context);
 	return &mmw->mw;
 err:
@@ -252,10 +249,11 @@ int migr_dealloc_mw(struct ibv_mw *mw)
 	ret = ibv_dealloc_mw(mmw->lower);
 	if (!ret) {
 		migr_xlate_gone(&ctx->xlate, MIGR_XLATE_RKEY, mw->rkey);
-		if (mw->type == IBV_MW_TYPE_1)
-			migr_record_del(ctx, &mmw->entry);
-		else
-			migr_record_unsupported(ctx, MIGR_UNSUP_MW, -1);
+		pthread_mutex_lock(&ctx->rec.lock);
+		list_del(&mmw->entry);
+		if (mw->type == IBV_MW_TYPE_2)
+			ctx->mw2--;
+		pthread_mutex_unlock(&ctx->rec.lock);
 	}
 	ctl_leave(mw->context);
 	if (!ret)
@@ -295,10 +293,16 @@ int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		mqp->slog.broken = true;
 	migr_leave();
 	if (!ret) {
-		/* A type 1 bind gives the window a new rkey */
-		migr_xlate_gone(&ctx->xlate, MIGR_XLATE_RKEY, mw->rkey);
-		ret = migr_xlate_born(&ctx->xlate, MIGR_XLATE_RKEY,
-				      mmw->lower->rkey, &mw->rkey);
+		/*
+		 * A type 1 bind gives the window a new key byte: the same
+		 * virtual index with it (partners translate it as they are)
+		 */
+		if (!migr_xlate_rekey(&ctx->xlate, MIGR_XLATE_RKEY, mw->rkey,
+				      mmw->lower->rkey, &mw->rkey)) {
+			migr_xlate_gone(&ctx->xlate, MIGR_XLATE_RKEY, mw->rkey);
+			ret = migr_xlate_born(&ctx->xlate, MIGR_XLATE_RKEY,
+					      mmw->lower->rkey, &mw->rkey);
+		}
 		pthread_mutex_lock(&ctx->rec.lock);
 		mmw->mr = b->mr && b->length ? to_mmr(b->mr) : NULL;
 		mmw->addr = b->addr;
@@ -330,11 +334,20 @@ unsigned int migr_rkey_pairs(struct migr_context *ctx, unsigned int start,
 		len += sprintf(buf + len, "%s%x:%x", k++ ? "," : "",
 			       mmr->vmr.ibv_mr.rkey, mmr->lower->rkey);
 	}
+	/*
+	 * A window's pair comes from the table: the key the application
+	 * keeps in a type 2 window may be older than the lower's last one
+	 */
 	list_for_each (&ctx->rec.mws, mmw, entry) {
+		uint32_t p;
+
 		if (!mmw->lower || i++ < start || k == max)
 			continue;
+		if (!migr_xlate_phys_of(&ctx->xlate, MIGR_XLATE_RKEY,
+					mmw->mw.rkey, &p))
+			p = mmw->lower->rkey;
 		len += sprintf(buf + len, "%s%x:%x", k++ ? "," : "",
-			       mmw->mw.rkey, mmw->lower->rkey);
+			       mmw->mw.rkey, p);
 	}
 	return k;
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Type 1 memory windows in a live switch. Such a window belongs to a PD,
- * not to a QP, so the rebuild binds it again (same MR, range and access)
+ * Memory windows in a live switch. A type 1 window belongs to a PD, not
+ * to a QP, so the rebuild binds it again (same MR, range and access)
  * through an RC QP of its own, connected to itself on the target device
  * and destroyed after the binds. That happens before the application's
  * QPs are connected: the windows' new rkeys reach the partners together
- * with the MRs'. Type 2 windows are refused (record.c): a bind ties one to
- * a QP, and only a WR on that QP could bind it again.
+ * with the MRs'. A type 2 window is reached only through the QP it was
+ * bound through (mw_track.c follows its binds and invalidations): its new
+ * rkey is chosen at allocation, so partners learn it with the others, and
+ * the bind is posted on the rebuilt QP once that is connected, ahead of
+ * everything the application posts there.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -144,8 +147,9 @@ int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len)
 
 	list_for_each (&ctx->rec.mws, mmw, entry) {
 		struct ibv_pd *pd = lower_pd(mmw->mw.pd);
+		uint32_t virt = mmw->mw.rkey;
 
-		mmw->lower = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+		mmw->lower = ibv_alloc_mw(pd, mmw->mw.type);
 		if (!mmw->lower) {
 			ret = errno ? errno : ENOMEM;
 			snprintf(why, why_len,
@@ -154,7 +158,16 @@ int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len)
 			break;
 		}
 		mmw->mw.handle = mmw->lower->handle;
-		if (mmw->mr) {
+		if (mmw->mw.type == IBV_MW_TYPE_2) {
+			/*
+			 * Its current key stands for the new window's key,
+			 * or for the next one, which the bind through its QP
+			 * will give it (migr_mws_bind_type2())
+			 */
+			virt = mmw->cur_rkey;
+			if (mmw->qp)
+				mmw->bind_rkey = ibv_inc_rkey(mmw->lower->rkey);
+		} else if (mmw->mr) {
 			if (b.pd != pd) {
 				bind_qp_close(&b);
 				ret = bind_qp_open(ctx, pd, &b);
@@ -179,8 +192,10 @@ int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len)
 				bind_qp_close(&b);
 			}
 		}
-		ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY,
-				       mmw->mw.rkey, mmw->lower->rkey);
+		ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY, virt,
+				       mmw->mw.type == IBV_MW_TYPE_2 && mmw->qp ?
+					       mmw->bind_rkey :
+					       mmw->lower->rkey);
 		if (ret) {
 			snprintf(why, why_len,
 				 "remapping a memory window's rkey failed");
@@ -201,4 +216,72 @@ void migr_mws_release(struct migr_context *ctx)
 			ibv_dealloc_mw(mmw->lower);
 		mmw->lower = NULL;
 	}
+}
+
+/* Each type 2 window bound again is one marker of its QP, awaited here */
+static bool type2_binds_done(struct migr_context *ctx, bool *failed)
+{
+	struct migr_mw *mmw;
+	bool done = true;
+
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		if (mmw->mw.type != IBV_MW_TYPE_2 || !mmw->qp)
+			continue;
+		*failed |= mmw->qp->marker_failed;
+		done &= !mmw->qp->markers_pending;
+	}
+	return done;
+}
+
+/*
+ * After the QPs are connected: each type 2 window bound when the switch
+ * began is bound again through its rebuilt QP, with the key chosen at
+ * allocation. The bind's completion is the switch's (a marker), taken
+ * off the CQ before the application sees anything there.
+ */
+int migr_mws_bind_type2(struct migr_context *ctx, char *why, size_t why_len)
+{
+	double deadline = now_ms() + BIND_WAIT_MS;
+	struct migr_cq *mcq;
+	struct migr_mw *mmw;
+	bool failed = false;
+	int ret;
+
+	if (!ctx->mw2)
+		return 0;
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		struct ibv_send_wr wr = {
+			.wr_id = MIGR_MARKER_WRID,
+			.opcode = IBV_WR_BIND_MW,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+
+		if (mmw->mw.type != IBV_MW_TYPE_2 || !mmw->qp)
+			continue;
+		wr.bind_mw.mw = mmw->lower;
+		wr.bind_mw.rkey = mmw->bind_rkey;
+		wr.bind_mw.bind_info.mr = mmw->mr->lower;
+		wr.bind_mw.bind_info.addr = mmw->addr;
+		wr.bind_mw.bind_info.length = mmw->length;
+		wr.bind_mw.bind_info.mw_access_flags = mmw->access;
+		mmw->qp->marker_failed = false;
+		ret = migr_send_marker(ctx, mmw->qp, &wr);
+		if (ret) {
+			snprintf(why, why_len,
+				 "binding a type 2 memory window through QP 0x%x failed: %s",
+				 mmw->qp->vqp.qp.qp_num, strerror(ret));
+			return ret;
+		}
+		mmw->lower->rkey = mmw->bind_rkey;
+	}
+	while (!type2_binds_done(ctx, &failed) && !failed &&
+	       now_ms() < deadline)
+		list_for_each (&ctx->rec.cqs, mcq, entry)
+			migr_cq_drain(mcq);
+	if (!failed && type2_binds_done(ctx, &failed))
+		return 0;
+	snprintf(why, why_len, "binding type 2 memory windows again failed: %s",
+		 failed ? "a bind completed with an error" :
+			  "no completion within 2 s");
+	return EIO;
 }

@@ -324,6 +324,13 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		FAILED(e, "switching itself");
 		return;
 	}
+	/* only a WR on the old lower QP could bind them to the new one */
+	if (migr_mw_bound_through(mqp)) {
+		FAILED(e,
+		       "QP 0x%x has type 2 memory windows bound through it, which its partner side cannot carry to a new QP yet",
+		       mqp->vqp.qp.qp_num);
+		return;
+	}
 	if (migr_marker_grant(mqp) || migr_marker_target(mqp, &ours)) {
 		FAILED(e, "QP 0x%x: preparing for the drain marker failed",
 		       mqp->vqp.qp.qp_num);

@@ -188,19 +188,21 @@ static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
 
 /*
  * One walk over the list: how many WRs (up to stop) use a partner's RECV,
- * and whether one binds a window (a WR the lower must see rewritten).
+ * and whether one binds a window (a WR the lower must see rewritten) or
+ * invalidates one (mw_track.c follows both).
  */
 static inline unsigned int scan_sends(const struct ibv_send_wr *wr,
 				      const struct ibv_send_wr *stop,
-				      bool *bind)
+				      bool *mw)
 {
 	unsigned int n = 0;
 
 	for (; wr && wr != stop; wr = wr->next) {
 		if ((unsigned int)wr->opcode < 32)
 			n += !!((1u << wr->opcode) & CONSUMER_OPCODES);
-		if (unlikely(wr->opcode == IBV_WR_BIND_MW))
-			*bind = true;
+		if (unlikely(wr->opcode == IBV_WR_BIND_MW ||
+			     wr->opcode == IBV_WR_LOCAL_INV))
+			*mw = true;
 	}
 	return n;
 }
@@ -303,7 +305,7 @@ int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
 static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad_wr)
 {
-	bool bind = false;
+	bool mw = false;
 	int ret;
 
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
@@ -317,8 +319,10 @@ static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 		pthread_mutex_unlock(&mqp->hold_lock);
 	}
 	ret = post_send_rewritten(mqp, wr, bad_wr);
-	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &bind);
+	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &mw);
 	migr_slog_add(&mqp->slog, wr, ret ? *bad_wr : NULL);
+	if (mw)
+		migr_mw_track_sends(mqp, wr, ret ? *bad_wr : NULL);
 	return ret;
 }
 
@@ -326,9 +330,9 @@ static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 static unsigned int __attribute__((noinline))
 unposted_sends(const struct ibv_send_wr *wr, const struct ibv_send_wr *stop)
 {
-	bool bind = false;
+	bool mw = false;
 
-	return scan_sends(wr, NULL, &bind) - scan_sends(wr, stop, &bind);
+	return scan_sends(wr, NULL, &mw) - scan_sends(wr, stop, &mw);
 }
 
 /* A list, a bind or a flag: the general path */
@@ -337,14 +341,14 @@ post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	       struct ibv_send_wr **bad_wr)
 {
 	unsigned int consumers;
-	bool bind = false;
+	bool mw = false;
 	int ret;
 
 	migr_enter();
 	/* only logged (MIGR_REPLAY): the list goes down as it is */
 	if (likely(!(mqp->slow & ~MIGR_SLOW_LOG))) {
-		consumers = scan_sends(wr, NULL, &bind);
-		if (likely(!bind)) {
+		consumers = scan_sends(wr, NULL, &mw);
+		if (likely(!mw)) {
 			mqp->n_consumers += consumers;
 			ret = ibv_post_send(mqp->lower, wr, bad_wr);
 			if (unlikely(ret))
@@ -363,7 +367,7 @@ post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
 }
 
 /* Opcodes a lone WR takes down untouched on the identity path */
-#define PLAIN_OPCODES (~(1u << IBV_WR_BIND_MW))
+#define PLAIN_OPCODES (~(1u << IBV_WR_BIND_MW | 1u << IBV_WR_LOCAL_INV))
 /* Opcodes a lone WR gets translated for inline after a switch */
 #define RDMA_OPCODES                                                           \
 	(1u << IBV_WR_RDMA_WRITE | 1u << IBV_WR_RDMA_WRITE_WITH_IMM |          \
@@ -448,11 +452,13 @@ int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad_wr)
 {
-	bool bind = false;
+	bool mw = false;
 	int ret = post_send_rewritten(mqp, wr, bad_wr);
 
-	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &bind);
+	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &mw);
 	migr_slog_add(&mqp->slog, wr, ret ? *bad_wr : NULL);
+	if (mw)
+		migr_mw_track_sends(mqp, wr, ret ? *bad_wr : NULL);
 	return ret;
 }
 

@@ -374,6 +374,7 @@ int migr_destroy_qp(struct ibv_qp *qp)
 					-1);
 	migr_srq_forget_qp(mqp);
 	migr_replay_untrack(mqp);
+	migr_mw_qp_gone(mqp);
 	ctl_leave(qp->context);
 	migr_xlate_gone(&mqp->ctx->xlate, MIGR_XLATE_QPN, qp->qp_num);
 	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,

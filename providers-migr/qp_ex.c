@@ -77,12 +77,16 @@ static int qpx_wr_complete(struct ibv_qp_ex *qpx)
 	if (unlikely(err)) {
 		mqp->wr_err = 0;
 		mqp->lower_ex->wr_abort(mqp->lower_ex);
+		if (unlikely(mqp->n_wr_inv))
+			migr_mw_batch_done(mqp, false);
 		migr_batch_leave();
 		return err;
 	}
 	err = mqp->lower_ex->wr_complete(mqp->lower_ex);
 	if (likely(!err))
 		mqp->n_consumers += mqp->wr_consumers;
+	if (unlikely(mqp->n_wr_inv))
+		migr_mw_batch_done(mqp, !err);
 	migr_batch_leave();
 	return err;
 }
@@ -97,6 +101,8 @@ static void qpx_wr_abort(struct ibv_qp_ex *qpx)
 	}
 	mqp->wr_err = 0;
 	mqp->lower_ex->wr_abort(mqp->lower_ex);
+	if (unlikely(mqp->n_wr_inv))
+		migr_mw_batch_done(mqp, false);
 	migr_batch_leave();
 }
 
@@ -350,6 +356,10 @@ static void qpx_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 	lower = start_wr(qpx);
 	lower->wr_local_inv(lower,
 			    migr_rkey_to_phys(qpx_xlate(qpx), invalidate_rkey));
+	/* a type 2 window it unbinds is noted once the batch is posted */
+	if (qp_ex_to_mqp(qpx)->ctx->mw2 &&
+	    migr_mw_batch_inv(qp_ex_to_mqp(qpx), invalidate_rkey))
+		qp_ex_to_mqp(qpx)->wr_err = ENOMEM;
 }
 
 static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,

@@ -495,7 +495,7 @@ int migr_reconnect_all(struct migr_context *ctx,
 			     strerror(errno));
 		mah->ah.handle = mah->lower->handle;
 	}
-	return 0;
+	return migr_mws_bind_type2(ctx, why, why_len);
 }
 
 /*

@@ -12,7 +12,6 @@ static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 	[MIGR_UNSUP_SRQ] =
 		"an XRC, tag-matching, PD-less or resized shared receive queue",
 	[MIGR_UNSUP_SRQ_CQ] = "a CQ receiving for QPs on two different SRQs",
-	[MIGR_UNSUP_MW] = "a type 2 memory window",
 	[MIGR_UNSUP_DM] = "device memory",
 	[MIGR_UNSUP_XRCD] = "an XRC domain",
 	[MIGR_UNSUP_TD] = "a thread domain",

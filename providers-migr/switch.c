@@ -148,6 +148,8 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 	struct migr_qp *mqp;
 	struct migr_ah *mah;
 
+	if (!blocker)
+		blocker = migr_mw2_blocker(ctx);
 	if (blocker) {
 		REPORT(rep,
 		       "the process holds %s, which a switch cannot rebuild yet",

@@ -171,6 +171,7 @@ void migr_replay_drained(struct migr_qp *mqp);
 
 /* mw_switch.c: type 1 memory windows bound again on the target */
 int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len);
+int migr_mws_bind_type2(struct migr_context *ctx, char *why, size_t why_len);
 void migr_mws_release(struct migr_context *ctx);
 
 #endif /* MIGR_SWITCH_H */

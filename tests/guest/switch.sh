@@ -84,6 +84,23 @@ switch_traffic event:legacy:legacy:srq poll:ex:mixed:srq \
 	event:legacy:legacy:ud poll:ex:mixed:srq:ud
 # Remote ops through type 1 memory windows, bound again on each device
 switch_traffic poll:legacy:legacy:mw
+# Type 2 windows: A reaches B's area through a window bound via B's QP;
+# each round A's SEND_WITH_INV or B's LOCAL_INV unbinds it and B binds it
+# again with the next key. A switch binds each again through its rebuilt
+# QP as it stood (or not, if unbound), and the invalidated key a
+# completion names stays the one B knows (selfpair checks both).
+start_selfpair mw2 0 --mw2 --pairs 2
+switch_many mw2 10
+check type2_windows_moved python3 - "$LOGDIR/mw2.switches.jsonl" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    for c in json.loads(line)["switch"]:
+        assert c["ok"] and c["lost"] == 0 and c["objects"]["mws"] == 2, c
+        n += 1
+assert n == 10, n
+PY
+stop_selfpair mw2
 
 # Faults: each is refused with a reason and the process keeps running.
 start_selfpair faults 0 --stall 60

@@ -62,12 +62,12 @@ static void test_modify_merges(void)
 static void test_blockers(void)
 {
 	CHECK(migr_record_blocker(&ctx) == NULL);
-	migr_record_unsupported(&ctx, MIGR_UNSUP_MW, 1);
-	migr_record_unsupported(&ctx, MIGR_UNSUP_MW, 1);
-	migr_record_unsupported(&ctx, MIGR_UNSUP_MW, -1);
+	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, 1);
+	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, 1);
+	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, -1);
 	CHECK(migr_record_blocker(&ctx) &&
-	      !strcmp(migr_record_blocker(&ctx), "a type 2 memory window"));
-	migr_record_unsupported(&ctx, MIGR_UNSUP_MW, -1);
+	      !strcmp(migr_record_blocker(&ctx), "device memory"));
+	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, -1);
 	CHECK(migr_record_blocker(&ctx) == NULL);
 }
 
@@ -109,11 +109,24 @@ static void test_rkey_pairs(void)
 	migr_record_del(&ctx, &mws[0].entry);
 	CHECK(migr_rkey_pairs(&ctx, 1, 4, buf) == 2);
 	CHECK(!strcmp(buf, "12:a2,21:b1"));
+
+	/*
+	 * A window's pair comes from the table: a type 2 window moved by a
+	 * switch, whose application went on to the next key byte while the
+	 * lower window still holds the key of the rebuild
+	 */
+	CHECK(!migr_xlate_born(&ctx.xlate, MIGR_XLATE_RKEY, 0x4105, &i));
+	CHECK(!migr_xlate_remap(&ctx.xlate, MIGR_XLATE_RKEY, 0x4105, 0x7a3c));
+	mws[1].mw.rkey = 0x4106;
+	lower_mws[1].rkey = 0x7a3c;
+	CHECK(migr_rkey_pairs(&ctx, 2, 4, buf) == 1);
+	CHECK(!strcmp(buf, "4106:7a3f"));
 }
 
 int main(void)
 {
 	migr_record_init(&ctx.rec);
+	migr_xlate_init(&ctx.xlate);
 	test_modify_merges();
 	test_blockers();
 	test_rkey_pairs();
