@@ -51,7 +51,7 @@ void migr_cq_watched(struct migr_cq *mcq, struct ibv_wc *wc, int n)
 					 wc[i].qp_num, wc[i].wr_id);
 		if ((mcq->watch & MIGR_WATCH_INV) &&
 		    wc[i].status == IBV_WC_SUCCESS &&
-		    (wc[i].wc_flags & IBV_WC_WITH_INV))
+		    wc[i].opcode == IBV_WC_RECV && (wc[i].wc_flags & ctx->wc_inv))
 			migr_mw_remote_inv(ctx, &wc[i].invalidated_rkey, true);
 	}
 	if (used)

@@ -50,7 +50,9 @@ static void watch_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 	/* without read_imm_data, a switch refuses (migr_mw2_precheck()) */
 	if ((mcq->watch & MIGR_WATCH_INV) && lower->status == IBV_WC_SUCCESS &&
 	    lower->read_imm_data &&
-	    (ibv_wc_read_wc_flags(lower) & IBV_WC_WITH_INV)) {
+	    ibv_wc_read_opcode(lower) == IBV_WC_RECV &&
+	    (ibv_wc_read_wc_flags(lower) &
+	     ctx_of(mcq->vcq.cq.context)->wc_inv)) {
 		uint32_t rkey = ibv_wc_read_invalidated_rkey(lower);
 
 		migr_mw_remote_inv(ctx_of(mcq->vcq.cq.context), &rkey, true);
@@ -215,7 +217,8 @@ static __be32 cqx_read_imm_data(struct ibv_cq_ex *cq)
 	if (unlikely(wc))
 		return wc->imm_data; /* translated when it entered the shadow */
 	if (likely(!(mcq->watch & MIGR_WATCH_INV)) ||
-	    !(ibv_wc_read_wc_flags(lower) & IBV_WC_WITH_INV))
+	    ibv_wc_read_opcode(lower) != IBV_WC_RECV ||
+	    !(ibv_wc_read_wc_flags(lower) & ctx_of(cq->context)->wc_inv))
 		return lower->read_imm_data(lower);
 	rkey = ibv_wc_read_invalidated_rkey(lower);
 	migr_mw_remote_inv(ctx_of(cq->context), &rkey, false);

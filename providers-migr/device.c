@@ -112,6 +112,7 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 		goto err_lower;
 
 	ctx->lower = lower;
+	migr_quirks_init(ctx);
 	migr_xlate_init(&ctx->xlate);
 	migr_xlate_init(&ctx->remote);
 	migr_peers_init(ctx);

@@ -97,6 +97,8 @@ struct migr_context {
 	struct migr_replay *replay;
 	/* type 2 memory windows allocated: CQs watch for invalidations */
 	unsigned int mw2;
+	/* the receive completion flags that say "invalidated" (quirks.c) */
+	unsigned int wc_inv;
 };
 
 struct migr_pd {
@@ -735,6 +737,9 @@ int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind);
 unsigned int migr_rkey_pairs(struct migr_context *ctx, unsigned int start,
 			     unsigned int max, char *buf);
+
+/* quirks.c */
+void migr_quirks_init(struct migr_context *ctx);
 
 /* mw_track.c: what binds and invalidations left type 2 windows as */
 void migr_mw2_added(struct migr_context *ctx);

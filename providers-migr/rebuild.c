@@ -158,6 +158,8 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		migr_qp_flush(mqp);
 	}
 	lost = collect_flushes(ctx, unused);
+	/* a type 2 window holds the QP it is bound through (rxe waits) */
+	migr_mws_release(ctx);
 	list_for_each (&rec->qps, mqp, entry) {
 		if (mqp->lower)
 			ibv_destroy_qp(mqp->lower);
@@ -179,7 +181,6 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		}
 		mch->lower = NULL;
 	}
-	migr_mws_release(ctx);
 	list_for_each (&rec->mrs, mmr, entry) {
 		if (mmr->lower)
 			ibv_dereg_mr(mmr->lower);
@@ -446,6 +447,7 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 
 	errno = 0;
 	ctx->lower = lower;
+	migr_quirks_init(ctx);
 	migr_ud_src_forget(ctx);
 	fd = fcntl(lower->cmd_fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)

@@ -397,7 +397,12 @@ static void send_inv_message(int p, uint64_t seq, uint8_t *base)
 		fail("send_with_inv %llu: %s", (unsigned long long)seq,
 		     strerror(errno));
 	wc = take_message(p, seq, base, "received message");
-	if (!(wc.wc_flags & IBV_WC_WITH_INV) || wc.invalidated_rkey != rkey)
+	/*
+	 * rxe shows the kernel's flag, which has IBV_WC_IP_CSUM_OK's value
+	 * (providers-migr/quirks.c)
+	 */
+	if (!(wc.wc_flags & (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK)) ||
+	    wc.invalidated_rkey != rkey)
 		fail("message %llu invalidated key 0x%x (flags 0x%x), not 0x%x",
 		     (unsigned long long)seq, wc.invalidated_rkey, wc.wc_flags,
 		     rkey);
@@ -637,6 +642,13 @@ int main(int argc, char **argv)
 			fail("pthread_create");
 	for (i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
+	/*
+	 * A bound type 2 window holds its QP: rxe gives up destroying the
+	 * QP at exit only after 50 s. Windows go first, as they should.
+	 */
+	for (i = 0; mw2 && i < npairs; i++)
+		if (ibv_dealloc_mw(bs[i].mw))
+			fail("dealloc_mw: %s", strerror(errno));
 	printf("selfpair: OK rounds=%llu threads=%d pairs=%d\n",
 	       (unsigned long long)total_rounds, nthreads, npairs);
 	return 0;
