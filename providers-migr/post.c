@@ -431,9 +431,10 @@ int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		if (likely(!slow && (PLAIN_OPCODES >> op & 1))) {
 			mqp->n_consumers += CONSUMER_OPCODES >> op & 1;
 			ret = ibv_post_send(mqp->lower, wr, bad_wr);
-			migr_leave();
+			/* inside: a switch reads the count once we are out */
 			if (unlikely(ret))
 				mqp->n_consumers -= CONSUMER_OPCODES >> op & 1;
+			migr_leave();
 			return ret;
 		}
 		if (slow == MIGR_SLOW_XLATE && (XLATED_OPCODES >> op & 1) &&
