@@ -159,6 +159,7 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 	mcq->vcq.cq_ex.comp_mask = mcq->lower_ex->comp_mask;
 	migr_cq_ex_set_ops(mcq);
 	mcq->ex_attr = *attr;
+	mcq->cqe_req = attr->cqe;
 	mcq->mch = attr->channel ? to_mcomp_channel(attr->channel) : NULL;
 	if (migr_cq_ex_movable(attr))
 		migr_record_add(ctx_of(context), &ctx_of(context)->rec.cqs,
@@ -247,10 +248,43 @@ int migr_resize_cq(struct ibv_cq *cq, int cqe)
 	struct migr_cq *mcq = to_mcq(cq);
 	int ret;
 
-	ret = ibv_resize_cq(mcq->lower, cqe);
-	if (!ret)
-		cq->cqe = mcq->lower->cqe;
+	ctl_enter(cq->context);
+	ret = ibv_resize_cq(mcq->lower, cqe + mcq->senders);
+	if (!ret) {
+		mcq->cqe_req = cqe;
+		cq->cqe = mcq->lower->cqe - mcq->senders;
+	}
+	ctl_leave(cq->context);
 	return ret;
+}
+
+/*
+ * A QP now sends its completions to cq: room for one more of migr's own.
+ * An application that sized a CQ for exactly its WRs (perftest's latency
+ * tests: one) would otherwise see it overflow when a drain marker
+ * completes next to its own WR, and the marker's completion would be
+ * lost (rxe: "queue full"). The caller holds the control path.
+ */
+void migr_cq_sender_add(struct ibv_cq *cq)
+{
+	struct migr_cq *mcq;
+
+	if (!cq)
+		return;
+	mcq = to_mcq(cq);
+	mcq->senders++;
+	if (mcq->lower->cqe >= mcq->cqe_req + (int)mcq->senders)
+		return;
+	if (ibv_resize_cq(mcq->lower, mcq->cqe_req + mcq->senders))
+		verbs_warn(&ctx_of(cq->context)->vctx,
+			   "CQ of %d entries: no room added for migr's own completions (a switch may lose one)\n",
+			   mcq->cqe_req);
+}
+
+void migr_cq_sender_del(struct ibv_cq *cq)
+{
+	if (cq)
+		to_mcq(cq)->senders--;
 }
 
 int migr_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)

@@ -198,6 +198,13 @@ struct migr_cq {
 	/* record */
 	struct list_node entry;
 	int cqe_req, comp_vector;
+	/*
+	 * QPs that send completions here: each may carry a completion of
+	 * migr's own (a drain marker, a window bound again) on top of what
+	 * the application sized the CQ for, so the lower CQ has room for
+	 * cqe_req + senders (migr_cq_sender_add())
+	 */
+	unsigned int senders;
 	struct migr_comp_channel *mch;
 	bool armed, armed_solicited;
 	/*
@@ -768,6 +775,8 @@ int migr_destroy_cq(struct ibv_cq *cq);
 int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int migr_resize_cq(struct ibv_cq *cq, int cqe);
+void migr_cq_sender_add(struct ibv_cq *cq);
+void migr_cq_sender_del(struct ibv_cq *cq);
 int migr_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 void migr_cq_ex_set_ops(struct migr_cq *mcq);
 bool migr_cq_ex_movable(const struct ibv_cq_init_attr_ex *attr);

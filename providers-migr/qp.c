@@ -148,6 +148,7 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 	log_sends(mqp, cap);
 	migr_qp_update_slow(mqp);
 	migr_srq_note_qp(mqp);
+	migr_cq_sender_add(attr->send_cq);
 	if (qp_switchable(mqp))
 		migr_record_add(mqp->ctx, &mqp->ctx->rec.qps, &mqp->entry);
 	else
@@ -375,6 +376,7 @@ int migr_destroy_qp(struct ibv_qp *qp)
 	migr_srq_forget_qp(mqp);
 	migr_replay_untrack(mqp);
 	migr_mw_qp_gone(mqp);
+	migr_cq_sender_del(qp->send_cq);
 	ctl_leave(qp->context);
 	migr_xlate_gone(&mqp->ctx->xlate, MIGR_XLATE_QPN, qp->qp_num);
 	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,

@@ -279,6 +279,8 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 		struct ibv_cq_ex *lower_ex = NULL;
 		struct ibv_cq *lower;
 
+		/* with room for migr's own completions (migr_cq_sender_add()) */
+		lattr.cqe = mcq->cqe_req + mcq->senders;
 		if (mcq->lower_ex) {
 			if (ctx->replay)
 				lattr.wc_flags |= IBV_WC_EX_WITH_QP_NUM;
@@ -287,13 +289,12 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 			lower_ex = ibv_create_cq_ex(ctx->lower, &lattr);
 			lower = lower_ex ? ibv_cq_ex_to_cq(lower_ex) : NULL;
 		} else {
-			lower = ibv_create_cq(ctx->lower, mcq->cqe_req, mcq,
+			lower = ibv_create_cq(ctx->lower, lattr.cqe, mcq,
 					      mcq->mch ? mcq->mch->lower : NULL,
 					      mcq->comp_vector);
 		}
 		if (!lower)
-			FAIL("creating a CQ of %d entries failed: %s",
-			     mcq->lower_ex ? (int)lattr.cqe : mcq->cqe_req,
+			FAIL("creating a CQ of %u entries failed: %s", lattr.cqe,
 			     strerror(errno));
 		mcq->vcq.cq.handle = lower->handle;
 		pthread_mutex_lock(&mcq->shadow_lock);
