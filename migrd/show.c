@@ -137,8 +137,9 @@ static void show_ctx(const struct json *j, int c)
 	}
 	printf("  %-16s %10.3f\n", "total",
 	       json_num(j, json_get(j, c, "total_ms"), 0));
-	printf("  rebuilt: %u PDs, %u MRs, %u MWs, %u channels, %u CQs, %u SRQs, %u QPs, %u AHs\n",
+	printf("  rebuilt: %u PDs, %u DMs, %u MRs, %u MWs, %u channels, %u CQs, %u SRQs, %u QPs, %u AHs\n",
 	       (unsigned int)json_num(j, json_get(j, o, "pds"), 0),
+	       (unsigned int)json_num(j, json_get(j, o, "dms"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "mrs"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "mws"), 0),
 	       (unsigned int)json_num(j, json_get(j, o, "channels"), 0),

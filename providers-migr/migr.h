@@ -23,7 +23,6 @@
 enum migr_unsup {
 	MIGR_UNSUP_SRQ,
 	MIGR_UNSUP_SRQ_CQ,
-	MIGR_UNSUP_DM,
 	MIGR_UNSUP_XRCD,
 	MIGR_UNSUP_TD,
 	MIGR_UNSUP_PARENT_DOMAIN,
@@ -41,7 +40,7 @@ enum migr_unsup {
 /* migr's in-process record of the control path: what a switch rebuilds */
 struct migr_record {
 	pthread_mutex_t lock;
-	struct list_head pds, mrs, mws, channels, cqs, srqs, qps, ahs;
+	struct list_head pds, dms, mrs, mws, channels, cqs, srqs, qps, ahs;
 	uint32_t unsupported[MIGR_UNSUP_NUM];
 };
 
@@ -125,9 +124,13 @@ struct migr_mr {
 	struct verbs_mr vmr;
 	struct ibv_mr *lower;
 	struct list_node entry;
-	/* how to register it again: ibv_reg_mr_iova2() arguments */
+	/*
+	 * How to register it again: ibv_reg_mr_iova2() arguments, or, over
+	 * device memory, ibv_reg_dm_mr() ones (iova: the offset in dm)
+	 */
 	bool rebuildable;
 	uint64_t iova;
+	struct migr_dm *dm;
 };
 
 struct migr_mw {
@@ -152,6 +155,14 @@ struct migr_mw {
 struct migr_dm {
 	struct verbs_dm vdm;
 	struct ibv_dm *lower;
+	struct list_node entry;
+	struct ibv_alloc_dm_attr attr; /* to allocate it again */
+	/*
+	 * A switch moves it (dm_switch.c): the application's copies to and
+	 * from it wait, and its contents are kept in saved meanwhile
+	 */
+	bool moving;
+	void *saved;
 };
 
 struct migr_comp_channel {

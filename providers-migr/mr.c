@@ -114,14 +114,24 @@ struct ibv_mr *migr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		       ibv_dereg_mr, MIGR_UNSUP_MR_KIND);
 }
 
+/* Registered again over the rebuilt DM, at the same offset */
 struct ibv_mr *migr_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
 			      uint64_t dm_offset, size_t length,
 			      unsigned int access)
 {
-	return wrap_mr(pd,
-		       ibv_reg_dm_mr(lower_pd(pd), lower_dm(dm), dm_offset,
-				     length, access),
-		       ibv_dereg_mr, MIGR_UNSUP_MR_KIND);
+	struct ibv_mr *mr;
+
+	ctl_enter(pd->context);
+	mr = wrap_mr(pd,
+		     ibv_reg_dm_mr(lower_pd(pd), lower_dm(dm), dm_offset,
+				   length, access),
+		     ibv_dereg_mr, -1);
+	if (mr) {
+		to_mmr(mr)->dm = to_mdm(dm);
+		to_mmr(mr)->iova = dm_offset;
+	}
+	ctl_leave(pd->context);
+	return mr;
 }
 
 struct ibv_mr *migr_alloc_null_mr(struct ibv_pd *pd)
@@ -352,24 +362,51 @@ unsigned int migr_rkey_pairs(struct migr_context *ctx, unsigned int start,
 	return k;
 }
 
+/*
+ * A copy to or from device memory is a data-path call: it waits out a
+ * switch that moves the DM (its contents travel meanwhile), inside the
+ * thread's counter so the switch knows when none is under way
+ */
+static struct ibv_dm *dm_enter(struct migr_dm *mdm)
+{
+	for (;;) {
+		migr_enter();
+		if (!__atomic_load_n(&mdm->moving, __ATOMIC_ACQUIRE))
+			return mdm->lower;
+		migr_leave();
+		usleep(200);
+	}
+}
+
 static int migr_memcpy_to_dm(struct ibv_dm *dm, uint64_t dm_offset,
 			     const void *host_addr, size_t length)
 {
-	struct ibv_dm *lower = to_mdm(dm)->lower;
+	struct ibv_dm *lower = dm_enter(to_mdm(dm));
+	int ret;
 
-	return lower->memcpy_to_dm(lower, dm_offset, host_addr, length);
+	ret = lower->memcpy_to_dm(lower, dm_offset, host_addr, length);
+	migr_leave();
+	return ret;
 }
 
 static int migr_memcpy_from_dm(void *host_addr, struct ibv_dm *dm,
 			       uint64_t dm_offset, size_t length)
 {
-	struct ibv_dm *lower = to_mdm(dm)->lower;
+	struct ibv_dm *lower = dm_enter(to_mdm(dm));
+	int ret;
 
-	return lower->memcpy_from_dm(host_addr, lower, dm_offset, length);
+	ret = lower->memcpy_from_dm(host_addr, lower, dm_offset, length);
+	migr_leave();
+	return ret;
 }
 
+/*
+ * Wrap a lower DM. One the application allocated is recorded (attr: how
+ * to allocate it again); an imported one cannot move.
+ */
 static struct ibv_dm *wrap_dm(struct ibv_context *context, struct ibv_dm *lower,
-			      void (*undo)(struct ibv_dm *dm))
+			      void (*undo)(struct ibv_dm *dm),
+			      const struct ibv_alloc_dm_attr *attr)
 {
 	struct migr_dm *mdm;
 
@@ -387,7 +424,14 @@ static struct ibv_dm *wrap_dm(struct ibv_context *context, struct ibv_dm *lower,
 	mdm->vdm.handle = lower->handle;
 	mdm->vdm.dm.memcpy_to_dm = migr_memcpy_to_dm;
 	mdm->vdm.dm.memcpy_from_dm = migr_memcpy_from_dm;
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_DM, 1);
+	if (attr) {
+		mdm->attr = *attr;
+		migr_record_add(ctx_of(context), &ctx_of(context)->rec.dms,
+				&mdm->entry);
+	} else {
+		migr_record_unsupported(ctx_of(context), MIGR_UNSUP_IMPORTED,
+					1);
+	}
 	return &mdm->vdm.dm;
 }
 
@@ -399,15 +443,20 @@ static void free_dm_undo(struct ibv_dm *dm)
 struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
 			     struct ibv_alloc_dm_attr *attr)
 {
-	return wrap_dm(context, ibv_alloc_dm(ctx_of(context)->lower, attr),
-		       free_dm_undo);
+	struct ibv_dm *dm;
+
+	ctl_enter(context);
+	dm = wrap_dm(context, ibv_alloc_dm(ctx_of(context)->lower, attr),
+		     free_dm_undo, attr);
+	ctl_leave(context);
+	return dm;
 }
 
 struct ibv_dm *migr_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
 	return wrap_dm(context,
 		       ibv_import_dm(ctx_of(context)->lower, dm_handle),
-		       ibv_unimport_dm);
+		       ibv_unimport_dm, NULL);
 }
 
 int migr_free_dm(struct ibv_dm *dm)
@@ -415,10 +464,13 @@ int migr_free_dm(struct ibv_dm *dm)
 	struct migr_dm *mdm = to_mdm(dm);
 	int ret;
 
+	ctl_enter(dm->context);
 	ret = ibv_free_dm(mdm->lower);
+	if (!ret)
+		migr_record_del(ctx_of(dm->context), &mdm->entry);
+	ctl_leave(dm->context);
 	if (ret)
 		return ret;
-	migr_record_unsupported(ctx_of(dm->context), MIGR_UNSUP_DM, -1);
 	free(mdm);
 	return 0;
 }
@@ -428,6 +480,6 @@ void migr_unimport_dm(struct ibv_dm *dm)
 	struct migr_dm *mdm = to_mdm(dm);
 
 	ibv_unimport_dm(mdm->lower);
-	migr_record_unsupported(ctx_of(dm->context), MIGR_UNSUP_DM, -1);
+	migr_record_unsupported(ctx_of(dm->context), MIGR_UNSUP_IMPORTED, -1);
 	free(mdm);
 }

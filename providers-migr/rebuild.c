@@ -186,6 +186,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 			ibv_dereg_mr(mmr->lower);
 		mmr->lower = NULL;
 	}
+	migr_dms_release(ctx);
 	list_for_each (&rec->pds, mpd, entry) {
 		migr_marker_mr_drop(mpd);
 		if (mpd->lower)
@@ -231,6 +232,7 @@ static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
 {
 	struct migr_mr *mmr;
 	struct migr_pd *mpd;
+	int ret;
 
 	list_for_each (&ctx->rec.pds, mpd, entry) {
 		mpd->lower = ibv_alloc_pd(ctx->lower);
@@ -238,12 +240,21 @@ static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
 			FAIL("allocating a PD failed: %s", strerror(errno));
 		mpd->pd.handle = mpd->lower->handle;
 	}
+	ret = migr_dms_rebuild(ctx, why, why_len);
+	if (ret)
+		return ret;
 	list_for_each (&ctx->rec.mrs, mmr, entry) {
 		struct ibv_mr *mr = &mmr->vmr.ibv_mr;
 
-		mmr->lower =
-			ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr, mr->length,
-					 mmr->iova, mmr->vmr.access);
+		if (mmr->dm)
+			mmr->lower = ibv_reg_dm_mr(lower_pd(mr->pd),
+						   mmr->dm->lower, mmr->iova,
+						   mr->length, mmr->vmr.access);
+		else
+			mmr->lower = ibv_reg_mr_iova2(lower_pd(mr->pd),
+						      mr->addr, mr->length,
+						      mmr->iova,
+						      mmr->vmr.access);
 		if (!mmr->lower)
 			FAIL("registering the MR at %p (%zu bytes) failed: %s",
 			     mr->addr, mr->length, strerror(errno));

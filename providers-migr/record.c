@@ -12,7 +12,6 @@ static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 	[MIGR_UNSUP_SRQ] =
 		"an XRC, tag-matching, PD-less or resized shared receive queue",
 	[MIGR_UNSUP_SRQ_CQ] = "a CQ receiving for QPs on two different SRQs",
-	[MIGR_UNSUP_DM] = "device memory",
 	[MIGR_UNSUP_XRCD] = "an XRC domain",
 	[MIGR_UNSUP_TD] = "a thread domain",
 	[MIGR_UNSUP_PARENT_DOMAIN] = "a parent domain",
@@ -25,13 +24,14 @@ static const char *const unsup_names[MIGR_UNSUP_NUM] = {
 	[MIGR_UNSUP_QP_EX] =
 		"a QP whose ibv_wr_* operations include TSO, MW binds, atomic writes or flushes",
 	[MIGR_UNSUP_QP_TYPE] = "a QP of a type other than RC or UD",
-	[MIGR_UNSUP_MR_KIND] = "a DM, dmabuf or null MR",
+	[MIGR_UNSUP_MR_KIND] = "a dmabuf or null MR",
 };
 
 void migr_record_init(struct migr_record *rec)
 {
 	pthread_mutex_init(&rec->lock, NULL);
 	list_head_init(&rec->pds);
+	list_head_init(&rec->dms);
 	list_head_init(&rec->mrs);
 	list_head_init(&rec->mws);
 	list_head_init(&rec->channels);

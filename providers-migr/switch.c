@@ -156,6 +156,8 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 		       blocker);
 		return EOPNOTSUPP;
 	}
+	if (migr_dms_precheck(ctx, target, rep->error, sizeof(rep->error)))
+		return EOPNOTSUPP;
 	list_for_each (&ctx->rec.qps, mqp, entry) {
 		enum ibv_qp_state st = mqp->attr.qp_state;
 
@@ -306,6 +308,7 @@ static unsigned int resume(struct migr_context *ctx)
 		migr_ud_marker_drop(mqp);
 		held += migr_qp_resume(mqp);
 	}
+	migr_dms_resume(ctx);
 	__atomic_store_n(&ctx->switch_active, false, __ATOMIC_RELEASE);
 	/* CQs with nothing left to hand out go back to the fast path */
 	list_for_each (&ctx->rec.cqs, mcq, entry) {
@@ -768,9 +771,12 @@ static void count_objects(struct migr_context *ctx,
 	struct migr_mw *mmw;
 	struct migr_pd *mpd;
 	struct migr_ah *mah;
+	struct migr_dm *mdm;
 
 	list_for_each (&ctx->rec.pds, mpd, entry)
 		rep->pds++;
+	list_for_each (&ctx->rec.dms, mdm, entry)
+		rep->dms++;
 	list_for_each (&ctx->rec.srqs, msrq, entry)
 		rep->srqs++;
 	list_for_each (&ctx->rec.mrs, mmr, entry)
@@ -1067,6 +1073,12 @@ static int switch_locked(struct sw_set *set, const char *target,
 		if (!ret)
 			ret = migr_srqs_count_unused(c, rep->error,
 						     sizeof(rep->error));
+	}
+	/* device memory's contents, with nothing in flight toward it */
+	for_each_ctx(set, i, c)
+	{
+		if (!ret)
+			ret = migr_dms_save(c, rep->error, sizeof(rep->error));
 	}
 	rep->ms_drain = now_ms() - t;
 	if (ret)

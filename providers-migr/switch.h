@@ -27,7 +27,8 @@ static inline double now_ms(void)
 struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
 	char to[IBV_SYSFS_NAME_MAX];
-	unsigned int contexts, pds, mrs, mws, channels, cqs, srqs, qps, ahs;
+	unsigned int contexts, pds, dms, mrs, mws, channels, cqs, srqs, qps,
+		ahs;
 	unsigned int partners; /* QPs whose partner is in another process */
 	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
@@ -173,5 +174,13 @@ void migr_replay_drained(struct migr_qp *mqp);
 int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len);
 int migr_mws_bind_type2(struct migr_context *ctx, char *why, size_t why_len);
 void migr_mws_release(struct migr_context *ctx);
+
+/* dm_switch.c: device memory, its contents carried through host memory */
+int migr_dms_precheck(struct migr_context *ctx, struct ibv_context *target,
+		      char *why, size_t why_len);
+int migr_dms_save(struct migr_context *ctx, char *why, size_t why_len);
+void migr_dms_release(struct migr_context *ctx);
+int migr_dms_rebuild(struct migr_context *ctx, char *why, size_t why_len);
+void migr_dms_resume(struct migr_context *ctx);
 
 #endif /* MIGR_SWITCH_H */

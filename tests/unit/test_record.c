@@ -62,12 +62,12 @@ static void test_modify_merges(void)
 static void test_blockers(void)
 {
 	CHECK(migr_record_blocker(&ctx) == NULL);
-	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, 1);
-	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, 1);
-	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, -1);
+	migr_record_unsupported(&ctx, MIGR_UNSUP_XRCD, 1);
+	migr_record_unsupported(&ctx, MIGR_UNSUP_XRCD, 1);
+	migr_record_unsupported(&ctx, MIGR_UNSUP_XRCD, -1);
 	CHECK(migr_record_blocker(&ctx) &&
-	      !strcmp(migr_record_blocker(&ctx), "device memory"));
-	migr_record_unsupported(&ctx, MIGR_UNSUP_DM, -1);
+	      !strcmp(migr_record_blocker(&ctx), "an XRC domain"));
+	migr_record_unsupported(&ctx, MIGR_UNSUP_XRCD, -1);
 	CHECK(migr_record_blocker(&ctx) == NULL);
 }
 
