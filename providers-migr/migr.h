@@ -768,7 +768,7 @@ int migr_mw_batch_inv(struct migr_qp *mqp, uint32_t rkey);
 void migr_mw_batch_done(struct migr_qp *mqp, bool posted);
 void migr_mw_remote_inv(struct migr_context *ctx, uint32_t *rkey, bool unbind);
 void migr_mw_qp_gone(struct migr_qp *mqp);
-bool migr_mw_bound_through(struct migr_qp *mqp);
+unsigned int migr_mw_bound_through(struct migr_qp *mqp);
 const char *migr_mw2_blocker(struct migr_context *ctx);
 struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
 			     struct ibv_alloc_dm_attr *attr);

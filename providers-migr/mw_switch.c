@@ -134,10 +134,83 @@ static int bind_again(struct bind_qp *b, struct migr_mw *mmw, char *why,
 	return EIO;
 }
 
+/* A type 1 window anew, bound as the application last bound it */
+static int type1_rebuild(struct migr_context *ctx, struct bind_qp *b,
+			 struct migr_mw *mmw, char *why, size_t why_len)
+{
+	struct ibv_pd *pd = lower_pd(mmw->mw.pd);
+	int ret;
+
+	mmw->lower = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	if (!mmw->lower) {
+		ret = errno ? errno : ENOMEM;
+		snprintf(why, why_len, "allocating a memory window failed: %s",
+			 strerror(ret));
+		return ret;
+	}
+	mmw->mw.handle = mmw->lower->handle;
+	if (mmw->mr) {
+		if (b->pd != pd) {
+			bind_qp_close(b);
+			ret = bind_qp_open(ctx, pd, b);
+			if (ret) {
+				snprintf(why, why_len,
+					 "a QP to bind memory windows with failed: %s",
+					 strerror(ret));
+				return ret;
+			}
+		}
+		/*
+		 * The application's own bind may have failed (its completion
+		 * is not watched): then the window stays unbound here too,
+		 * and the switch goes on.
+		 */
+		if (bind_again(b, mmw, why, why_len)) {
+			verbs_warn(&ctx->vctx, "switch: %s; left unbound\n", why);
+			why[0] = 0;
+			mmw->mr = NULL;
+			bind_qp_close(b);
+		}
+	}
+	ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY, mmw->mw.rkey,
+			       mmw->lower->rkey);
+	if (ret)
+		snprintf(why, why_len, "remapping a memory window's rkey failed");
+	return ret;
+}
+
+/*
+ * A type 2 window anew. Its current key stands for the new window's key,
+ * or for the next one if it was bound: the bind through its QP
+ * (migr_mws_bind_type2()) gives it that one, chosen here, so partners
+ * can be told it before.
+ */
+static int type2_alloc(struct migr_context *ctx, struct migr_mw *mmw,
+		       char *why, size_t why_len)
+{
+	int ret;
+
+	mmw->lower = ibv_alloc_mw(lower_pd(mmw->mw.pd), IBV_MW_TYPE_2);
+	if (!mmw->lower) {
+		ret = errno ? errno : ENOMEM;
+		snprintf(why, why_len, "allocating a memory window failed: %s",
+			 strerror(ret));
+		return ret;
+	}
+	mmw->mw.handle = mmw->lower->handle;
+	if (mmw->qp)
+		mmw->bind_rkey = ibv_inc_rkey(mmw->lower->rkey);
+	ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY, mmw->cur_rkey,
+			       mmw->qp ? mmw->bind_rkey : mmw->lower->rkey);
+	if (ret)
+		snprintf(why, why_len, "remapping a memory window's rkey failed");
+	return ret;
+}
+
 /*
  * New lower windows for the record's, bound again where the application
- * had them bound; their virtual rkeys now stand for the new ones. After
- * the MRs, before the QPs.
+ * had them bound (type 2 ones once their QPs are connected); their
+ * virtual rkeys now stand for the new ones. After the MRs, before the QPs.
  */
 int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len)
 {
@@ -146,61 +219,12 @@ int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len)
 	int ret = 0;
 
 	list_for_each (&ctx->rec.mws, mmw, entry) {
-		struct ibv_pd *pd = lower_pd(mmw->mw.pd);
-		uint32_t virt = mmw->mw.rkey;
-
-		mmw->lower = ibv_alloc_mw(pd, mmw->mw.type);
-		if (!mmw->lower) {
-			ret = errno ? errno : ENOMEM;
-			snprintf(why, why_len,
-				 "allocating a memory window failed: %s",
-				 strerror(ret));
+		if (mmw->mw.type == IBV_MW_TYPE_2)
+			ret = type2_alloc(ctx, mmw, why, why_len);
+		else
+			ret = type1_rebuild(ctx, &b, mmw, why, why_len);
+		if (ret)
 			break;
-		}
-		mmw->mw.handle = mmw->lower->handle;
-		if (mmw->mw.type == IBV_MW_TYPE_2) {
-			/*
-			 * Its current key stands for the new window's key,
-			 * or for the next one, which the bind through its QP
-			 * will give it (migr_mws_bind_type2())
-			 */
-			virt = mmw->cur_rkey;
-			if (mmw->qp)
-				mmw->bind_rkey = ibv_inc_rkey(mmw->lower->rkey);
-		} else if (mmw->mr) {
-			if (b.pd != pd) {
-				bind_qp_close(&b);
-				ret = bind_qp_open(ctx, pd, &b);
-				if (ret) {
-					snprintf(
-						why, why_len,
-						"a QP to bind memory windows with failed: %s",
-						strerror(ret));
-					break;
-				}
-			}
-			/*
-			 * The application's own bind may have failed (its
-			 * completion is not watched): then the window stays
-			 * unbound here too, and the switch goes on.
-			 */
-			if (bind_again(&b, mmw, why, why_len)) {
-				verbs_warn(&ctx->vctx,
-					   "switch: %s; left unbound\n", why);
-				why[0] = 0;
-				mmw->mr = NULL;
-				bind_qp_close(&b);
-			}
-		}
-		ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY, virt,
-				       mmw->mw.type == IBV_MW_TYPE_2 && mmw->qp ?
-					       mmw->bind_rkey :
-					       mmw->lower->rkey);
-		if (ret) {
-			snprintf(why, why_len,
-				 "remapping a memory window's rkey failed");
-			break;
-		}
 	}
 	bind_qp_close(&b);
 	return ret;
@@ -218,14 +242,22 @@ void migr_mws_release(struct migr_context *ctx)
 	}
 }
 
+/* A bound type 2 window, bound through only if that is given */
+static bool bound_through(const struct migr_mw *mmw, const struct migr_qp *only)
+{
+	return mmw->mw.type == IBV_MW_TYPE_2 && mmw->qp &&
+	       (!only || mmw->qp == only);
+}
+
 /* Each type 2 window bound again is one marker of its QP, awaited here */
-static bool type2_binds_done(struct migr_context *ctx, bool *failed)
+static bool type2_binds_done(struct migr_context *ctx,
+			     const struct migr_qp *only, bool *failed)
 {
 	struct migr_mw *mmw;
 	bool done = true;
 
 	list_for_each (&ctx->rec.mws, mmw, entry) {
-		if (mmw->mw.type != IBV_MW_TYPE_2 || !mmw->qp)
+		if (!bound_through(mmw, only))
 			continue;
 		*failed |= mmw->qp->marker_failed;
 		done &= !mmw->qp->markers_pending;
@@ -235,11 +267,13 @@ static bool type2_binds_done(struct migr_context *ctx, bool *failed)
 
 /*
  * After the QPs are connected: each type 2 window bound when the switch
- * began is bound again through its rebuilt QP, with the key chosen at
- * allocation. The bind's completion is the switch's (a marker), taken
- * off the CQ before the application sees anything there.
+ * began (through only, if given) is bound again through its rebuilt QP,
+ * with the key chosen at allocation. The bind's completion is the
+ * switch's (a marker), taken off the CQ before the application sees
+ * anything there.
  */
-int migr_mws_bind_type2(struct migr_context *ctx, char *why, size_t why_len)
+int migr_mws_bind_type2(struct migr_context *ctx, struct migr_qp *only,
+			char *why, size_t why_len)
 {
 	double deadline = now_ms() + BIND_WAIT_MS;
 	struct migr_cq *mcq;
@@ -256,7 +290,7 @@ int migr_mws_bind_type2(struct migr_context *ctx, char *why, size_t why_len)
 			.send_flags = IBV_SEND_SIGNALED,
 		};
 
-		if (mmw->mw.type != IBV_MW_TYPE_2 || !mmw->qp)
+		if (!bound_through(mmw, only))
 			continue;
 		wr.bind_mw.mw = mmw->lower;
 		wr.bind_mw.rkey = mmw->bind_rkey;
@@ -274,14 +308,63 @@ int migr_mws_bind_type2(struct migr_context *ctx, char *why, size_t why_len)
 		}
 		mmw->lower->rkey = mmw->bind_rkey;
 	}
-	while (!type2_binds_done(ctx, &failed) && !failed &&
+	while (!type2_binds_done(ctx, only, &failed) && !failed &&
 	       now_ms() < deadline)
 		list_for_each (&ctx->rec.cqs, mcq, entry)
 			migr_cq_drain(mcq);
-	if (!failed && type2_binds_done(ctx, &failed))
+	if (!failed && type2_binds_done(ctx, only, &failed))
 		return 0;
 	snprintf(why, why_len, "binding type 2 memory windows again failed: %s",
 		 failed ? "a bind completed with an error" :
 			  "no completion within 2 s");
 	return EIO;
+}
+
+/*
+ * A partner's switch replaces mqp's lower QP (partner_serve.c): the type 2
+ * windows bound through it go first (the old QP is held by them), and
+ * come again bound through the new one, their new keys in pairs
+ * ("V:P,...", what the mover puts in its replica of our tables; pairs
+ * holds MIGR_QP_MW_MAX * 18 + 1 bytes).
+ */
+void migr_mws_release_qp(struct migr_context *ctx, struct migr_qp *mqp)
+{
+	struct migr_mw *mmw;
+
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		if (!bound_through(mmw, mqp) || !mmw->lower)
+			continue;
+		ibv_dealloc_mw(mmw->lower);
+		mmw->lower = NULL;
+	}
+}
+
+int migr_mws_rebind_qp(struct migr_context *ctx, struct migr_qp *mqp,
+		       char *pairs, char *why, size_t why_len)
+{
+	struct migr_mw *mmw;
+	unsigned int k = 0;
+	size_t len = 0;
+	uint32_t p;
+	int ret;
+
+	pairs[0] = 0;
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		if (!bound_through(mmw, mqp))
+			continue;
+		ret = type2_alloc(ctx, mmw, why, why_len);
+		if (ret)
+			return ret;
+	}
+	ret = migr_mws_bind_type2(ctx, mqp, why, why_len);
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		if (ret || !bound_through(mmw, mqp) || k == MIGR_QP_MW_MAX)
+			continue;
+		if (!migr_xlate_phys_of(&ctx->xlate, MIGR_XLATE_RKEY,
+					mmw->mw.rkey, &p))
+			p = mmw->lower->rkey;
+		len += sprintf(pairs + len, "%s%x:%x", k++ ? "," : "",
+			       mmw->mw.rkey, p);
+	}
+	return ret;
 }

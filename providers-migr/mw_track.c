@@ -152,20 +152,20 @@ void migr_mw_qp_gone(struct migr_qp *mqp)
 	pthread_mutex_unlock(&ctx->rec.lock);
 }
 
-/* A partner's switch replaces the lower QP: windows bound through it stay */
-bool migr_mw_bound_through(struct migr_qp *mqp)
+/* How many windows are bound through mqp (a partner's switch replaces it) */
+unsigned int migr_mw_bound_through(struct migr_qp *mqp)
 {
 	struct migr_context *ctx = mqp->ctx;
 	struct migr_mw *mmw;
-	bool found = false;
+	unsigned int n = 0;
 
 	if (!ctx->mw2)
-		return false;
+		return 0;
 	pthread_mutex_lock(&ctx->rec.lock);
 	list_for_each (&ctx->rec.mws, mmw, entry)
-		found |= mmw->qp == mqp;
+		n += mmw->qp == mqp;
 	pthread_mutex_unlock(&ctx->rec.lock);
-	return found;
+	return n;
 }
 
 /*

@@ -554,6 +554,30 @@ static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
 	return 0;
 }
 
+/*
+ * The keys of the type 2 windows it bound again through its new QP, into
+ * our replica of its tables: every QP of ours that uses the replica now
+ * translates
+ */
+static int reconnect_keys(struct migr_partner *p, struct migr_xlate *x,
+			  const char *res)
+{
+	const char *k = strstr(res, "\"keys\":\""), *end;
+	struct migr_qp *q;
+	unsigned int n = 0;
+
+	if (k && (migr_xlate_set_rkeys(x, k + 8, &end, &n) || *end != '"'))
+		return EPROTO;
+	if (!n) {
+		migr_qp_update_slow(p->mqp);
+		return 0;
+	}
+	list_for_each (&p->mqp->ctx->rec.qps, q, entry)
+		if (q->remote == x)
+			migr_qp_update_slow(q);
+	return 0;
+}
+
 static int reconnect_take(struct migr_partner *p, const char *res, void *arg,
 			  char *err, size_t errlen)
 {
@@ -570,9 +594,10 @@ static int reconnect_take(struct migr_partner *p, const char *res, void *arg,
 	ret = migr_xlate_set(x, MIGR_XLATE_QPN_PHYS, p->qpn, p->new_qpn);
 	if (!ret)
 		ret = migr_xlate_set(x, MIGR_XLATE_QPN, p->new_qpn, p->qpn);
+	if (!ret)
+		ret = reconnect_keys(p, x, res);
 	if (ret)
-		snprintf(err, errlen, "recording its new number failed");
-	migr_qp_update_slow(p->mqp);
+		snprintf(err, errlen, "recording its new number or keys failed");
 	return ret;
 }
 
@@ -655,20 +680,15 @@ static int fetch_args(struct migr_partner *p, char *buf, size_t len, void *arg)
 /* Its rkeys, "V:P,V:P,..." in hex, into our replica of its tables */
 static int fetch_keys(struct fetch *f, const char *res)
 {
-	const char *p = strstr(res, "\"keys\":\"");
-	unsigned int v, ph;
-	int used;
+	const char *p = strstr(res, "\"keys\":\""), *end;
+	unsigned int n;
 
 	if (!p)
 		return EPROTO;
-	for (p += 8; sscanf(p, "%x:%x%n", &v, &ph, &used) == 2; p += used) {
-		if (migr_xlate_set(f->x, MIGR_XLATE_RKEY, v, ph))
-			return ENOMEM;
-		f->nkeys++;
-		if (p[used] == ',')
-			used++;
-	}
-	return *p == '"' ? 0 : EPROTO;
+	if (migr_xlate_set_rkeys(f->x, p + 8, &end, &n))
+		return ENOMEM;
+	f->nkeys += n;
+	return *end == '"' ? 0 : EPROTO;
 }
 
 static int fetch_take(struct migr_partner *p, const char *res, void *arg,

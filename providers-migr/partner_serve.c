@@ -324,11 +324,11 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		FAILED(e, "switching itself");
 		return;
 	}
-	/* only a WR on the old lower QP could bind them to the new one */
-	if (migr_mw_bound_through(mqp)) {
+	/* bound again through the new lower QP, their keys in one reply */
+	if (migr_mw_bound_through(mqp) > MIGR_QP_MW_MAX) {
 		FAILED(e,
-		       "QP 0x%x has type 2 memory windows bound through it, which its partner side cannot carry to a new QP yet",
-		       mqp->vqp.qp.qp_num);
+		       "QP 0x%x has more than %u type 2 memory windows bound through it",
+		       mqp->vqp.qp.qp_num, MIGR_QP_MW_MAX);
 		return;
 	}
 	if (migr_marker_grant(mqp) || migr_marker_target(mqp, &ours)) {
@@ -640,22 +640,15 @@ static void do_recvs(struct entry *v, unsigned int n)
 static int set_keys(struct migr_context *ctx, struct migr_xlate *x,
 		    const char *pairs)
 {
-	unsigned int v, p, n = 0;
+	const char *end;
 	struct migr_qp *q;
-	int used;
+	unsigned int n;
 
 	if (x == &ctx->remote || x == &ctx->xlate)
 		return EINVAL;
-	while (sscanf(pairs, "%x:%x%n", &v, &p, &used) == 2) {
-		if (migr_xlate_set(x, MIGR_XLATE_RKEY, v, p))
-			return ENOMEM;
-		n++;
-		pairs += used;
-		if (*pairs != ',')
-			break;
-		pairs++;
-	}
-	if (*pairs && *pairs != ' ')
+	if (migr_xlate_set_rkeys(x, pairs, &end, &n))
+		return ENOMEM;
+	if (*end && *end != ' ')
 		return EINVAL;
 	list_for_each (&ctx->rec.qps, q, entry)
 		if (q->remote == x)
@@ -695,7 +688,7 @@ static void reconnect_one(struct entry *e)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
-	char gidhex[33], why[256];
+	char gidhex[33], why[256], keys[MIGR_QP_MW_MAX * 18 + 1];
 	unsigned int new_qpn;
 	union ibv_gid gid;
 	uint64_t consumers, unused;
@@ -727,6 +720,8 @@ static void reconnect_one(struct entry *e)
 				    "QP 0x%x: %u RECVs flushed, %" PRIu64
 				    " unused by the count\n",
 				    e->qpn, ctx->retired_flushes, unused);
+		/* type 2 windows bound through it hold it */
+		migr_mws_release_qp(ctx, mqp);
 		ret = ibv_destroy_qp(mqp->lower);
 		if (ret) {
 			FAILED(e, "destroying the old QP failed: %s",
@@ -749,7 +744,8 @@ static void reconnect_one(struct entry *e)
 	migr_qp_update_slow(mqp);
 	if (migr_create_lower_qp(mqp, why, sizeof(why)) ||
 	    migr_connect_qp(mqp, NULL, why, sizeof(why)) ||
-	    migr_repost_recvs(mqp, unused, why, sizeof(why))) {
+	    migr_repost_recvs(mqp, unused, why, sizeof(why)) ||
+	    migr_mws_rebind_qp(ctx, mqp, keys, why, sizeof(why))) {
 		FAILED(e, "%s", why);
 		return;
 	}
@@ -759,7 +755,8 @@ static void reconnect_one(struct entry *e)
 		"QP 0x%x: now 0x%x, connected to its moved peer 0x%x (0x%x); %" PRIu64
 		" RECVs posted again\n",
 		e->qpn, mqp->lower->qp_num, e->s->peer_qpn, new_qpn, unused);
-	RESULT(e, true, "{\"ok\":true,\"qpn\":%u}", mqp->lower->qp_num);
+	RESULT(e, true, "{\"ok\":true,\"qpn\":%u,\"keys\":\"%s\"}",
+	       mqp->lower->qp_num, keys);
 }
 
 static void do_reconnect(struct entry *v, unsigned int n)

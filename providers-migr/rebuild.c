@@ -509,7 +509,7 @@ int migr_reconnect_all(struct migr_context *ctx,
 			     strerror(errno));
 		mah->ah.handle = mah->lower->handle;
 	}
-	return migr_mws_bind_type2(ctx, why, why_len);
+	return migr_mws_bind_type2(ctx, NULL, why, why_len);
 }
 
 /*

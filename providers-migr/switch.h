@@ -172,7 +172,13 @@ void migr_replay_drained(struct migr_qp *mqp);
 
 /* mw_switch.c: type 1 memory windows bound again on the target */
 int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len);
-int migr_mws_bind_type2(struct migr_context *ctx, char *why, size_t why_len);
+int migr_mws_bind_type2(struct migr_context *ctx, struct migr_qp *only,
+			char *why, size_t why_len);
+/* a partner's switch replaces a QP that type 2 windows are bound through */
+#define MIGR_QP_MW_MAX 32
+void migr_mws_release_qp(struct migr_context *ctx, struct migr_qp *mqp);
+int migr_mws_rebind_qp(struct migr_context *ctx, struct migr_qp *mqp,
+		       char *pairs, char *why, size_t why_len);
 void migr_mws_release(struct migr_context *ctx);
 
 /* dm_switch.c: device memory, its contents carried through host memory */

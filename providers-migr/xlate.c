@@ -8,6 +8,7 @@
  * value the entry migr_key_entry() makes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "xlate.h"
@@ -260,6 +261,26 @@ int migr_xlate_set(struct migr_xlate *x, enum migr_xlate_kind kind,
 		mark_active(x);
 	pthread_mutex_unlock(&x->lock);
 	return ret;
+}
+
+int migr_xlate_set_rkeys(struct migr_xlate *x, const char *pairs,
+			 const char **end, unsigned int *n)
+{
+	unsigned int v, p;
+	int used;
+
+	*n = 0;
+	while (sscanf(pairs, "%x:%x%n", &v, &p, &used) == 2) {
+		if (migr_xlate_set(x, MIGR_XLATE_RKEY, v, p))
+			return ENOMEM;
+		(*n)++;
+		pairs += used;
+		if (*pairs != ',')
+			break;
+		pairs++;
+	}
+	*end = pairs;
+	return 0;
 }
 
 void migr_xlate_forget(struct migr_xlate *x, enum migr_xlate_kind kind,

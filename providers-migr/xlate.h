@@ -166,5 +166,11 @@ int migr_xlate_set(struct migr_xlate *x, enum migr_xlate_kind kind,
 		   uint32_t from, uint32_t to);
 void migr_xlate_forget(struct migr_xlate *x, enum migr_xlate_kind kind,
 		       uint32_t from);
+/*
+ * A partner's rkeys as it sends them, "V:P,V:P,..." in hex, into a
+ * replica; *end: the first character after the list, *n: how many
+ */
+int migr_xlate_set_rkeys(struct migr_xlate *x, const char *pairs,
+			 const char **end, unsigned int *n);
 
 #endif /* MIGR_XLATE_H */

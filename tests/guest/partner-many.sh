@@ -7,8 +7,11 @@
 # the server's QPs facing the other. The first client moves, then the
 # server (there and back), then the second client; every WR and byte of
 # all three is checked. Each side reaches the other's regions through type
-# 1 memory windows: a moved window is bound again and its new rkey pushed
-# to the partners with the MRs'. The server runs as an ordinary user (nobody), so
+# 2 memory windows, bound through the QP that faces the other: a mover's
+# are bound again through its rebuilt QPs, their new rkeys pushed to the
+# partners with the MRs'; a partner's are bound again through the QP that
+# replaces the one facing the mover, their new rkeys in its reconnect
+# answer. The server runs as an ordinary user (nobody), so
 # its migrd relays its partner requests only for the QPs that face its
 # own, which it checks with the partners and the kernel.
 # usage: partner-many.sh a|b    (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
@@ -16,7 +19,7 @@
 role=${1:?a or b}
 A_IP=10.9.0.1
 two_host_env partner-many
-TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event --mw -D 900 --stall-timeout 60 --port 18631"
+TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event --mw=2 -D 900 --stall-timeout 60 --port 18631"
 
 start_test_migrd partner-many "$LOGDIR/partner-many-migrd-$role.log"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"

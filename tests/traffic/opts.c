@@ -44,9 +44,10 @@ static void usage(FILE *f)
 		"  -q, --qps N                RC QPs (default 2, at most %d)\n"
 		"      --srq                  receive through one SRQ shared by the RC QPs\n"
 		"      --ud                   add a UD QP pair (address handle, SEND)\n"
-		"      --mw                   show the peer each RC QP's region through a\n"
-		"                             type 1 memory window: its WRITEs, READs and\n"
-		"                             atomics use the window's rkey\n"
+		"      --mw[=TYPE]            show the peer each RC QP's region through a\n"
+		"                             memory window of TYPE (1, the default, or 2:\n"
+		"                             bound by a WR on the QP): its WRITEs, READs\n"
+		"                             and atomics use the window's rkey\n"
 		"      --ud-max-loss PCT      tolerate losing up to PCT%% of UD datagrams\n"
 		"                             (default 0: any loss fails; use across hosts)\n"
 		"      --ops LIST             comma list of send,send_imm,write,write_imm,\n"
@@ -171,7 +172,7 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		{ "qps", required_argument, NULL, 'q' },
 		{ "srq", no_argument, NULL, O_SRQ },
 		{ "ud", no_argument, NULL, O_UD },
-		{ "mw", no_argument, NULL, O_MW },
+		{ "mw", optional_argument, NULL, O_MW },
 		{ "ud-max-loss", required_argument, NULL, O_UD_LOSS },
 		{ "ops", required_argument, NULL, O_OPS },
 		{ "api", required_argument, NULL, O_API },
@@ -252,7 +253,7 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 			o->ud = true;
 			break;
 		case O_MW:
-			o->mw = true;
+			o->mw = optarg ? num(optarg, 1, 2, "bad --mw") : 1;
 			break;
 		case O_OPS:
 			o->ops_mask = parse_ops(optarg);

@@ -415,7 +415,29 @@ static void ud_to_rts(struct tr_ep *ep, struct tr_qp *q, struct ibv_ah_attr *ah)
 		       strerror(errno));
 }
 
-/* --mw: a type 1 window over the remote region, bound on the RTS QP */
+/*
+ * A type 2 window is bound by a WR on the QP, under the next key, which
+ * the application keeps in its ibv_mw (providers do not)
+ */
+static int post_bind(struct ibv_qp *qp, struct ibv_mw *mw,
+		     const struct ibv_mw_bind *b)
+{
+	struct ibv_send_wr wr = { .wr_id = b->wr_id,
+				  .opcode = IBV_WR_BIND_MW,
+				  .send_flags = b->send_flags },
+			   *bad;
+	int ret;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = b->bind_info;
+	ret = ibv_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}
+
+/* --mw: a window over the remote region, bound on the RTS QP */
 static void bind_window(struct tr_ep *ep, struct tr_qp *q)
 {
 	struct ibv_mw_bind b = {
@@ -429,13 +451,16 @@ static void bind_window(struct tr_ep *ep, struct tr_qp *q)
 	struct tr_wc wc;
 	unsigned int spins = 0;
 
-	q->mw = ibv_alloc_mw(ep->pd, IBV_MW_TYPE_1);
+	q->mw = ibv_alloc_mw(ep->pd, ep->o->mw == 2 ? IBV_MW_TYPE_2 :
+						       IBV_MW_TYPE_1);
 	if (!q->mw)
 		tr_die("%s: ibv_alloc_mw failed: %s", ep->name,
 		       strerror(errno));
-	errno = ibv_bind_mw(q->qp, q->mw, &b);
+	errno = ep->o->mw == 2 ? post_bind(q->qp, q->mw, &b) :
+				 ibv_bind_mw(q->qp, q->mw, &b);
 	if (errno)
-		tr_die("%s: ibv_bind_mw failed: %s", ep->name, strerror(errno));
+		tr_die("%s: binding a type %u window failed: %s", ep->name,
+		       ep->o->mw, strerror(errno));
 	/* Nothing else completes yet: the peer sends after READY */
 	while (!tr_poll(ep, true, &wc, 1)) {
 		if (++spins > 100000000)
@@ -521,12 +546,13 @@ void tr_teardown(struct tr_ep *ep)
 	for (i = 0; i < ep->nall; i++) {
 		struct tr_qp *q = &ep->qps[i];
 
+		/* a type 2 window holds the QP it is bound through */
+		if (q->mw)
+			ibv_dealloc_mw(q->mw);
 		if (q->qp && ibv_destroy_qp(q->qp))
 			tr_die("%s: ibv_destroy_qp failed", ep->name);
 		if (q->ah)
 			ibv_destroy_ah(q->ah);
-		if (q->mw)
-			ibv_dealloc_mw(q->mw);
 		if (q->remote_mr)
 			ibv_dereg_mr(q->remote_mr);
 		free(q->remote);

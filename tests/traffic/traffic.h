@@ -61,7 +61,8 @@ struct tr_opts {
 	unsigned int nqps;
 	bool srq;
 	bool ud;
-	bool mw; /* peers address the regions through memory windows */
+	/* peers address the regions through memory windows of this type */
+	unsigned int mw;
 	unsigned int ops_mask; /* 1 << enum tr_op */
 	enum tr_api api;
 	enum tr_mode mode;

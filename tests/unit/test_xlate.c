@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xlate.h"
 #include "unit.h"
@@ -175,6 +176,20 @@ static void test_key_bytes(void)
 	CHECK(migr_remote_rkey_to_phys(&replica, 0x4205) == 0x4205);
 	migr_xlate_forget(&replica, MIGR_XLATE_RKEY, 0x41aa);
 	CHECK(migr_remote_rkey_to_phys(&replica, 0x4106) == 0x4106);
+
+	/* pairs as a partner sends them, up to what follows the list */
+	{
+		const char *end;
+		unsigned int n;
+
+		CHECK(!migr_xlate_set_rkeys(&replica, "4105:7a3c,5201:9902 x",
+					    &end, &n));
+		CHECK(n == 2 && !strcmp(end, " x"));
+		CHECK(migr_remote_rkey_to_phys(&replica, 0x5201) == 0x9902);
+		CHECK(migr_remote_rkey_to_phys(&replica, 0x4106) == 0x7a3f);
+		CHECK(!migr_xlate_set_rkeys(&replica, "zz", &end, &n));
+		CHECK(n == 0 && !strcmp(end, "zz"));
+	}
 	migr_xlate_destroy(&replica);
 	migr_xlate_destroy(&x);
 }
