@@ -47,7 +47,7 @@ static void watch_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 		migr_replay_seen(ctx_of(mcq->vcq.cq.context), lower->status,
 				 ibv_wc_read_opcode(lower),
 				 ibv_wc_read_qp_num(lower), lower->wr_id);
-	/* without read_imm_data, a switch refuses (migr_mw2_precheck()) */
+	/* without read_imm_data, a switch refuses (migr_mw2_blocker()) */
 	if ((mcq->watch & MIGR_WATCH_INV) && lower->status == IBV_WC_SUCCESS &&
 	    lower->read_imm_data &&
 	    ibv_wc_read_opcode(lower) == IBV_WC_RECV &&
