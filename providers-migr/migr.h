@@ -15,6 +15,7 @@
 #include <infiniband/driver.h>
 #include <util/util.h>
 
+#include "queue_owner.h"
 #include "quiesce.h"
 #include "xlate.h"
 
@@ -294,6 +295,7 @@ struct migr_srq {
 	struct ibv_srq *lower;
 	uint32_t async_events;
 	uint8_t slow; /* MIGR_SLOW_SUSPENDED while a switch holds its posts */
+	struct migr_queue_owner owner; /* who posts RECVs: the log's guard */
 	struct migr_rlog rlog;
 	/* RECVs held from recv_hold on (as a QP's: see struct migr_qp) */
 	pthread_mutex_t hold_lock;
@@ -347,6 +349,8 @@ struct migr_qp {
 	struct ibv_qp_ex *lower_ex; /* set when created with send_ops_flags */
 	struct migr_context *ctx;
 	uint8_t slow; /* MIGR_SLOW_*: zero on the fast path */
+	/* who posts sends and RECVs: the guards of what follows */
+	struct migr_queue_owner sq, rq;
 	/* SENDs and WRITE_IMMs posted: RECVs they use up at the partner */
 	uint64_t n_consumers;
 	struct migr_rlog rlog;
@@ -403,6 +407,8 @@ struct migr_qp {
 	unsigned int wr_consumers;
 	/* the open batch began while suspended: it is recorded (qp_ex_hold.c) */
 	bool wr_recording;
+	/* the open batch holds the send queue's lock (qp_ex.c) */
+	bool wr_locked;
 	struct migr_held_wr *wr_rec, **wr_rec_tail;
 	/* rkeys the open batch invalidates (LOCAL_INV), noted at complete */
 	uint32_t *wr_inv;

@@ -6,9 +6,10 @@
  * stack with translated keys and lower objects: no locks, no allocation,
  * no system call is added. Two things are kept for a switch on the way:
  * the number of SENDs posted (the RECVs they use up at the partner) and a
- * ring of the RECVs posted, so the unused ones can be posted again; they
- * assume one thread posts to a given queue at a time. While a switch has a
- * QP suspended its posts are copied and held, and return 0.
+ * ring of the RECVs posted, so the unused ones can be posted again. A
+ * queue's first poster keeps them without a lock; once a second thread
+ * posts to it, every post takes the queue's lock (queue_owner.h). While a
+ * switch has a QP suspended its posts are copied and held, and return 0.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -21,6 +22,8 @@
 #define SGE_BATCH 256
 /* A lone WR with at most this many SGEs is rewritten in one small copy */
 #define ONE_WR_SGE 4
+/* Flags as the short paths see them on a queue another thread owns */
+#define NOT_MINE 0xff
 
 struct sge_pool {
 	struct ibv_sge sge[SGE_BATCH];
@@ -192,8 +195,7 @@ static int post_send_rewritten(struct migr_qp *mqp, struct ibv_send_wr *wr,
  * invalidates one (mw_track.c follows both).
  */
 static inline unsigned int scan_sends(const struct ibv_send_wr *wr,
-				      const struct ibv_send_wr *stop,
-				      bool *mw)
+				      const struct ibv_send_wr *stop, bool *mw)
 {
 	unsigned int n = 0;
 
@@ -335,16 +337,14 @@ unposted_sends(const struct ibv_send_wr *wr, const struct ibv_send_wr *stop)
 	return scan_sends(wr, NULL, &mw) - scan_sends(wr, stop, &mw);
 }
 
-/* A list, a bind or a flag: the general path */
-static int __attribute__((noinline))
-post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
-	       struct ibv_send_wr **bad_wr)
+/* Any post; the caller is inside migr_enter() and may keep the books */
+static int post_send_inside(struct migr_qp *mqp, struct ibv_send_wr *wr,
+			    struct ibv_send_wr **bad_wr)
 {
 	unsigned int consumers;
 	bool mw = false;
 	int ret;
 
-	migr_enter();
 	/* only logged (MIGR_REPLAY): the list goes down as it is */
 	if (likely(!(mqp->slow & ~MIGR_SLOW_LOG))) {
 		consumers = scan_sends(wr, NULL, &mw);
@@ -357,11 +357,40 @@ post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
 			if (mqp->slow & MIGR_SLOW_LOG)
 				migr_slog_add(&mqp->slog, wr,
 					      ret ? *bad_wr : NULL);
-			migr_leave();
 			return ret;
 		}
 	}
-	ret = post_send_slow(mqp, wr, bad_wr);
+	return post_send_slow(mqp, wr, bad_wr);
+}
+
+/* A send queue that several threads post to, or its first post */
+static int __attribute__((noinline))
+post_send_locked(struct migr_qp *mqp, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad_wr)
+{
+	int ret;
+
+	migr_queue_owner_lock(&mqp->sq);
+	migr_enter();
+	ret = post_send_inside(mqp, wr, bad_wr);
+	migr_leave();
+	migr_queue_owner_unlock(&mqp->sq);
+	return ret;
+}
+
+/* A list, a bind or a flag: the general path */
+static int __attribute__((noinline))
+post_send_list(struct migr_qp *mqp, struct ibv_send_wr *wr,
+	       struct ibv_send_wr **bad_wr)
+{
+	int ret;
+
+	migr_enter();
+	if (unlikely(!migr_queue_owner_mine(&mqp->sq))) {
+		migr_leave();
+		return post_send_locked(mqp, wr, bad_wr);
+	}
+	ret = post_send_inside(mqp, wr, bad_wr);
 	migr_leave();
 	return ret;
 }
@@ -421,13 +450,13 @@ int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 
 	/*
 	 * One WR: what most posts are, kept short, on a QP nothing was ever
-	 * remapped for and on one only translated. The flags are read
-	 * inside, after migr_enter().
+	 * remapped for and on one only translated, from the thread that owns
+	 * the queue. The flags are read inside, after migr_enter().
 	 */
 	if (likely(wr && !wr->next && (unsigned int)wr->opcode < 32)) {
 		op = wr->opcode;
 		migr_enter();
-		slow = mqp->slow;
+		slow = migr_queue_owner_mine(&mqp->sq) ? mqp->slow : NOT_MINE;
 		if (likely(!slow && (PLAIN_OPCODES >> op & 1))) {
 			mqp->n_consumers += CONSUMER_OPCODES >> op & 1;
 			ret = ibv_post_send(mqp->lower, wr, bad_wr);
@@ -627,21 +656,40 @@ post_recv_xlated(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 			   post_qp_recv, wr, bad_wr);
 }
 
-/* Lists, and QPs a switch holds */
+/* Any RECV list; the caller is inside migr_enter() and keeps the log */
+static int post_recv_inside(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad_wr)
+{
+	int ret;
+
+	if (!(mqp->slow & ~RECV_FAST_FLAGS)) {
+		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
+		rlog_add(&mqp->rlog, wr, ret ? *bad_wr : NULL);
+		return ret;
+	}
+	return post_recv_slow(mqp, wr, bad_wr);
+}
+
+/* Lists, QPs a switch holds, and receive queues several threads post to */
 static int __attribute__((noinline))
 post_recv_general(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr)
 {
+	bool mine;
 	int ret;
 
 	migr_enter();
-	if (!(mqp->slow & ~RECV_FAST_FLAGS)) {
-		ret = ibv_post_recv(mqp->lower, wr, bad_wr);
-		rlog_add(&mqp->rlog, wr, ret ? *bad_wr : NULL);
-	} else {
-		ret = post_recv_slow(mqp, wr, bad_wr);
-	}
+	mine = migr_queue_owner_mine(&mqp->rq);
+	if (likely(mine))
+		ret = post_recv_inside(mqp, wr, bad_wr);
 	migr_leave();
+	if (likely(mine))
+		return ret;
+	migr_queue_owner_lock(&mqp->rq);
+	migr_enter();
+	ret = post_recv_inside(mqp, wr, bad_wr);
+	migr_leave();
+	migr_queue_owner_unlock(&mqp->rq);
 	return ret;
 }
 
@@ -655,7 +703,9 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	/* a lone RECV, untranslated or only translated: kept short */
 	if (likely(wr && !wr->next)) {
 		migr_enter();
-		slow = mqp->slow & ~RECV_FAST_FLAGS;
+		slow = migr_queue_owner_mine(&mqp->rq) ?
+			       mqp->slow & ~RECV_FAST_FLAGS :
+			       NOT_MINE;
 		if (likely(!slow)) {
 			ret = recv_logged(NULL, &mqp->rlog, mqp->lower,
 					  post_qp_recv, wr, bad_wr);
@@ -702,6 +752,39 @@ static int post_srq_recv_slow(struct migr_srq *msrq, struct ibv_recv_wr *wr,
 	return migr_post_srq_recv_replay(msrq, wr, bad_wr);
 }
 
+/* Any RECV list; the caller is inside migr_enter() and keeps the log */
+static inline __attribute__((always_inline)) int
+srq_recv_inside(struct migr_srq *msrq, const struct migr_xlate *x,
+		struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	int ret;
+
+	if (likely(!msrq->slow && !x->active)) {
+		if (likely(wr && !wr->next))
+			return recv_logged(NULL, &msrq->rlog, msrq->lower,
+					   post_srq_recv, wr, bad_wr);
+		ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
+		rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);
+		return ret;
+	}
+	return post_srq_recv_slow(msrq, wr, bad_wr);
+}
+
+/* An SRQ that several threads post to, or its first post */
+static int __attribute__((noinline))
+post_srq_recv_locked(struct migr_srq *msrq, const struct migr_xlate *x,
+		     struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	int ret;
+
+	migr_queue_owner_lock(&msrq->owner);
+	migr_enter();
+	ret = srq_recv_inside(msrq, x, wr, bad_wr);
+	migr_leave();
+	migr_queue_owner_unlock(&msrq->owner);
+	return ret;
+}
+
 int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
@@ -710,17 +793,11 @@ int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	int ret;
 
 	migr_enter();
-	if (likely(!msrq->slow && !x->active)) {
-		if (likely(wr && !wr->next)) {
-			ret = recv_logged(NULL, &msrq->rlog, msrq->lower,
-					  post_srq_recv, wr, bad_wr);
-		} else {
-			ret = ibv_post_srq_recv(msrq->lower, wr, bad_wr);
-			rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);
-		}
-	} else {
-		ret = post_srq_recv_slow(msrq, wr, bad_wr);
+	if (unlikely(!migr_queue_owner_mine(&msrq->owner))) {
+		migr_leave();
+		return post_srq_recv_locked(msrq, x, wr, bad_wr);
 	}
+	ret = srq_recv_inside(msrq, x, wr, bad_wr);
 	migr_leave();
 	return ret;
 }

@@ -124,6 +124,8 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 		return migr_fail(ENOMEM);
 	}
 	pthread_mutex_init(&mqp->hold_lock, NULL);
+	migr_queue_owner_init(&mqp->sq);
+	migr_queue_owner_init(&mqp->rq);
 	mqp->held_tail = &mqp->held;
 	mqp->wr_rec_tail = &mqp->wr_rec;
 	mqp->init = *attr;

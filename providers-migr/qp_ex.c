@@ -50,15 +50,31 @@ static inline struct ibv_qp_ex *start_wr(struct ibv_qp_ex *qpx)
  * that a switch holds, or whose send WRs are logged (MIGR_REPLAY), has
  * the batch written down as legacy WRs instead (qp_ex_hold.c).
  */
+static inline bool batch_recorded(struct migr_qp *mqp)
+{
+	return __atomic_load_n(&mqp->slow, __ATOMIC_RELAXED) &
+	       (MIGR_SLOW_SUSPENDED | MIGR_SLOW_LOG);
+}
+
+/*
+ * The send queue's lock is held from start to end of a batch when other
+ * threads post to the queue too, and for a recorded batch (no batch
+ * counter says it is under way).
+ */
 static void qpx_wr_start(struct ibv_qp_ex *qpx)
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
+	migr_batch_enter();
+	if (unlikely(!migr_queue_owner_mine(&mqp->sq) || batch_recorded(mqp))) {
+		migr_batch_leave();
+		migr_queue_owner_lock(&mqp->sq);
+		mqp->wr_locked = true;
+		migr_batch_enter();
+	}
 	mqp->wr_err = 0;
 	mqp->wr_consumers = 0;
-	migr_batch_enter();
-	if (unlikely(__atomic_load_n(&mqp->slow, __ATOMIC_RELAXED) &
-		     (MIGR_SLOW_SUSPENDED | MIGR_SLOW_LOG))) {
+	if (unlikely(batch_recorded(mqp))) {
 		migr_batch_leave();
 		mqp->wr_recording = true;
 		return;
@@ -66,13 +82,25 @@ static void qpx_wr_start(struct ibv_qp_ex *qpx)
 	mqp->lower_ex->wr_start(mqp->lower_ex);
 }
 
+/* The batch is over: the queue's lock goes, if it took it */
+static inline void batch_unlock(struct migr_qp *mqp)
+{
+	if (unlikely(mqp->wr_locked)) {
+		mqp->wr_locked = false;
+		migr_queue_owner_unlock(&mqp->sq);
+	}
+}
+
 static int qpx_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 	int err = mqp->wr_err;
 
-	if (unlikely(mqp->wr_recording))
-		return migr_wr_rec_complete(mqp);
+	if (unlikely(mqp->wr_recording)) {
+		err = migr_wr_rec_complete(mqp);
+		batch_unlock(mqp);
+		return err;
+	}
 	/* Like a provider's own builder error: nothing of the batch is posted */
 	if (unlikely(err)) {
 		mqp->wr_err = 0;
@@ -80,6 +108,7 @@ static int qpx_wr_complete(struct ibv_qp_ex *qpx)
 		if (unlikely(mqp->n_wr_inv))
 			migr_mw_batch_done(mqp, false);
 		migr_batch_leave();
+		batch_unlock(mqp);
 		return err;
 	}
 	err = mqp->lower_ex->wr_complete(mqp->lower_ex);
@@ -88,6 +117,7 @@ static int qpx_wr_complete(struct ibv_qp_ex *qpx)
 	if (unlikely(mqp->n_wr_inv))
 		migr_mw_batch_done(mqp, !err);
 	migr_batch_leave();
+	batch_unlock(mqp);
 	return err;
 }
 
@@ -97,6 +127,7 @@ static void qpx_wr_abort(struct ibv_qp_ex *qpx)
 
 	if (unlikely(mqp->wr_recording)) {
 		migr_wr_rec_abort(mqp);
+		batch_unlock(mqp);
 		return;
 	}
 	mqp->wr_err = 0;
@@ -104,6 +135,7 @@ static void qpx_wr_abort(struct ibv_qp_ex *qpx)
 	if (unlikely(mqp->n_wr_inv))
 		migr_mw_batch_done(mqp, false);
 	migr_batch_leave();
+	batch_unlock(mqp);
 }
 
 /* A WR of a recorded batch, or NULL when the batch goes to the lower QP */

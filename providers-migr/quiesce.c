@@ -88,7 +88,8 @@ static int wait_out(uint64_t *counter, uint64_t deadline)
 	return 0;
 }
 
-int migr_quiesce(unsigned int timeout_ms)
+/* Wait on posts and batches, and on poll sessions if sessions */
+static int quiesce(unsigned int timeout_ms, bool sessions)
 {
 	uint64_t deadline = now_ms() + timeout_ms;
 	struct migr_poster *p;
@@ -107,7 +108,7 @@ int migr_quiesce(unsigned int timeout_ms)
 		/* Inside a post or poll: lower calls never block, so wait */
 		ret = wait_out(&p->seq, deadline);
 		/* Inside a poll session: the application ends it soon */
-		if (!ret)
+		if (!ret && sessions)
 			ret = wait_out(&p->session, deadline);
 		/* Inside an ibv_wr_*() batch: it completes soon */
 		if (!ret)
@@ -115,4 +116,14 @@ int migr_quiesce(unsigned int timeout_ms)
 	}
 	pthread_mutex_unlock(&posters_lock);
 	return ret;
+}
+
+int migr_quiesce(unsigned int timeout_ms)
+{
+	return quiesce(timeout_ms, true);
+}
+
+int migr_quiesce_posts(unsigned int timeout_ms)
+{
+	return quiesce(timeout_ms, false);
 }

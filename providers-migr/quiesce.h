@@ -92,5 +92,10 @@ int migr_quiesce_init(void);
  * data-path call has left it. 0, ETIMEDOUT, or ENOSYS without membarrier.
  */
 int migr_quiesce(unsigned int timeout_ms);
+/*
+ * The same for posts and ibv_wr_*() batches only: a thread that posts
+ * inside a poll session of its own must not wait for another's.
+ */
+int migr_quiesce_posts(unsigned int timeout_ms);
 
 #endif /* MIGR_QUIESCE_H */

@@ -136,6 +136,7 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 		return migr_fail(ENOMEM);
 	}
 	pthread_mutex_init(&msrq->hold_lock, NULL);
+	migr_queue_owner_init(&msrq->owner);
 	msrq->held_tail = &msrq->held;
 	msrq->max_wr = attr->attr.max_wr;
 	msrq->max_sge = attr->attr.max_sge;
