@@ -7,20 +7,26 @@
 . "$(dirname "$0")/lib.sh"
 SWITCHES=${MIGR_SWITCHES:-20}
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
+SHAREDQ=$MIGR_BUILD_DIR/tests/switch/sharedq
 CONTROL=$MIGR_TOP/tests/switch/control.py
 export VERBS_LOG_LEVEL=3
 
 ensure_rxe1 && pass rxe1_active || fail rxe1_active
 
-# pid_of_run LOG: start selfpair in the background, logging to LOG
-start_selfpair() { # NAME SECONDS ARGS...
-	local name=$1 secs=$2; shift 2
+# start_prog PROGRAM NAME SECONDS ARGS...: run a test program on migr_rxe0
+# in the background (pid in SP), logging to NAME.log
+start_prog() {
+	local prog=$1 name=$2 secs=$3; shift 3
 	export VERBS_LOG_FILE=$LOGDIR/$name.verbs.log
 	rm -f "$VERBS_LOG_FILE"
-	"$SELFPAIR" migr_rxe0 "$secs" "$@" >"$LOGDIR/$name.log" 2>&1 &
+	"$prog" migr_rxe0 "$secs" "$@" >"$LOGDIR/$name.log" 2>&1 &
 	SP=$!
 	# running once it printed its first progress line
-	for _ in $(seq 100); do grep -q rounds= "$LOGDIR/$name.log" && break; sleep 0.1; done
+	for _ in $(seq 100); do grep -Eq 'rounds=|sends=' "$LOGDIR/$name.log" && break; sleep 0.1; done
+}
+
+start_selfpair() { # NAME SECONDS ARGS...
+	start_prog "$SELFPAIR" "$@"
 }
 
 # switch_many NAME N: switch the running selfpair N times back and forth
@@ -32,7 +38,7 @@ switch_many() {
 stop_selfpair() {
 	kill -TERM $SP 2>/dev/null
 	wait $SP; rc=$?
-	check "traffic_intact_$1" sh -c "[ $rc -eq 0 ] && grep -q 'selfpair: OK' $LOGDIR/$1.log"
+	check "traffic_intact_$1" sh -c "[ $rc -eq 0 ] && grep -Eq '(selfpair|sharedq): OK' $LOGDIR/$1.log"
 	sed -n '$p' "$LOGDIR/$1.log"
 }
 
@@ -69,6 +75,13 @@ stop_selfpair threads
 start_selfpair threads-events 0 --pairs 8 --threads 4 --events
 switch_many threads-events 10
 stop_selfpair threads-events
+
+# Four threads posting to one send queue and one SRQ at once: the SENDs
+# counted and the RECVs logged for a switch must stay exact when two
+# threads share a queue (queue_owner.h), or a buffer is posted twice.
+start_prog "$SHAREDQ" sharedq 0 --threads 4
+switch_many sharedq 10
+stop_selfpair sharedq
 
 # Two contexts in one process, every op of the generator checked, moved
 # 10 times per run (switch_traffic in lib.sh): event-driven, legacy API;

@@ -51,6 +51,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "rc_loop.h"
+
 #define SLOTS 16
 #define MSG 64
 #define DEPTH 64
@@ -216,8 +218,8 @@ static int get_wc(struct ibv_cq *cq, struct ibv_comp_channel *channel,
 	}
 }
 
-static struct ibv_wc expect(struct side *s, enum ibv_wc_opcode op,
-			    uint64_t seq, const char *what)
+static struct ibv_wc expect(struct side *s, enum ibv_wc_opcode op, uint64_t seq,
+			    const char *what)
 {
 	struct ibv_wc wc;
 
@@ -269,46 +271,15 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	return qp;
 }
 
-/* What RC sets on the way to RTR and RTS and UC must not */
-#define RC_RTR_MASK (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
-#define RC_RTS_MASK                                                            \
-	(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |                \
-	 IBV_QP_MAX_QP_RD_ATOMIC)
-
 static void connect_qp(struct ibv_qp *qp, uint32_t dest, int gid_index,
 		       const union ibv_gid *gid, uint32_t rq_psn,
 		       uint32_t sq_psn)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = rq_psn,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1,
-			     .port_num = 1,
-			     .grh = { .dgid = *gid,
-				      .sgid_index = gid_index,
-				      .hop_limit = 1 } },
-	};
+	const char *state =
+		rc_loop_connect(qp, dest, gid_index, gid, rq_psn, sq_psn, uc);
 
-	if (ibv_modify_qp(qp, &attr,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				  (uc ? 0 : RC_RTR_MASK)))
-		fail("RTR: %s", strerror(errno));
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = sq_psn;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &attr,
-			  IBV_QP_STATE | IBV_QP_SQ_PSN |
-				  (uc ? 0 : RC_RTS_MASK)))
-		fail("RTS: %s", strerror(errno));
+	if (state)
+		fail("%s: %s", state, strerror(errno));
 }
 
 static double now_s(void)
