@@ -349,6 +349,8 @@ struct migr_qp {
 	struct ibv_qp_ex *lower_ex; /* set when created with send_ops_flags */
 	struct migr_context *ctx;
 	uint8_t slow; /* MIGR_SLOW_*: zero on the fast path */
+	/* send WRs of room the lower QP has for migr's own (qp.c) */
+	uint8_t own_wrs;
 	/* who posts sends and RECVs: the guards of what follows */
 	struct migr_queue_owner sq, rq;
 	/* SENDs and WRITE_IMMs posted: RECVs they use up at the partner */
@@ -834,6 +836,10 @@ int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
 void migr_wr_rec_abort(struct migr_qp *mqp);
 void migr_qp_update_slow(struct migr_qp *mqp);
 void migr_qp_unsuspend(struct migr_qp *mqp);
+struct ibv_qp *migr_qp_create_lower(struct migr_qp *mqp,
+				    struct ibv_context *lower_ctx,
+				    struct ibv_qp_init_attr_ex *lattr);
+void migr_qp_cap_to_app(const struct migr_qp *mqp, struct ibv_qp_cap *cap);
 void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
 			const struct ibv_qp_init_attr_ex *attr,
 			struct migr_qp *mqp);

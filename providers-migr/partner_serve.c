@@ -458,22 +458,31 @@ static void do_fetch(struct entry *e)
 	       k == MIGR_FETCH_KEYS ? start + k : 0);
 }
 
-/* Hold the QP's posts and post its marker; the drain is done for all */
-static void suspend_one(struct entry *e)
+/*
+ * Post the QP's marker unless it is out already. A full send queue
+ * (ENOMEM: an application that keeps it full) is no failure: posts are
+ * held now, completions make room, and do_suspend() tries again.
+ */
+static void post_marker(struct entry *e)
 {
 	struct migr_qp *mqp = e->mqp;
 	int ret;
 
-	if (mqp->attr.qp_state == IBV_QPS_RTR)
+	if (mqp->attr.qp_state == IBV_QPS_RTR || mqp->marker_sent)
 		return;
-
-	mqp->marker_sent = mqp->marker_failed = false;
 	ret = migr_post_marker(e->ctx, mqp, &e->s->peer_marker);
-	if (ret) {
+	if (ret && ret != ENOMEM) {
 		end_sess(e->s, mqp);
 		e->s = NULL;
 		FAILED(e, "posting the drain marker failed: %s", strerror(ret));
 	}
+}
+
+/* Hold the QP's posts and post its marker; the drain is done for all */
+static void suspend_one(struct entry *e)
+{
+	e->mqp->marker_sent = e->mqp->marker_failed = false;
+	post_marker(e);
 }
 
 /*
@@ -526,6 +535,9 @@ static void do_suspend(struct entry *v, unsigned int n)
 	do {
 		left = 0;
 		for (i = 0; i < n; i++) {
+			if (!v[i].ok)
+				continue;
+			post_marker(&v[i]);
 			if (!v[i].ok)
 				continue;
 			drain_cqs(v[i].mqp);

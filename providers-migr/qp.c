@@ -38,6 +38,55 @@ void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
 				NULL;
 }
 
+/*
+ * Room for one send WR of migr's own (a drain marker) on top of what the
+ * application asked for: a program that keeps its send queue full, or a
+ * receiver that asked for none (qperf's servers), would leave the marker
+ * no room. Only QP types a switch moves; without it if the device cannot.
+ */
+#define OWN_SEND_WRS 1
+
+static void reserve_own_wrs(struct migr_qp *mqp, struct ibv_qp_cap *cap,
+			    enum ibv_qp_type type)
+{
+	mqp->own_wrs = 0;
+	if (type != IBV_QPT_RC && type != IBV_QPT_UD)
+		return;
+	mqp->own_wrs = OWN_SEND_WRS;
+	cap->max_send_wr += OWN_SEND_WRS;
+}
+
+/* The lower QP could not take the room: as the application asked */
+static bool unreserve_own_wrs(struct migr_qp *mqp, struct ibv_qp_cap *cap)
+{
+	if (!mqp->own_wrs)
+		return false;
+	cap->max_send_wr -= mqp->own_wrs;
+	mqp->own_wrs = 0;
+	return true;
+}
+
+/* What the lower allocated, as the application may use it */
+void migr_qp_cap_to_app(const struct migr_qp *mqp, struct ibv_qp_cap *cap)
+{
+	cap->max_send_wr -= cap->max_send_wr >= mqp->own_wrs ? mqp->own_wrs :
+							       cap->max_send_wr;
+}
+
+/* The lower QP for the request in lattr, with room for migr's own WRs */
+struct ibv_qp *migr_qp_create_lower(struct migr_qp *mqp,
+				    struct ibv_context *lower_ctx,
+				    struct ibv_qp_init_attr_ex *lattr)
+{
+	struct ibv_qp *qp;
+
+	reserve_own_wrs(mqp, &lattr->cap, lattr->qp_type);
+	qp = ibv_create_qp_ex(lower_ctx, lattr);
+	if (!qp && unreserve_own_wrs(mqp, &lattr->cap))
+		qp = ibv_create_qp_ex(lower_ctx, lattr);
+	return qp;
+}
+
 /* Why posts leave the pass-through path, suspension aside */
 static uint8_t slow_reasons(const struct migr_qp *mqp)
 {
@@ -193,13 +242,17 @@ struct ibv_qp *migr_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		.qp_type = lex.qp_type,
 		.sq_sig_all = lex.sq_sig_all,
 	};
+	reserve_own_wrs(mqp, &lattr.cap, lattr.qp_type);
 	mqp->lower = ibv_create_qp(lex.pd, &lattr);
+	if (!mqp->lower && unreserve_own_wrs(mqp, &lattr.cap))
+		mqp->lower = ibv_create_qp(lex.pd, &lattr);
 	if (!mqp->lower) {
 		ctl_leave(pd->context);
 		free(mqp);
 		return NULL;
 	}
 	/* Providers report the capabilities they really allocated */
+	migr_qp_cap_to_app(mqp, &lattr.cap);
 	attr->cap = lattr.cap;
 	qp = finish_qp(mqp, &attr_ex, &lattr.cap);
 	ctl_leave(pd->context);
@@ -218,12 +271,13 @@ struct ibv_qp *migr_create_qp_ex(struct ibv_context *context,
 		return NULL;
 	ctl_enter(context);
 	migr_qp_lower_attr(&lattr, attr, mqp);
-	mqp->lower = ibv_create_qp_ex(mqp->ctx->lower, &lattr);
+	mqp->lower = migr_qp_create_lower(mqp, mqp->ctx->lower, &lattr);
 	if (!mqp->lower) {
 		ctl_leave(context);
 		free(mqp);
 		return NULL;
 	}
+	migr_qp_cap_to_app(mqp, &lattr.cap);
 	attr->cap = lattr.cap;
 	qp = finish_qp(mqp, &req, &lattr.cap);
 	ctl_leave(context);
@@ -347,6 +401,8 @@ int migr_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	ret = ibv_query_qp(mqp->lower, attr, attr_mask, init_attr);
 	if (ret)
 		return ret;
+	migr_qp_cap_to_app(mqp, &attr->cap);
+	migr_qp_cap_to_app(mqp, &init_attr->cap);
 
 	attr->dest_qp_num =
 		migr_remote_qpn_to_virt(mqp->remote, attr->dest_qp_num);

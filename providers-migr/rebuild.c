@@ -330,7 +330,7 @@ int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 	migr_qp_lower_attr(&lattr, &mqp->init, mqp);
 	lattr.comp_mask |= IBV_QP_INIT_ATTR_PD;
 	lattr.pd = lower_pd(mqp->vqp.qp.pd);
-	mqp->lower = ibv_create_qp_ex(ctx->lower, &lattr);
+	mqp->lower = migr_qp_create_lower(mqp, ctx->lower, &lattr);
 	if (!mqp->lower)
 		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
 		     strerror(errno));
