@@ -19,7 +19,7 @@ KERNEL_VERSION=6.12.107-1
 # IN_PLACE rdma-core build (libnl, libudev, libsystemd; pyverbs links libpython3.13).
 ROOTFS_PACKAGES=(
 	kmod iproute2 procps util-linux busybox strace iputils-ping
-	ibverbs-utils ibverbs-providers rdmacm-utils perftest criu
+	ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf criu
 	python3 python3-pytest libpython3.13
 	libnl-3-200 libnl-route-3-200 libudev1 libsystemd0
 )

@@ -1,6 +1,6 @@
 #!/bin/bash
 # In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
-# unmodified third-party programs (Debian's perftest, rdma-core's
+# unmodified third-party programs (Debian's perftest and qperf, rdma-core's
 # ibv_*_pingpong, librdmacm's rping) run between A and B on migr_rxe0, and each side's
 # process is moved live between its rxe0 and rxe1 by migrctl while they
 # run; the other side follows through the two migrd. Each program must
@@ -176,6 +176,64 @@ for prog in "${PROGRAMS[@]}"; do
 		verify_moves
 	fi
 done
+# qperf over rdma_cm (its own addressing has no GIDs, so RoCE needs
+# -cm1): one server on A forks a process per test, which is moved. Its
+# receivers ask for no send queue at all (the drain marker has room of
+# its own) and its senders keep theirs full. 16 KB messages: a queue
+# of 64 KB ones takes rxe in TCG about the whole 5 s bound to drain.
+QPERF_TESTS=(rc_bw rc_rdma_read_bw rc_compare_swap_mr)
+qperf_holder() { # the qperf process that holds a QP (not the server)
+	migrctl status | awk '$3 == "qperf" && $7 > 0 { print $1; exit }'
+}
+QS=
+for t in "${QPERF_TESTS[@]}"; do
+	name=qperf_$t
+	wanted "$name" || continue
+	log=$LOGDIR/unmodified-$name-$role.log
+	if [ "$role" = a ]; then
+		if [ -z "$QS" ]; then
+			$CM qperf -lp 18740 >"$LOGDIR/unmodified-qperf-server.log" 2>&1 &
+			QS=$!
+		fi
+		say "$name.srv"
+		await "$name.cli" || fail "${name}_client_up"
+		P=
+		for _ in $(seq 100); do P=$(qperf_holder); [ -n "$P" ] && break; sleep 0.1; done
+		[ -n "$P" ] && pass "${name}_test_process" || fail "${name}_test_process"
+		sleep 2
+		move "${name}_a_moves" "$P" rxe1
+		say "$name.a1"
+		await "$name.b1" || fail "${name}_b1"
+		move "${name}_a_moves_back" "$P" rxe0
+		say "$name.a2"
+		await "$name.done" || fail "${name}_done"
+		# the next test's process must not be mistaken for this one
+		for _ in $(seq 100); do kill -0 "$P" 2>/dev/null || break; sleep 0.1; done
+		verify_moves
+	else
+		await "$name.srv" || fail "${name}_server_up"
+		sleep 1
+		$CM qperf -lp 18740 -cm1 -m 16K -t 25 $A_IP "$t" >"$log" 2>&1 &
+		P=$!
+		started "$P" || fail "${name}_client_started"
+		say "$name.cli"
+		await "$name.a1" || fail "${name}_a1"
+		move "${name}_b_moves" "$P" rxe1
+		say "$name.b1"
+		await "$name.a2" || fail "${name}_a2"
+		move "${name}_b_moves_back" "$P" rxe0
+		finished "${name}_b" "$P" "$log"
+		check "${name}_reported" grep -Eq '(bw|msg_rate) += +[0-9.]+ ' "$log"
+		say "$name.done"
+		verify_moves
+	fi
+done
+if [ -n "$QS" ]; then
+	kill -TERM "$QS" 2>/dev/null
+	wait "$QS"
+	check qperf_server_no_error sh -c "! grep -Eiq 'fail|error' $LOGDIR/unmodified-qperf-server.log"
+fi
+
 kill -TERM "$MIGRD" 2>/dev/null
 # What rxe said: a QP that went to error on this side is logged by the
 # kernel even when its program did not notice
