@@ -16,8 +16,8 @@ struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn)
 
 struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 				      const struct ibv_qp_attr *attr,
-				      uint32_t our_phys, char *err,
-				      size_t errlen)
+				      uint32_t our_phys, union ibv_gid *gid,
+				      char *err, size_t errlen)
 {
 	errno = 0;
 	return NULL;

@@ -55,8 +55,8 @@ static void json_report(FILE *out, const char *dev, int ret,
 		r->to, r->rolled_back ? "true" : "false", r->ms_suspend,
 		r->ms_drain, r->ms_release, r->ms_rebuild, r->ms_partner,
 		r->ms_replay, r->ms_total, r->partners, r->retries, r->pds,
-		r->dms, r->mrs, r->mws, r->channels, r->cqs, r->srqs, r->qps, r->ahs,
-		r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
+		r->dms, r->mrs, r->mws, r->channels, r->cqs, r->srqs, r->qps,
+		r->ahs, r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
 		r->reposted_recvs, r->flushed, r->shadowed, r->lost,
 		r->device_fds, r->device_maps);
 }
@@ -474,15 +474,20 @@ static bool port_has_gid(struct ibv_context *lower, uint8_t port,
 	return found;
 }
 
-/* Is QP on gid: its own GID once connected, else one of its port's */
+/*
+ * Is QP on gid: its own GID once connected, else one of its port's, or
+ * one its port had before a switch (a peer that read it then connects)
+ */
 static bool qp_on_gid(struct migr_context *c, const struct migr_qp *mqp,
 		      const union ibv_gid *gid)
 {
 	const struct ibv_ah_attr *ah = &mqp->attr.ah_attr;
-	union ibv_gid g;
+	union ibv_gid g, now;
 
 	if (!c->lower)
 		return false;
+	if (migr_gid_history_find(&c->gid_history, gid, &now))
+		gid = &now;
 	if (ah->is_global)
 		return !ibv_query_gid(c->lower, ah->port_num,
 				      ah->grh.sgid_index, &g) &&

@@ -15,6 +15,7 @@
 #include <infiniband/driver.h>
 #include <util/util.h>
 
+#include "gid.h"
 #include "queue_owner.h"
 #include "quiesce.h"
 #include "xlate.h"
@@ -66,6 +67,8 @@ struct migr_context {
 	uint64_t peer_id; /* names this context to its partners */
 	int lower_async_fd; /* the lower context's, watched by our epoll fd */
 	struct migr_record rec;
+	/* GIDs it had before its switches (gid.h); under rec.lock */
+	struct migr_gid_history gid_history;
 	/* control verbs (read) against a switch (write) */
 	pthread_rwlock_t ctl_lock;
 	/*

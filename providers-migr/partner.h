@@ -116,12 +116,13 @@ void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort);
  * once per change of its tables, its rkeys. The replica of its tables that
  * now has them; NULL if it never moved (errno 0), or on failure (errno,
  * err set): then the application's values are used as they are, right
- * for a peer that never moved or has no migr.
+ * for a peer that never moved or has no migr. If the peer's GID in attr
+ * is one it had before a switch, *gid is set to the one it has now.
  */
 struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 				      const struct ibv_qp_attr *attr,
-				      uint32_t our_phys, char *err,
-				      size_t errlen);
+				      uint32_t our_phys, union ibv_gid *gid,
+				      char *err, size_t errlen);
 
 /* partner_serve.c: the partner side, one request line (after "partner ") */
 void migr_partner_serve(FILE *out, const char *line);

@@ -33,14 +33,6 @@
 #define FETCH_QUIET_MS 60000
 #define FETCH_QUIET_HOSTS 16
 
-static void gid_hex(const union ibv_gid *gid, char *out)
-{
-	int i;
-
-	for (i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02x", gid->raw[i]);
-}
-
 /* Where the partner's migrd is: the address inside its RoCE v2 GID */
 static int gid_host(const union ibv_gid *gid, char *host, size_t len)
 {
@@ -95,6 +87,14 @@ static bool json_hex(const char *json, const char *key, uint64_t *v)
 	errno = 0;
 	*v = strtoull(p + 1, &end, 16);
 	return !errno && end != p + 1 && *end == '"';
+}
+
+/* A GID given as 32 hex digits: "key":"fe80..." */
+static bool json_gid(const char *json, const char *key, union ibv_gid *gid)
+{
+	const char *p = json_at(json, key);
+
+	return p && *p == '"' && !migr_gid_parse(p + 1, gid);
 }
 
 /* The "error" string, unescaped enough for a one-line message */
@@ -246,7 +246,7 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 	int answered = 0, ret;
 	uint64_t pid = 0;
 
-	gid_hex(&p0->gid, gid);
+	migr_gid_hex(&p0->gid, gid);
 	len = snprintf(line, sizeof(line), "migrd/1 partner %s %d %u %s %s %s",
 		       p0->host, p0->pid, p0->qpn, gid, st->op, gid);
 	if (st->head)
@@ -547,7 +547,7 @@ static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
 	if (ibv_query_gid(mqp->ctx->lower, mqp->attr.ah_attr.port_num,
 			  mqp->attr.ah_attr.grh.sgid_index, &ours))
 		return ENOENT;
-	gid_hex(&ours, gid);
+	migr_gid_hex(&ours, gid);
 	/* the SENDs a replay posts again have not used its RECVs */
 	snprintf(buf, len, "%u %s %" PRIu64, mqp->lower->qp_num, gid,
 		 mqp->n_consumers - mqp->replay_consumers);
@@ -597,7 +597,8 @@ static int reconnect_take(struct migr_partner *p, const char *res, void *arg,
 	if (!ret)
 		ret = reconnect_keys(p, x, res);
 	if (ret)
-		snprintf(err, errlen, "recording its new number or keys failed");
+		snprintf(err, errlen,
+			 "recording its new number or keys failed");
 	return ret;
 }
 
@@ -662,6 +663,8 @@ struct fetch {
 	uint32_t phys;
 	uint64_t peer, gen;
 	unsigned int next, nkeys;
+	bool gid_moved; /* the GID asked at is one it had: gid replaced it */
+	union ibv_gid gid;
 };
 
 static int fetch_args(struct migr_partner *p, char *buf, size_t len, void *arg)
@@ -706,6 +709,7 @@ static int fetch_take(struct migr_partner *p, const char *res, void *arg,
 	}
 	f->phys = v;
 	f->next = next;
+	f->gid_moved = json_gid(res, "gid", &f->gid);
 	if (f->x && fetch_keys(f, res)) {
 		snprintf(err, errlen, "its keys are malformed");
 		return EPROTO;
@@ -780,8 +784,8 @@ static void host_went_quiet(const char *host)
 
 struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 				      const struct ibv_qp_attr *attr,
-				      uint32_t our_phys, char *err,
-				      size_t errlen)
+				      uint32_t our_phys, union ibv_gid *gid,
+				      char *err, size_t errlen)
 {
 	struct fetch f = { .our_phys = our_phys, .probe = true };
 	struct migr_partner p = { .mqp = mqp, .qpn = attr->dest_qp_num };
@@ -810,6 +814,13 @@ struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 			host_went_quiet(p.host);
 		errno = ret;
 		return NULL;
+	}
+	if (f.gid_moved) {
+		*gid = f.gid;
+		verbs_info(
+			&mqp->ctx->vctx,
+			"QP 0x%x: its peer 0x%x at %s moved to another GID since it gave it out; connecting there\n",
+			mqp->vqp.qp.qp_num, p.qpn, p.host);
 	}
 	/* A peer whose tables never changed: the identity is right */
 	if (!f.gen) {

@@ -41,20 +41,6 @@ struct sess {
 static LIST_HEAD(sessions);
 static bool watchdog_started;
 
-static int parse_gid(const char *hex, union ibv_gid *gid)
-{
-	unsigned int i, b;
-
-	if (strlen(hex) != 32)
-		return -1;
-	for (i = 0; i < 16; i++) {
-		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
-			return -1;
-		gid->raw[i] = b;
-	}
-	return 0;
-}
-
 static struct sess *find_sess(struct migr_context *ctx, uint32_t qpn)
 {
 	struct sess *s;
@@ -380,8 +366,8 @@ static bool drained(const struct migr_qp *mqp)
 static void do_faces(struct entry *e)
 {
 	struct migr_qp *mqp = e->mqp;
-	const uint8_t *g = mqp->attr.ah_attr.grh.dgid.raw;
 	unsigned int peer_qpn, peer_phys;
+	char hex[33];
 
 	/* The prepare's arguments: is it the asker's QP this one faces? */
 	if (sscanf(e->args, "%u %*s %*s %*s %*s %u", &peer_qpn, &peer_phys) ==
@@ -399,27 +385,30 @@ static void do_faces(struct entry *e)
 		FAILED(e, "QP 0x%x is not connected over a GID", e->qpn);
 		return;
 	}
-	RESULT(e, true,
-	       "{\"ok\":true,\"peer_phys\":%u,\"peer_gid\":\"%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x\"}",
-	       mqp->dest_phys, g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
-	       g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+	migr_gid_hex(&mqp->attr.ah_attr.grh.dgid, hex);
+	RESULT(e, true, "{\"ok\":true,\"peer_phys\":%u,\"peer_gid\":\"%s\"}",
+	       mqp->dest_phys, hex);
 }
 
 /*
  * A QP of another process is being connected to this one (partner.h,
  * fetch): say which lower QP it must connect to, and, unless the asker
  * has them from generation GEN, our rkeys, MIGR_FETCH_KEYS at a time from the
- * START-th. A QP connected to another QP answers notmine. Read only.
+ * START-th. Asked at a GID this process had before a switch (the
+ * application gave out the GID it read then), say the one that replaced
+ * it. A QP connected to another QP answers notmine. Read only.
  */
-static void do_fetch(struct entry *e)
+static void do_fetch(struct entry *e, const union ibv_gid *gid)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
 	unsigned int peer_qpn, peer_phys, k = 0;
 	char keys[MIGR_FETCH_KEYS * 18 + 1] = "", from[16], *end;
+	char moved[48] = "", hex[33];
 	uint64_t peer_id, gen, ours;
 	unsigned long start = 0;
-	bool probe;
+	union ibv_gid now;
+	bool probe, found;
 
 	if (sscanf(e->args, "%u %u %" SCNx64 " %" SCNu64 " %15s", &peer_qpn,
 		   &peer_phys, &peer_id, &gen, from) != 5) {
@@ -451,11 +440,18 @@ static void do_fetch(struct entry *e)
 	ours = __atomic_load_n(&ctx->xlate.gen, __ATOMIC_ACQUIRE);
 	if (!probe && ours && ours != gen)
 		k = migr_rkey_pairs(ctx, start, MIGR_FETCH_KEYS, keys);
+	pthread_mutex_lock(&ctx->rec.lock);
+	found = migr_gid_history_find(&ctx->gid_history, gid, &now);
+	pthread_mutex_unlock(&ctx->rec.lock);
+	if (found) {
+		migr_gid_hex(&now, hex);
+		snprintf(moved, sizeof(moved), ",\"gid\":\"%s\"", hex);
+	}
 	RESULT(e, true,
 	       "{\"ok\":true,\"phys\":%u,\"peer\":\"%016" PRIx64
-	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu}",
+	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu%s}",
 	       mqp->lower->qp_num, ctx->peer_id, ours, keys,
-	       k == MIGR_FETCH_KEYS ? start + k : 0);
+	       k == MIGR_FETCH_KEYS ? start + k : 0, moved);
 }
 
 /*
@@ -708,7 +704,7 @@ static void reconnect_one(struct entry *e)
 
 	if (sscanf(e->args, "%u %32s %" SCNu64, &new_qpn, gidhex, &consumers) !=
 		    3 ||
-	    parse_gid(gidhex, &gid) || !new_qpn || new_qpn >> 24) {
+	    migr_gid_parse(gidhex, &gid) || !new_qpn || new_qpn >> 24) {
 		FAILED(e, "bad reconnect request");
 		return;
 	}
@@ -899,7 +895,7 @@ void migr_partner_serve(FILE *out, const char *line)
 		goto out_free;
 	}
 	if (sscanf(copy, "%15s %32s %n", op, gidhex, &used) != 2 || !used ||
-	    parse_gid(gidhex, &gid)) {
+	    migr_gid_parse(gidhex, &gid)) {
 		fprintf(out,
 			"{\"ok\":false,\"error\":\"bad partner request\"}\n");
 		goto out_free;
@@ -971,7 +967,7 @@ void migr_partner_serve(FILE *out, const char *line)
 	} else if (!strcmp(op, "fetch")) {
 		for (i = 0; i < n; i++)
 			if (v[i].mqp)
-				do_fetch(&v[i]);
+				do_fetch(&v[i], &gid);
 	} else if (!strcmp(op, "suspend")) {
 		do_suspend(v, n);
 	} else if (!strcmp(op, "reconnect")) {

@@ -338,7 +338,7 @@ static bool partner_is_self(struct migr_qp *mqp, struct migr_context *peer,
  */
 static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
 				     const struct ibv_qp_attr *attr,
-				     uint32_t our_phys)
+				     uint32_t our_phys, union ibv_gid *gid)
 {
 	struct migr_xlate *x;
 	char err[512];
@@ -347,7 +347,7 @@ static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
 	    mqp->vqp.qp.qp_type != IBV_QPT_UC)
 		return NULL;
 	ctl_leave(mqp->vqp.qp.context);
-	x = migr_partner_fetch(mqp, attr, our_phys, err, sizeof(err));
+	x = migr_partner_fetch(mqp, attr, our_phys, gid, err, sizeof(err));
 	if (!x && errno)
 		verbs_debug(&mqp->ctx->vctx,
 			    "QP 0x%x: nothing learned of its peer 0x%x: %s\n",
@@ -359,7 +359,7 @@ static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
 int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct migr_qp *mqp = to_mqp(qp);
-	struct ibv_qp_attr lattr = *attr;
+	struct ibv_qp_attr lattr = *attr, moved;
 	struct migr_context *peer = NULL;
 	bool connect = (attr_mask & IBV_QP_DEST_QPN) && (attr_mask & IBV_QP_AV);
 	struct migr_xlate *fetched = NULL;
@@ -370,8 +370,10 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	ctl_enter(qp->context);
 	if (connect) {
 		mqp->self = partner_is_self(mqp, peer, attr);
+		/* a GID the peer gave out before it moved: the one it has now */
 		if (!mqp->self && mqp->lower)
-			fetched = fetch_peer(mqp, attr, mqp->lower->qp_num);
+			fetched = fetch_peer(mqp, attr, mqp->lower->qp_num,
+					     &lattr.ah_attr.grh.dgid);
 		mqp->remote = mqp->self ? &peer->xlate :
 			      fetched	? fetched :
 					  &mqp->ctx->remote;
@@ -384,8 +386,15 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	if (!ret) {
 		if (attr_mask & IBV_QP_DEST_QPN)
 			mqp->dest_phys = lattr.dest_qp_num;
-		/* the record keeps the application's values: virtual QPN */
-		migr_record_modify_qp(mqp, attr, attr_mask);
+		/*
+		 * the record keeps the application's values (virtual QPN),
+		 * but the partner's GID as it is now, as a partner's switch
+		 * does (partner_serve.c)
+		 */
+		moved = *attr;
+		if (attr_mask & IBV_QP_AV)
+			moved.ah_attr.grh.dgid = lattr.ah_attr.grh.dgid;
+		migr_record_modify_qp(mqp, &moved, attr_mask);
 		migr_qp_update_slow(mqp);
 	}
 	ctl_leave(qp->context);

@@ -43,6 +43,8 @@ struct sw_set {
 	struct migr_context **ctx;
 	unsigned int n;
 	struct migr_gid_move *gids; /* per context */
+	/* per context: every GID of the old device's and its successor */
+	struct migr_gid_history *moves;
 	uint64_t **unused; /* per context, per QP in record order */
 	struct migr_partner *partners; /* QPs whose partner is elsewhere */
 	unsigned int npartners;
@@ -1007,6 +1009,9 @@ static int switch_locked(struct sw_set *set, const char *target,
 		}
 		if (!ret)
 			ret = precheck(set, c, to, &set->gids[i], rep);
+		/* none known: a peer that read an old GID is not told */
+		if (!ret && migr_gid_moves(c->lower, to, &set->moves[i]))
+			set->moves[i].n = 0;
 		count_objects(c, rep);
 		if (!ret) {
 			set->unused[i] = calloc(rep->qps + 1, sizeof(uint64_t));
@@ -1119,6 +1124,14 @@ static int switch_locked(struct sw_set *set, const char *target,
 	for_each_ctx(set, i, c) pthread_rwlock_unlock(&c->ev_lock);
 	if (stuck)
 		return EIO;
+	for_each_ctx(set, i, c)
+	{
+		if (rep->rolled_back)
+			break;
+		pthread_mutex_lock(&c->rec.lock);
+		migr_gid_history_add(&c->gid_history, &set->moves[i]);
+		pthread_mutex_unlock(&c->rec.lock);
+	}
 	rep->ms_rebuild = now_ms() - t - rep->ms_partner;
 
 	t = now_ms();
@@ -1208,12 +1221,14 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 		return ENODEV;
 	}
 	set.gids = calloc(n, sizeof(*set.gids));
+	set.moves = calloc(n, sizeof(*set.moves));
 	set.unused = calloc(n, sizeof(*set.unused));
-	if (set.gids && set.unused)
+	if (set.gids && set.moves && set.unused)
 		ret = switch_once(&set, target, wait_ms, rep);
 	else
 		REPORT(rep, "out of memory");
 	free(set.unused);
+	free(set.moves);
 	free(set.gids);
 	rep->ms_total = now_ms() - t0;
 	if (ret == EBUSY)

@@ -102,8 +102,7 @@ int migr_ud_precheck(struct migr_context *ctx, struct migr_context *const *v,
 		return 0;
 	list_for_each (&ctx->rec.ahs, mah, entry) {
 		const struct ibv_ah_attr *a = &mah->attr;
-		char hex[40];
-		unsigned int i;
+		char hex[33];
 
 		if (!a->is_global)
 			continue;
@@ -111,8 +110,7 @@ int migr_ud_precheck(struct migr_context *ctx, struct migr_context *const *v,
 				   &gid) &&
 		    !memcmp(&gid, &a->grh.dgid, sizeof(gid)))
 			continue;
-		for (i = 0; i < 16; i++)
-			sprintf(hex + 2 * i, "%02x", a->grh.dgid.raw[i]);
+		migr_gid_hex(&a->grh.dgid, hex);
 		snprintf(
 			why, why_len,
 			"an address handle names GID %s, not this device's: UD peers elsewhere cannot follow a switch yet",

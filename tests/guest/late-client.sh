@@ -64,5 +64,31 @@ else
 	traffic_verdict client_traffic_verified "$C" "$LOGDIR/late-client-client.log"
 	await a.done || fail a_done
 fi
+
+# ibv_rc_pingpong reads its GID before it waits for its client: moved to
+# rxe1 before the client comes, it hands out rxe0's. The client's migr
+# learns at connect (fetch) that the server had that GID before a switch
+# and connects to the one that replaced it; without that its QP would
+# talk to rxe0, where the server's QP is not, and time out.
+PP="ibv_rc_pingpong -d migr_rxe0 -g 1 -p 18644 -n 2000 -s 1024"
+if [ "$role" = a ]; then
+	$PP >"$LOGDIR/late-pingpong-server.log" 2>&1 &
+	S=$!
+	started "$S" || fail pingpong_server_started
+	switch_to pingpong_server_moves_before_its_client "$S" rxe1 0
+	say a.pp.moved
+	for _ in $(seq 600); do kill -0 "$S" 2>/dev/null || break; sleep 0.2; done
+	kill -KILL "$S" 2>/dev/null
+	wait "$S"; rc=$?
+	check pingpong_server_done sh -c "[ $rc -eq 0 ] && grep -q 'iters in' $LOGDIR/late-pingpong-server.log"
+	tail -n 2 "$LOGDIR/late-pingpong-server.log" | sed 's/^/    /'
+else
+	await a.pp.moved || fail a_pp_moved
+	timeout 120 $PP $A_IP >"$LOGDIR/late-pingpong-client.log" 2>&1
+	rc=$?
+	check pingpong_client_done sh -c "[ $rc -eq 0 ] && grep -q 'iters in' $LOGDIR/late-pingpong-client.log"
+	sed -n 's/^ *remote address:/    server said:/p' "$LOGDIR/late-pingpong-client.log"
+	check pingpong_client_told_of_the_move grep -q "moved to another GID since it gave it out" "$VERBS_LOG_FILE"
+fi
 kill -TERM "$MIGRD" 2>/dev/null
 summary "late-client $role"

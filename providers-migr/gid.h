@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * GIDs as text (partner requests and replies), and below: the GIDs a
+ * context had before its switches, and the GID that replaced
+ * each (same port and index on the device it is on now). An application
+ * that read its GID before a switch hands the old one to a peer that
+ * connects later; the peer's migr asks this process (fetch) and learns
+ * the GID to connect to. Bounded: the oldest are forgotten.
+ */
+#ifndef MIGR_GID_H
+#define MIGR_GID_H
+
+#include <stdbool.h>
+
+#include <infiniband/verbs.h>
+
+/* 32 hex digits and a NUL */
+void migr_gid_hex(const union ibv_gid *gid, char out[33]);
+/* 0, or -1 if hex is not 32 hex digits */
+int migr_gid_parse(const char *hex, union ibv_gid *gid);
+
+#define MIGR_GID_HISTORY 16
+
+struct migr_gid_history {
+	unsigned int n;
+	struct {
+		union ibv_gid from, to;
+	} e[MIGR_GID_HISTORY];
+};
+
+/* What each GID of from's ports becomes on to, into moves; 0 or errno */
+int migr_gid_moves(struct ibv_context *from, struct ibv_context *to,
+		   struct migr_gid_history *moves);
+/* A switch that made moves succeeded: earlier GIDs lead where theirs went */
+void migr_gid_history_add(struct migr_gid_history *h,
+			  const struct migr_gid_history *moves);
+/* The GID that replaced gid, if the context had gid before: into now */
+bool migr_gid_history_find(const struct migr_gid_history *h,
+			   const union ibv_gid *gid, union ibv_gid *now);
+
+#endif /* MIGR_GID_H */
