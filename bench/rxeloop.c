@@ -28,6 +28,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "rc_loop.h"
+
 #include "bench.h"
 
 #define PER_ROUND 16 /* SENDs (and RECVs) per round */
@@ -113,38 +115,11 @@ static struct ibv_qp *make_qp(struct pair *p)
 static void connect_qp(struct ibv_qp *qp, uint32_t dest,
 		       const union ibv_gid *gid)
 {
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = 0x10,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1,
-			     .port_num = 1,
-			     .grh = { .dgid = *gid,
-				      .sgid_index = gid_index,
-				      .hop_limit = 1 } },
-	};
+	const char *state =
+		rc_loop_connect(qp, dest, gid_index, gid, 0x10, 0x10, false);
 
-	if (ibv_modify_qp(qp, &attr,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				  IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = 0x10;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &attr,
-			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	if (state)
+		die(state);
 }
 
 static void pair_open(struct pair *p, const char *dev)

@@ -57,7 +57,7 @@ step "two guests, two NICs: a server's two client processes share QP numbers" vm
 	--a "tests/guest/partner-many.sh a" --b "tests/guest/partner-many.sh b"
 step "two guests, two NICs: a client connects to a server that moved" vm --two --nics 2 --timeout 600 \
 	--a "tests/guest/late-client.sh a" --b "tests/guest/late-client.sh b"
-step "two guests, two NICs: perftest and ibv_rc_pingpong switched live" vm --two --nics 2 --timeout 1500 \
+step "two guests, two NICs: perftest, qperf, pingpong, rping switched live" vm --two --nics 2 --timeout 1500 \
 	--a "tests/guest/unmodified.sh a" --b "tests/guest/unmodified.sh b"
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
 step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
