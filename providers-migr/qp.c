@@ -50,7 +50,9 @@ static void reserve_own_wrs(struct migr_qp *mqp, struct ibv_qp_cap *cap,
 			    enum ibv_qp_type type)
 {
 	mqp->own_wrs = 0;
-	if (type != IBV_QPT_RC && type != IBV_QPT_UD)
+	/* a request the device must refuse stays as it was (no wrap to 0) */
+	if ((type != IBV_QPT_RC && type != IBV_QPT_UD) ||
+	    cap->max_send_wr > UINT32_MAX - OWN_SEND_WRS)
 		return;
 	mqp->own_wrs = OWN_SEND_WRS;
 	cap->max_send_wr += OWN_SEND_WRS;
