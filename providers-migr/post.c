@@ -670,26 +670,35 @@ static int post_recv_inside(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 	return post_recv_slow(mqp, wr, bad_wr);
 }
 
-/* Lists, QPs a switch holds, and receive queues several threads post to */
+/* A receive queue that several threads post to, or its first post */
 static int __attribute__((noinline))
-post_recv_general(struct migr_qp *mqp, struct ibv_recv_wr *wr,
-		  struct ibv_recv_wr **bad_wr)
+post_recv_locked(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad_wr)
 {
-	bool mine;
 	int ret;
 
-	migr_enter();
-	mine = migr_queue_owner_mine(&mqp->rq);
-	if (likely(mine))
-		ret = post_recv_inside(mqp, wr, bad_wr);
-	migr_leave();
-	if (likely(mine))
-		return ret;
 	migr_queue_owner_lock(&mqp->rq);
 	migr_enter();
 	ret = post_recv_inside(mqp, wr, bad_wr);
 	migr_leave();
 	migr_queue_owner_unlock(&mqp->rq);
+	return ret;
+}
+
+/* Lists, and QPs a switch holds */
+static int __attribute__((noinline))
+post_recv_general(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr)
+{
+	int ret;
+
+	migr_enter();
+	if (unlikely(!migr_queue_owner_mine(&mqp->rq))) {
+		migr_leave();
+		return post_recv_locked(mqp, wr, bad_wr);
+	}
+	ret = post_recv_inside(mqp, wr, bad_wr);
+	migr_leave();
 	return ret;
 }
 
