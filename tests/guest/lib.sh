@@ -139,6 +139,26 @@ traffic_verdict() {
 	tail -n 1 "$3" | sed 's/^/    /'
 }
 
+# hold_recvs NAME PID LOG: migr-traffic PID (--hold-recvs) posts no RECV
+# until the next SIGUSR1; NAME passes once it has none left, so its peer's
+# SENDs wait on RNR (not after a fixed time: in a busy TCG guest a switch
+# came before that, drained instead of replaying, seen in CI)
+hold_recvs() {
+	local before
+	before=$(grep -c 'no receive left' "$3")
+	kill -USR1 "$2"
+	for _ in $(seq 600); do
+		if [ "$(grep -c 'no receive left' "$3")" -gt "$before" ]; then
+			sleep 0.5
+			pass "$1"
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "    $2 still had receives 60 s after it was told to hold them"
+	fail "$1" "$3"
+}
+
 # started PID: its migr library opened a device (its control socket listens)
 started() {
 	for _ in $(seq 300); do grep -q "@migr/$1\$" /proc/net/unix && return 0; sleep 0.1; done

@@ -24,16 +24,10 @@ TRAFFIC="-d migr_rxe0 --qps 2 --depth 8 --size 512 --api legacy --mode poll -D 6
 
 start_test_migrd replay-partner "$LOGDIR/replay-partner-migrd.log"
 
-# hold PID LOG: PID stops posting RECVs (--hold-recvs), and its peer's
-# SENDs have a moment to run into RNR; release PID: it posts them again.
-# The hold lasts until released (60 s at most): python3 alone can take
-# seconds to start in a busy TCG guest, and a hold that ended on its own
-# before the switch came let the queues drain (seen in CI).
-hold() {
-	kill -USR1 "$1"
-	for _ in $(seq 100); do grep -q 'holding receives' "$2" && break; sleep 0.1; done
-	sleep 1
-}
+# hold_recvs (lib.sh) NAME PID LOG: PID stops posting RECVs; release PID: it
+# posts them again. The hold lasts until released (60 s at most): python3
+# alone can take seconds to start in a busy TCG guest, and a hold that
+# ended on its own before the switch came let the queues drain (seen in CI).
 release() { kill -USR1 "$1"; }
 
 # both_ways NAME PORT [OPTION...]: a client and its server, both logging;
@@ -55,7 +49,7 @@ both_ways() {
 	# Logging processes move as ever, the partner following
 	check "${name}_client_rebuilt_3_times" sh -c "for i in 1 2 3; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >$LOGDIR/$name-rebuilds.jsonl"
 
-	hold "$S" "$LOGDIR/$name-server.log"
+	hold_recvs "${name}_server_holds_receives" "$S" "$LOGDIR/$name-server.log"
 	check "${name}_rebuild_past_bound_replays_toward_partner" sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/$name-partner.json"
 	check "${name}_replayed_and_nothing_lost" python3 - "$LOGDIR/$name-partner.json" <<'PY'
 import json, sys
@@ -78,7 +72,7 @@ PY
 	# new QPs.
 	local logged
 	logged=$(stat -c %s "$VERBS_LOG_FILE" 2>/dev/null || echo 0)
-	hold "$C" "$LOGDIR/$name-client.log"
+	hold_recvs "${name}_client_holds_receives" "$C" "$LOGDIR/$name-client.log"
 	check "${name}_rebuild_with_partner_past_bound_partner_replays" sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/$name-partner2.json"
 	check "${name}_partner_replayed" python3 - "$LOGDIR/$name-partner2.json" "$VERBS_LOG_FILE" "$logged" <<'PY'
 import json, re, sys
@@ -124,7 +118,7 @@ MIGR_REPLAY=1 migr-traffic $TRAFFIC --client 127.0.0.1 >"$LOGDIR/replay-plain-cl
 C=$!
 started "$C" || fail plain_client_started
 sleep 2
-hold "$S" "$LOGDIR/replay-plain-server.log"
+hold_recvs plain_server_holds_receives "$S" "$LOGDIR/replay-plain-server.log"
 check uncounted_partner_rolls_back sh -c "! python3 $CONTROL $C rebuild 1000 >$LOGDIR/replay-plain.json"
 check rollback_names_why python3 - "$LOGDIR/replay-plain.json" <<'PY'
 import json, sys

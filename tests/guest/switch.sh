@@ -182,9 +182,7 @@ MIGR_REPLAY=1 migr-traffic -d migr_rxe0 --loopback -q 2 --depth 8 --size 512 \
 SP=$!
 started $SP || fail replay_srq_started
 sleep 2
-kill -USR1 "$SP"
-for _ in $(seq 100); do grep -q 'holding receives' "$LOGDIR/replay-srq.log" && break; sleep 0.1; done
-sleep 1
+hold_recvs own_srq_receives_held "$SP" "$LOGDIR/replay-srq.log"
 check own_srq_receivers_replayed sh -c "python3 $CONTROL $SP switch rxe1 1000 >$LOGDIR/replay-srq.json && python3 -c '
 import json, sys
 for c in json.load(open(sys.argv[1]))[\"switch\"]:

@@ -35,11 +35,40 @@ static void on_signal(int sig)
  */
 static volatile sig_atomic_t hold_asked;
 static double hold_until;
+static bool hold_exhausted;
 
 static void on_usr1(int sig)
 {
 	(void)sig;
 	hold_asked = 1;
+}
+
+/* Before any setup: a SIGUSR1 that comes early is kept, not fatal */
+void tr_hold_init(const struct tr_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	if (o->hold_recvs > 0)
+		sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* Every RC RECV posted before the hold was consumed: the peer's SENDs
+ * now wait on RNR, which is what a test holds the receives for. */
+static bool recvs_exhausted(struct tr_ep **eps, unsigned int n)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (eps[i]->srq) {
+			if (eps[i]->n_srq_owed < eps[i]->rdepth)
+				return false;
+			continue;
+		}
+		for (j = 0; j < eps[i]->nqps; j++)
+			if (eps[i]->qps[j].recv_owed < eps[i]->rdepth)
+				return false;
+	}
+	return true;
 }
 
 bool tr_recvs_held(void)
@@ -55,12 +84,19 @@ static void hold_recvs(struct tr_ep **eps, unsigned int n, double now)
 	if (hold_asked && !hold_until) {
 		hold_asked = 0;
 		hold_until = now + eps[0]->o->hold_recvs;
+		hold_exhausted = false;
 		printf("migr-traffic: holding receives for %.0f s\n",
 		       eps[0]->o->hold_recvs);
 		fflush(stdout);
 	} else if (hold_asked) {
 		hold_asked = 0;
 		hold_until = now;
+	}
+	if (hold_until && now < hold_until && !hold_exhausted &&
+	    recvs_exhausted(eps, n)) {
+		hold_exhausted = true;
+		printf("migr-traffic: no receive left, the peer's SENDs wait\n");
+		fflush(stdout);
 	}
 	if (!hold_until || now < hold_until)
 		return;
@@ -319,10 +355,6 @@ void tr_run(struct tr_ep **eps, unsigned int n)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (o->hold_recvs > 0) {
-		sa.sa_handler = on_usr1;
-		sigaction(SIGUSR1, &sa, NULL);
-	}
 	if (o->duration > 0)
 		deadline = t0 + o->duration;
 	if (o->mode == MODE_EVENT)

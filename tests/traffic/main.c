@@ -44,6 +44,7 @@ int main(int argc, char **argv)
 	tr_parse_opts(&o, argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	tr_hold_init(&o);
 
 	/* Devices first: a bad name fails before any waiting. */
 	if (o.role == ROLE_LOOPBACK) {

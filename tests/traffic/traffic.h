@@ -302,6 +302,7 @@ void tr_check_final(struct tr_ep *ep, const struct tr_final *f);
 void tr_run(struct tr_ep **eps, unsigned int n);
 bool tr_recvs_held(void);
 double tr_now(void);
+void tr_hold_init(const struct tr_opts *o);
 
 /* report.c */
 void __attribute__((noreturn, format(printf, 3, 4)))
