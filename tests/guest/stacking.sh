@@ -1,7 +1,8 @@
 #!/bin/bash
 # In the guest: the stacked device is listed and usable by the standard
-# tools and by unmodified third-party programs (perftest, librdmacm's
-# rping and ucmatose), over the migr twin of the first real device.
+# tools and by unmodified third-party programs (perftest, rdma-core's
+# pingpong examples, librdmacm's examples and rsockets), over the migr
+# twin of the first real device.
 . "$(dirname "$0")/lib.sh"
 LOWER=${MIGR_LOWER_DEV:-rxe0}
 DEV=migr_$LOWER
@@ -32,6 +33,21 @@ for api in new old; do
 	run_perf "ib_atomic_bw_$api" ib_atomic_bw -n 200 $flag
 	run_perf "ib_send_lat_$api" ib_send_lat -n 200 $flag
 done
+run_perf ib_write_lat ib_write_lat -n 200
+run_perf ib_read_lat ib_read_lat -n 200
+run_perf ib_send_bw_ud ib_send_bw -c UD -n 200
+run_perf ib_send_lat_ud ib_send_lat -c UD -n 200
+
+# rdma-core's own examples: UD and UC pingpong (its RC and SRQ ones run
+# switched live in unmodified.sh); XRC is left out, rxe has none
+run_pingpong() { # name tool
+	export VERBS_LOG_FILE=$LOGDIR/$1.verbs.log
+	rm -f "$VERBS_LOG_FILE"
+	PAIR_PORT=18515 pair "$1" "$2 -d $DEV -g $GIDX -n 200" "$2 -d $DEV -g $GIDX -n 200 127.0.0.1"
+	opened_migr "$VERBS_LOG_FILE" || fail "$1-used-migr" "$VERBS_LOG_FILE"
+}
+run_pingpong ibv_ud_pingpong ibv_ud_pingpong
+run_pingpong ibv_uc_pingpong ibv_uc_pingpong
 
 # librdmacm picks the device listed first among those sharing a GUID: the
 # real device by default, the twin when twins are listed first.
@@ -49,6 +65,28 @@ export VERBS_LOG_FILE=$LOGDIR/ucmatose.verbs.log
 rm -f "$VERBS_LOG_FILE"
 PAIR_CM=1 pair ucmatose_first "ucmatose" "ucmatose -s $IP"
 opened_migr "$VERBS_LOG_FILE" || fail ucmatose_used_migr "$VERBS_LOG_FILE"
+# librdmacm's other examples and rsockets (its own protocol over RDMA
+# WRITE with immediate, inline data), on the twin listed first
+run_cm() { # name server client
+	export VERBS_LOG_FILE=$LOGDIR/$1.verbs.log
+	rm -f "$VERBS_LOG_FILE"
+	PAIR_CM=1 pair "$@"
+	opened_migr "$VERBS_LOG_FILE" || fail "$1-used-migr" "$VERBS_LOG_FILE"
+}
+run_cm ucmatose_8 "ucmatose -c 8 -C 50" "ucmatose -s $IP -c 8 -C 50"
+run_cm udaddy udaddy "udaddy -s $IP"
+run_cm rdma_server rdma_server "rdma_client -s $IP"
+run_cm rdma_xserver rdma_xserver "rdma_xclient -s $IP"
+run_cm rstream "rstream -b $IP -S 4096 -C 100 -T v" "rstream -s $IP -S 4096 -C 100 -T v"
+run_cm riostream "riostream -b $IP -S 4096 -C 100" "riostream -s $IP -S 4096 -C 100"
+# multicast: a receiver joins, a sender sends. Nothing tells when the join
+# is done (the receiver's output is buffered), and what is sent before it
+# is lost: the sender sends its 20 datagrams several times over.
+export VERBS_LOG_FILE=$LOGDIR/mckey.verbs.log
+rm -f "$VERBS_LOG_FILE"
+pair mckey "mckey -m 239.1.1.1 -b $IP -C 20" \
+	"for i in 1 2 3 4 5 6; do mckey -m 239.1.1.1 -b $IP -s -C 20 || exit 1; sleep 1; done"
+opened_migr "$VERBS_LOG_FILE" || fail mckey-used-migr "$VERBS_LOG_FILE"
 unset RDMAV_STACKED_DEVICES VERBS_LOG_FILE
 
 summary stacking

@@ -1,7 +1,8 @@
 #!/bin/bash
 # In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
 # unmodified third-party programs (Debian's perftest and qperf, rdma-core's
-# ibv_*_pingpong, librdmacm's rping) run between A and B on migr_rxe0, and each side's
+# ibv_*_pingpong, librdmacm's rping, and rsockets: rstream and riostream,
+# checking every byte) run between A and B on migr_rxe0, and each side's
 # process is moved live between its rxe0 and rxe1 by migrctl while they
 # run; the other side follows through the two migrd. Each program must
 # end as it would without a switch: exit 0, with its report.
@@ -43,6 +44,8 @@ PROGRAMS=(
 	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717"
 	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721"
 	"rping|$CM rping -s -a $A_IP -p 18718 -C 3000 -S 1024 -V|$CM rping -c -p 18718 -C 3000 -S 1024 -V -a"
+	"rstream|$CM rstream -b $A_IP -p 18741 -S 4096 -C 1000 -I 25 -T v|$CM rstream -p 18741 -S 4096 -C 1000 -I 25 -T v -s"
+	"riostream|$CM riostream -b $A_IP -p 18742 -S 4096 -C 1000 -I 25 -T v|$CM riostream -p 18742 -S 4096 -C 1000 -I 25 -T v -s"
 	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -R -p 18729"
 )
 
