@@ -37,6 +37,7 @@ static void __attribute__((noreturn)) usage(int rc)
 		"usage: migrctl [--socket PATH] COMMAND\n"
 		"  status [--pid P] [--json]\n"
 		"  switch --pid P --device DEV [--wait-ms N] [--json]\n"
+		"  drain --from LOWER --device DEV [--wait-ms N] [--json]\n"
 		"  peer-ping HOST [--json]\n"
 		"  qpn-owner [--host H] IBDEV QPN [--json]\n");
 	exit(rc);
@@ -82,7 +83,7 @@ static char *call(const struct req *r, int timeout_ms)
 
 struct opts {
 	int pid;
-	const char *dev, *host;
+	const char *dev, *host, *from;
 	unsigned int wait_ms;
 	int json;
 	char **args;
@@ -96,6 +97,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "device", required_argument, NULL, 'd' },
 		{ "wait-ms", required_argument, NULL, 'w' },
 		{ "host", required_argument, NULL, 'H' },
+		{ "from", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -105,7 +107,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->wait_ms = 5000;
 	optind = 1;
 	opterr = 0; /* our errors are one line, "migrctl: error: ..." */
-	while ((c = getopt_long(argc, argv, ":p:d:w:H:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:d:w:H:f:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pid = number("pid", optarg, 1, REQ_PID_MAX);
@@ -118,6 +120,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'H':
 			o->host = optarg;
+			break;
+		case 'f':
+			o->from = optarg;
 			break;
 		case 'j':
 			o->json = 1;
@@ -142,14 +147,13 @@ static void copy_name(char *dst, size_t cap, const char *what, const char *s)
 	strcpy(dst, s);
 }
 
-/* Parse a reply; a refusal becomes the one-line error */
-static struct json *parse_reply(const char *reply, int json_out)
+/* Parse a reply; one that is not migrd's is the one-line error */
+static struct json *parse_json(const char *reply)
 {
 	size_t len = strlen(reply);
 	int cap = len / 2 + 16;
 	struct json *j = calloc(1, sizeof(*j));
 	struct json_tok *t = calloc(cap, sizeof(*t));
-	char err[512];
 
 	if (!j || !t)
 		die("out of memory");
@@ -157,15 +161,119 @@ static struct json *parse_reply(const char *reply, int json_out)
 		die("migrd sent a reply that is not JSON");
 	if (json_num(j, json_get(j, 0, "v"), 0) != REQ_VERSION)
 		die("migrd speaks another protocol version");
+	return j;
+}
+
+/* True if j says ok; else false with its error in err */
+static bool reply_ok(const struct json *j, char *err, size_t len)
+{
 	if (json_bool(j, json_get(j, 0, "ok"), false))
+		return true;
+	if (!json_str(j, json_get(j, 0, "error"), err, len))
+		snprintf(err, len, "request failed");
+	return false;
+}
+
+/* Parse a reply; a refusal becomes the one-line error */
+static struct json *parse_reply(const char *reply, int json_out)
+{
+	struct json *j = parse_json(reply);
+	char err[512];
+
+	if (reply_ok(j, err, sizeof(err)))
 		return j;
 	if (json_out) {
 		printf("%s\n", reply);
 		fflush(stdout);
 	}
-	if (!json_str(j, json_get(j, 0, "error"), err, sizeof(err)))
-		strcpy(err, "request failed");
 	die("%s", err);
+}
+
+static void need_ibdev(const char *what, const char *name)
+{
+	char path[128];
+
+	if (!name[0] || strchr(name, '/') || strlen(name) >= REQ_NAME_MAX)
+		die("invalid %s name '%s'", what, name);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", name);
+	if (access(path, F_OK))
+		die("no RDMA device named %s on this host", name);
+}
+
+/* Whether process p of a status reply has a context over lower */
+static bool runs_over(const struct json *st, int p, const char *lower)
+{
+	int ctxs = json_get(st, json_get(st, p, "status"), "contexts");
+	char name[64];
+	int k, c;
+
+	for (k = 0; (c = json_at(st, ctxs, k)) >= 0; k++)
+		if (json_str(st, json_get(st, c, "lower"), name,
+			     sizeof(name)) &&
+		    !strcmp(name, lower))
+			return true;
+	return false;
+}
+
+/*
+ * drain: every migr process with a context over LOWER moves to DEV, one
+ * after the other (all its contexts: a switch moves a whole process). One
+ * that cannot move stays where it runs, as after any failed switch; the
+ * others go on. Exit 1 if any stayed.
+ */
+static int drain(const struct opts *o)
+{
+	struct req r = { .op = REQ_STATUS };
+	int procs, p, i, n = 0, moved = 0;
+	char err[512];
+	struct json *st, *j;
+	int *pids;
+
+	need_ibdev("device", o->from);
+	need_ibdev("device", o->dev);
+	if (!strcmp(o->from, o->dev))
+		die("drain: --from and --device both name %s", o->dev);
+	st = parse_reply(call(&r, 30000), 0);
+	procs = json_get(st, 0, "processes");
+	for (i = 0; json_at(st, procs, i) >= 0; i++)
+		;
+	pids = calloc(i + 1, sizeof(*pids));
+	if (!pids)
+		die("out of memory");
+	for (i = 0; (p = json_at(st, procs, i)) >= 0; i++)
+		if (runs_over(st, p, o->from))
+			pids[n++] = json_num(st, json_get(st, p, "pid"), 0);
+	if (!n && !o->json)
+		printf("no migr process runs over %s\n", o->from);
+	for (i = 0; i < n; i++) {
+		char *reply;
+
+		r = (struct req){ .op = REQ_SWITCH,
+				  .pid = pids[i],
+				  .wait_ms = o->wait_ms };
+		copy_name(r.dev, sizeof(r.dev), "device", o->dev);
+		reply = call(&r, o->wait_ms + 60000);
+		j = parse_json(reply);
+		if (o->json)
+			printf("%s\n", reply);
+		if (reply_ok(j, err, sizeof(err))) {
+			moved++;
+			if (!o->json)
+				show_switch(j);
+		} else if (!o->json) {
+			printf("pid %d: stayed on %s: %s\n", pids[i], o->from,
+			       err);
+		}
+		fflush(stdout);
+	}
+	if (!o->json && n)
+		printf("%s: %d of %d processes moved to %s\n", o->from, moved,
+		       n, o->dev);
+	if (moved < n) {
+		fflush(stdout);
+		die("%d of %d processes stayed on %s", n - moved, n, o->from);
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -205,6 +313,12 @@ int main(int argc, char **argv)
 		r.wait_ms = o.wait_ms;
 		copy_name(r.dev, sizeof(r.dev), "device", o.dev);
 		timeout = o.wait_ms + 60000;
+	} else if (!strcmp(cmd, "drain")) {
+		if (!o.from || !o.dev)
+			die("drain needs --from LOWER and --device DEV");
+		if (o.nargs)
+			die("drain takes no arguments ('%s')", o.args[0]);
+		return drain(&o);
 	} else if (!strcmp(cmd, "peer-ping")) {
 		if (o.nargs != 1)
 			die("peer-ping needs one HOST");
@@ -219,7 +333,7 @@ int main(int argc, char **argv)
 		copy_name(r.dev, sizeof(r.dev), "device", o.args[0]);
 		r.qpn = number("qpn", o.args[1], 0, 0xffffff);
 	} else {
-		die("unknown command '%s' (status, switch, peer-ping, qpn-owner)",
+		die("unknown command '%s' (status, switch, drain, peer-ping, qpn-owner)",
 		    cmd);
 	}
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # In one guest: migrd and migrctl. migrd starts; a running selfpair
 # registers and shows in `migrctl status`; `migrctl switch` moves it rxe0 ->
-# rxe1 and back (phase table, --json); bad requests, unknown pids and
+# rxe1 and back (phase table, --json); `migrctl drain` moves every process
+# off rxe0 but one that cannot move, and back; bad requests, unknown pids and
 # devices and another user's process are refused with one-line errors;
 # processes that never registered are found, dead ones pruned; peer
 # authentication over TCP (to itself), qpn-owner via RDMA netlink, a forged
@@ -91,6 +92,40 @@ check switch_to_rxe1_table sh -c "migrctl switch --pid $SP --device rxe1 --wait-
 sed 's/^/    /' "$LOGDIR/migrd-switch1.txt"
 check status_shows_rxe1 sh -c "migrctl status | grep -E '^$SP .* migr_rxe0 +rxe1 +1 '"
 check switch_back_json sh -c "migrctl switch --pid $SP --device rxe0 --json | tee $LOGDIR/migrd-switch2.json | python3 -c 'import json,sys; r=json.load(sys.stdin); c=r[\"reply\"][\"switch\"][0]; assert r[\"ok\"] and c[\"ok\"] and c[\"from\"]==\"rxe1\" and c[\"to\"]==\"rxe0\" and c[\"total_ms\"]>0 and set(c[\"phases_ms\"])>={\"suspend\",\"drain\",\"release\",\"rebuild\",\"replay\"}, r'"
+
+# drain: every process over rxe0 moves to rxe1, one after the other; one
+# that cannot (UC QPs) stays where it runs, named with its reason, and
+# migrctl ends with a one-line error; then all back with --json
+start_selfpair drain-uc --uc --pairs 2
+UC=$SP
+start_selfpair drain-two --pairs 2
+TWO=$SP
+check drain_leaves_the_unmovable sh -c "! migrctl drain --from rxe0 --device rxe1 >$LOGDIR/migrd-drain.out 2>$LOGDIR/migrd-drain.err &&
+	[ \$(wc -l <$LOGDIR/migrd-drain.err) -eq 1 ] &&
+	grep -q '^migrctl: error: 1 of 3 processes stayed on rxe0' $LOGDIR/migrd-drain.err &&
+	grep -q 'pid $UC: stayed on rxe0: .*other than RC or UD' $LOGDIR/migrd-drain.out &&
+	grep -q '^rxe0: 2 of 3 processes moved to rxe1' $LOGDIR/migrd-drain.out"
+grep -E '^(pid|rxe0:|migr_rxe0:)' "$LOGDIR/migrd-drain.out" | sed 's/^/    /'
+sed 's/^/    /' "$LOGDIR/migrd-drain.err"
+check drain_moved_the_others sh -c "migrctl status >$LOGDIR/migrd-drain.status &&
+	grep -Eq '^$MAIN .* rxe1 ' $LOGDIR/migrd-drain.status &&
+	grep -Eq '^$TWO .* rxe1 ' $LOGDIR/migrd-drain.status &&
+	grep -Eq '^$UC .* rxe0 ' $LOGDIR/migrd-drain.status"
+check drain_back_json sh -c "migrctl drain --from rxe1 --device rxe0 --json >$LOGDIR/migrd-drain2.jsonl && python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert sorted(r[\"pid\"] for r in lines) == sorted([$MAIN, $TWO]), lines
+for r in lines:
+    for c in r[\"reply\"][\"switch\"]:
+        assert r[\"ok\"] and c[\"ok\"] and (c[\"from\"], c[\"to\"]) == (\"rxe1\", \"rxe0\"), r
+' $LOGDIR/migrd-drain2.jsonl"
+check drain_nothing_to_move sh -c "migrctl drain --from rxe1 --device rxe0 | grep -q '^no migr process runs over rxe1'"
+one_line_error drain_same_device "both name rxe0" migrctl drain --from rxe0 --device rxe0
+one_line_error drain_unknown_device "no RDMA device named nosuchdev" migrctl drain --from nosuchdev --device rxe1
+one_line_error drain_needs_both "drain needs --from LOWER and --device DEV" migrctl drain --device rxe1
+stop_selfpair drain-uc "$UC"
+stop_selfpair drain-two "$TWO"
+SP=$MAIN
 
 # Refusals, each one line
 one_line_error unknown_pid_refused "no migr process with pid 4000000" migrctl switch --pid 4000000 --device rxe1
