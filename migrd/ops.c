@@ -36,7 +36,7 @@ static void proc_entry(struct sbuf *out, const struct proc_info *p)
 		  p->registered ? "true" : "false");
 	sb_json_str(out, p->devs);
 	if (proc_request(p->pid, "status\n", 5000, &reply, err, sizeof(err))) {
-		sb_add(out, ",\"status\":null,\"error\":", 22);
+		sb_printf(out, ",\"status\":null,\"error\":");
 		sb_json_str(out, err);
 	} else {
 		sb_printf(out, ",\"status\":%s", reply);
