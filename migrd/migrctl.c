@@ -219,12 +219,13 @@ static bool runs_over(const struct json *st, int p, const char *lower)
  * drain: every migr process with a context over LOWER moves to DEV, one
  * after the other (all its contexts: a switch moves a whole process). One
  * that cannot move stays where it runs, as after any failed switch; the
- * others go on. Exit 1 if any stayed.
+ * others go on. Exit 1 if any stayed, or if one did not answer the status
+ * (it may run over LOWER).
  */
 static int drain(const struct opts *o)
 {
 	struct req r = { .op = REQ_STATUS };
-	int procs, p, i, n = 0, moved = 0;
+	int procs, p, i, n = 0, moved = 0, unknown = 0;
 	char err[512];
 	struct json *st, *j;
 	int *pids;
@@ -240,10 +241,24 @@ static int drain(const struct opts *o)
 	pids = calloc(i + 1, sizeof(*pids));
 	if (!pids)
 		die("out of memory");
-	for (i = 0; (p = json_at(st, procs, i)) >= 0; i++)
-		if (runs_over(st, p, o->from))
-			pids[n++] = json_num(st, json_get(st, p, "pid"), 0);
-	if (!n && !o->json)
+	for (i = 0; (p = json_at(st, procs, i)) >= 0; i++) {
+		int pid = json_num(st, json_get(st, p, "pid"), 0);
+		int status = json_get(st, p, "status");
+
+		if (runs_over(st, p, o->from)) {
+			pids[n++] = pid;
+		} else if (json_get(st, status, "contexts") < 0) {
+			/* it did not say where it runs: it may be there */
+			unknown++;
+			if (!json_str(st, json_get(st, p, "error"), err,
+				      sizeof(err)))
+				snprintf(err, sizeof(err), "no status");
+			if (!o->json)
+				printf("pid %d: not moved, where it runs is not known: %s\n",
+				       pid, err);
+		}
+	}
+	if (!n && !unknown && !o->json)
 		printf("no migr process runs over %s\n", o->from);
 	for (i = 0; i < n; i++) {
 		char *reply;
@@ -269,10 +284,15 @@ static int drain(const struct opts *o)
 	if (!o->json && n)
 		printf("%s: %d of %d processes moved to %s\n", o->from, moved,
 		       n, o->dev);
-	if (moved < n) {
-		fflush(stdout);
-		die("%d of %d processes stayed on %s", n - moved, n, o->from);
-	}
+	fflush(stdout);
+	if (moved < n)
+		die("%d of %d processes stayed on %s%s", n - moved, n, o->from,
+		    unknown ? ", others may run there" : "");
+	if (unknown)
+		die("%d %s not say where %s: %s may run over %s", unknown,
+		    unknown == 1 ? "process did" : "processes did",
+		    unknown == 1 ? "it runs" : "they run",
+		    unknown == 1 ? "it" : "they", o->from);
 	return 0;
 }
 

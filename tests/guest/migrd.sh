@@ -125,6 +125,22 @@ one_line_error drain_unknown_device "no RDMA device named nosuchdev" migrctl dra
 one_line_error drain_needs_both "drain needs --from LOWER and --device DEV" migrctl drain --device rxe1
 stop_selfpair drain-uc "$UC"
 stop_selfpair drain-two "$TWO"
+# A process that does not answer (stopped) is listed with the reason
+# (the status reply stays JSON), and might run over the device: a drain
+# names it, does not move it, and fails saying so
+start_selfpair drain-stopped
+STOPPED=$SP
+kill -STOP "$STOPPED"
+check status_names_the_silent sh -c "migrctl status >$LOGDIR/migrd-silent.status && grep -Eq '^$STOPPED .*selfpair' $LOGDIR/migrd-silent.status && grep -Eq '^$MAIN .*RTS' $LOGDIR/migrd-silent.status"
+grep -E "^$STOPPED " "$LOGDIR/migrd-silent.status" | sed 's/^/    /'
+check drain_names_the_silent sh -c "! migrctl drain --from rxe1 --device rxe0 >$LOGDIR/migrd-drain3.out 2>$LOGDIR/migrd-drain3.err &&
+	grep -q 'pid $STOPPED: not moved, where it runs is not known' $LOGDIR/migrd-drain3.out &&
+	[ \$(wc -l <$LOGDIR/migrd-drain3.err) -eq 1 ] &&
+	grep -q '^migrctl: error: 1 process did not say where it runs: it may run over rxe1' $LOGDIR/migrd-drain3.err"
+sed 's/^/    /' "$LOGDIR/migrd-drain3.out" "$LOGDIR/migrd-drain3.err"
+kill -CONT "$STOPPED"
+kill -TERM "$STOPPED"
+wait "$STOPPED" 2>/dev/null
 SP=$MAIN
 
 # Refusals, each one line
