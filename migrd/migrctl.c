@@ -200,10 +200,10 @@ static void need_ibdev(const char *what, const char *name)
 		die("no RDMA device named %s on this host", name);
 }
 
-/* Whether process p of a status reply has a context over lower */
-static bool runs_over(const struct json *st, int p, const char *lower)
+/* Whether a process's contexts (a status reply's array) include one over
+ * lower */
+static bool runs_over(const struct json *st, int ctxs, const char *lower)
 {
-	int ctxs = json_get(st, json_get(st, p, "status"), "contexts");
 	char name[64];
 	int k, c;
 
@@ -243,11 +243,11 @@ static int drain(const struct opts *o)
 		die("out of memory");
 	for (i = 0; (p = json_at(st, procs, i)) >= 0; i++) {
 		int pid = json_num(st, json_get(st, p, "pid"), 0);
-		int status = json_get(st, p, "status");
+		int ctxs = json_get(st, json_get(st, p, "status"), "contexts");
 
-		if (runs_over(st, p, o->from)) {
+		if (runs_over(st, ctxs, o->from)) {
 			pids[n++] = pid;
-		} else if (json_get(st, status, "contexts") < 0) {
+		} else if (ctxs < 0) {
 			/* it did not say where it runs: it may be there */
 			unknown++;
 			if (!json_str(st, json_get(st, p, "error"), err,
@@ -288,11 +288,12 @@ static int drain(const struct opts *o)
 	if (moved < n)
 		die("%d of %d processes stayed on %s%s", n - moved, n, o->from,
 		    unknown ? ", others may run there" : "");
+	if (unknown == 1)
+		die("1 process did not say where it runs: it may run over %s",
+		    o->from);
 	if (unknown)
-		die("%d %s not say where %s: %s may run over %s", unknown,
-		    unknown == 1 ? "process did" : "processes did",
-		    unknown == 1 ? "it runs" : "they run",
-		    unknown == 1 ? "it" : "they", o->from);
+		die("%d processes did not say where they run: they may run over %s",
+		    unknown, o->from);
 	return 0;
 }
 
