@@ -17,12 +17,18 @@ check devices_lists_twin sh -c "ibv_devices | grep -qw $DEV && ibv_devices | gre
 check devinfo_twin ibv_devinfo -d "$DEV"
 check devinfo_equal bash -c "diff <(ibv_devinfo -v -d $LOWER | sed 1d) <(ibv_devinfo -v -d $DEV | sed 1d)"
 
+# on_twin NAME SERVER CLIENT: pair() (PAIR_PORT or PAIR_CM as the caller
+# sets them) with a verbs log of its own, which must show the twin opened
+on_twin() {
+	export VERBS_LOG_FILE=$LOGDIR/$1.verbs.log
+	rm -f "$VERBS_LOG_FILE"
+	pair "$@"
+	opened_migr "$VERBS_LOG_FILE" || fail "$1-used-migr" "$VERBS_LOG_FILE"
+}
+
 run_perf() { # name tool extra-args
 	local name=$1 tool=$2; shift 2
-	export VERBS_LOG_FILE=$LOGDIR/$name.verbs.log
-	rm -f "$VERBS_LOG_FILE"
-	PAIR_PORT=18515 pair "$name" "$tool -d $DEV -x $GIDX $*" "$tool -d $DEV -x $GIDX $* 127.0.0.1"
-	opened_migr "$VERBS_LOG_FILE" || fail "$name-used-migr" "$VERBS_LOG_FILE"
+	PAIR_PORT=18515 on_twin "$name" "$tool -d $DEV -x $GIDX $*" "$tool -d $DEV -x $GIDX $* 127.0.0.1"
 }
 
 for api in new old; do
@@ -40,14 +46,9 @@ run_perf ib_send_lat_ud ib_send_lat -c UD -n 200
 
 # rdma-core's own examples: UD and UC pingpong (its RC and SRQ ones run
 # switched live in unmodified.sh); XRC is left out, rxe has none
-run_pingpong() { # name tool
-	export VERBS_LOG_FILE=$LOGDIR/$1.verbs.log
-	rm -f "$VERBS_LOG_FILE"
-	PAIR_PORT=18515 pair "$1" "$2 -d $DEV -g $GIDX -n 200" "$2 -d $DEV -g $GIDX -n 200 127.0.0.1"
-	opened_migr "$VERBS_LOG_FILE" || fail "$1-used-migr" "$VERBS_LOG_FILE"
-}
-run_pingpong ibv_ud_pingpong ibv_ud_pingpong
-run_pingpong ibv_uc_pingpong ibv_uc_pingpong
+for pp in ibv_ud_pingpong ibv_uc_pingpong; do
+	PAIR_PORT=18515 on_twin $pp "$pp -d $DEV -g $GIDX -n 200" "$pp -d $DEV -g $GIDX -n 200 127.0.0.1"
+done
 
 # librdmacm picks the device listed first among those sharing a GUID: the
 # real device by default, the twin when twins are listed first.
@@ -57,36 +58,21 @@ PAIR_CM=1 pair rping_after "rping -s -a $IP -C 5 -v" "rping -c -a $IP -C 5 -v"
 if opened_migr "$VERBS_LOG_FILE"; then fail rping_after_used_real "$VERBS_LOG_FILE"; fi
 
 export RDMAV_STACKED_DEVICES=first
-export VERBS_LOG_FILE=$LOGDIR/rping.verbs.log
-rm -f "$VERBS_LOG_FILE"
-PAIR_CM=1 pair rping_first "rping -s -a $IP -C 20 -v" "rping -c -a $IP -C 20 -v"
-opened_migr "$VERBS_LOG_FILE" || fail rping_used_migr "$VERBS_LOG_FILE"
-export VERBS_LOG_FILE=$LOGDIR/ucmatose.verbs.log
-rm -f "$VERBS_LOG_FILE"
-PAIR_CM=1 pair ucmatose_first "ucmatose" "ucmatose -s $IP"
-opened_migr "$VERBS_LOG_FILE" || fail ucmatose_used_migr "$VERBS_LOG_FILE"
+PAIR_CM=1 on_twin rping_first "rping -s -a $IP -C 20 -v" "rping -c -a $IP -C 20 -v"
+PAIR_CM=1 on_twin ucmatose_first "ucmatose" "ucmatose -s $IP"
 # librdmacm's other examples and rsockets (its own protocol over RDMA
 # WRITE with immediate, inline data), on the twin listed first
-run_cm() { # name server client
-	export VERBS_LOG_FILE=$LOGDIR/$1.verbs.log
-	rm -f "$VERBS_LOG_FILE"
-	PAIR_CM=1 pair "$@"
-	opened_migr "$VERBS_LOG_FILE" || fail "$1-used-migr" "$VERBS_LOG_FILE"
-}
-run_cm ucmatose_8 "ucmatose -c 8 -C 50" "ucmatose -s $IP -c 8 -C 50"
-run_cm udaddy udaddy "udaddy -s $IP"
-run_cm rdma_server rdma_server "rdma_client -s $IP"
-run_cm rdma_xserver rdma_xserver "rdma_xclient -s $IP"
-run_cm rstream "rstream -b $IP -S 4096 -C 100 -T v" "rstream -s $IP -S 4096 -C 100 -T v"
-run_cm riostream "riostream -b $IP -S 4096 -C 100" "riostream -s $IP -S 4096 -C 100"
+PAIR_CM=1 on_twin ucmatose_8 "ucmatose -c 8 -C 50" "ucmatose -s $IP -c 8 -C 50"
+PAIR_CM=1 on_twin udaddy udaddy "udaddy -s $IP"
+PAIR_CM=1 on_twin rdma_server rdma_server "rdma_client -s $IP"
+PAIR_CM=1 on_twin rdma_xserver rdma_xserver "rdma_xclient -s $IP"
+PAIR_CM=1 on_twin rstream "rstream -b $IP -S 4096 -C 100 -T v" "rstream -s $IP -S 4096 -C 100 -T v"
+PAIR_CM=1 on_twin riostream "riostream -b $IP -S 4096 -C 100" "riostream -s $IP -S 4096 -C 100"
 # multicast: a receiver joins, a sender sends. Nothing tells when the join
 # is done (the receiver's output is buffered), and what is sent before it
 # is lost: the sender sends its 20 datagrams several times over.
-export VERBS_LOG_FILE=$LOGDIR/mckey.verbs.log
-rm -f "$VERBS_LOG_FILE"
-pair mckey "mckey -m 239.1.1.1 -b $IP -C 20" \
+on_twin mckey "mckey -m 239.1.1.1 -b $IP -C 20" \
 	"for i in 1 2 3 4 5 6; do mckey -m 239.1.1.1 -b $IP -s -C 20 || exit 1; sleep 1; done"
-opened_migr "$VERBS_LOG_FILE" || fail mckey-used-migr "$VERBS_LOG_FILE"
 unset RDMAV_STACKED_DEVICES VERBS_LOG_FILE
 
 summary stacking
