@@ -36,11 +36,12 @@ check() {
 # server's TCP port to wait for. A perftest pair (PAIR_PORT) that fails
 # runs once more, its first failure shown: on a loaded TCG guest perftest
 # has failed alone now and then (a server exiting 1 without a word, after
-# its header); a second failure counts.
+# its header); a second failure counts. PAIR_RETRY=1: the same for a pair
+# without a port.
 pair() {
 	local name=$1
 	_pair_once "$@"
-	if [ -n "${PAIR_PORT:-}" ] && [ $PAIR_RC -ne 0 ]; then
+	if [ -n "${PAIR_PORT:-}${PAIR_RETRY:-}" ] && [ $PAIR_RC -ne 0 ]; then
 		echo "    ($name failed, server rc=$PAIR_RS client rc=$PAIR_RCC; once more)"
 		tail -n 3 "$LOGDIR/$name.server.log" "$LOGDIR/$name.client.log" | sed 's/^/    | /'
 		_pair_once "$@"
