@@ -54,7 +54,8 @@ void local_serve(int fd)
 		ops_error(&out, err);
 	} else {
 		/* partner.c logs its own, never a partner's whole line */
-		if (r.op != REQ_REGISTER && r.op != REQ_PARTNER)
+		if (r.op != REQ_REGISTER && r.op != REQ_PARTNER &&
+		    r.op != REQ_UDPEERS)
 			log_dbg("local pid %d uid %u: %.*s", c.pid,
 				(unsigned int)c.uid, (int)n - 1, line);
 		ops_run(&r, &c, &out);

@@ -5,6 +5,7 @@
 #define MIGRD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "conf.h"
@@ -36,6 +37,15 @@ void ops_error(struct sbuf *out, const char *err);
 
 /* partner.c: the partner relay (req.h) */
 void partner_run(const struct req *r, const struct client *c, struct sbuf *out);
+/*
+ * Does process tgid own QP qpn on a device of this host with GID gid (32
+ * hex digits)? 1, 0, or -1 with err
+ */
+int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
+	       size_t errlen);
+
+/* udpeers.c: the UD relay (req.h) */
+void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out);
 
 /* proc.c: one request to a migr process's control socket */
 int proc_request(int pid, const char *line, int timeout_ms, char **reply,

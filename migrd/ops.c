@@ -253,7 +253,9 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 	 * this host's partner processes
 	 */
 	if (c->peer && r->op != REQ_HELLO &&
-	    ((r->op != REQ_QPN_OWNER && r->op != REQ_PARTNER) || r->host[0])) {
+	    ((r->op != REQ_QPN_OWNER && r->op != REQ_PARTNER &&
+	      r->op != REQ_UDPEERS) ||
+	     r->host[0])) {
 		ops_error(out, "request not allowed from a peer");
 		return;
 	}
@@ -279,6 +281,9 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 		return;
 	case REQ_PARTNER:
 		partner_run(r, c, out);
+		return;
+	case REQ_UDPEERS:
+		udpeers_run(r, c, out);
 		return;
 	}
 	ops_error(out, "unknown request");

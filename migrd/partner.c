@@ -352,8 +352,8 @@ static int test_owns(int tgid, const char *gid, uint32_t qpn, char *err,
 	return found;
 }
 
-static int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
-		      size_t errlen)
+int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
+	       size_t errlen)
 {
 	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], kern[64], e[256];
 	int ndev, i, pid, ret = 0;

@@ -12,6 +12,7 @@
 
 #define MAX_TOKENS 6
 #define PARTNER_ARGS 4 /* HOST PID QPN GID, then the line */
+#define UDPEERS_ARGS 1 /* HOST, then the line */
 
 static const struct {
 	const char *name;
@@ -25,6 +26,7 @@ static const struct {
 	{ "qpn-owner", REQ_QPN_OWNER, 3, 3 },
 	{ "peer-ping", REQ_PEER_PING, 1, 1 },
 	{ "partner", REQ_PARTNER, PARTNER_ARGS, PARTNER_ARGS },
+	{ "udpeers", REQ_UDPEERS, UDPEERS_ARGS, UDPEERS_ARGS },
 };
 
 int req_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -85,23 +87,51 @@ static int valid_addr(const char *s)
 	       inet_pton(AF_INET6, s, &a6) == 1;
 }
 
-static int parse_partner(struct req *r, char **tok, const char *rest, char *err,
-			 size_t errlen)
+/* HOST of a relayed request: an address, or "-" for this host */
+static int parse_relay_host(struct req *r, const char *tok, char *err,
+			    size_t errlen)
+{
+	if (!strcmp(tok, "-"))
+		return 0;
+	if (!valid_addr(tok))
+		return req_fail(
+			err, errlen,
+			"invalid host '%s' (an IPv4 or IPv6 address, or -)",
+			tok);
+	strcpy(r->host, tok);
+	return 0;
+}
+
+/* The line a relayed request ends in; never echoed in errors */
+static int parse_line(struct req *r, const char *rest, const char *what,
+		      char *err, size_t errlen)
 {
 	static const char line_chars[] = "abcdefghijklmnopqrstuvwxyz"
 					 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 					 "0123456789 :,._-";
-	unsigned long v;
-	size_t n;
+	size_t n = strlen(rest);
 
-	if (strcmp(tok[0], "-")) {
-		if (!valid_addr(tok[0]))
-			return req_fail(
-				err, errlen,
-				"invalid host '%s' (an IPv4 or IPv6 address, or -)",
-				tok[0]);
-		strcpy(r->host, tok[0]);
-	}
+	if (!n || rest[0] == ' ')
+		return req_fail(err, errlen, "%s request without a line", what);
+	if (n > REQ_PARTNER_LINE_MAX)
+		return req_fail(err, errlen, "%s line longer than %d bytes",
+				what, REQ_PARTNER_LINE_MAX);
+	if (strspn(rest, line_chars) != n)
+		return req_fail(
+			err, errlen,
+			"%s line has a character other than A-Z a-z 0-9 space : , . _ -",
+			what);
+	memcpy(r->line, rest, n + 1);
+	return 0;
+}
+
+static int parse_partner(struct req *r, char **tok, const char *rest, char *err,
+			 size_t errlen)
+{
+	unsigned long v;
+
+	if (parse_relay_host(r, tok[0], err, errlen))
+		return -1;
 	if (parse_uint(tok[1], 0, REQ_PID_MAX, &v))
 		return req_fail(err, errlen, "invalid pid '%s'", tok[1]);
 	r->pid = v;
@@ -115,20 +145,7 @@ static int parse_partner(struct req *r, char **tok, const char *rest, char *err,
 				"invalid gid '%s' (32 lowercase hex digits)",
 				tok[3]);
 	strcpy(r->gid, tok[3]);
-	/* The line is not echoed in errors: it is the partner's business */
-	n = strlen(rest);
-	if (!n || rest[0] == ' ')
-		return req_fail(err, errlen, "partner request without a line");
-	if (n > REQ_PARTNER_LINE_MAX)
-		return req_fail(err, errlen,
-				"partner line longer than %d bytes",
-				REQ_PARTNER_LINE_MAX);
-	if (strspn(rest, line_chars) != n)
-		return req_fail(
-			err, errlen,
-			"partner line has a character other than A-Z a-z 0-9 space : , . _ -");
-	memcpy(r->line, rest, n + 1);
-	return 0;
+	return parse_line(r, rest, "partner", err, errlen);
 }
 
 static int parse_args(struct req *r, char **tok, int n, const char *rest,
@@ -192,6 +209,10 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 		return 0;
 	case REQ_PARTNER:
 		return parse_partner(r, tok, rest, err, errlen);
+	case REQ_UDPEERS:
+		if (parse_relay_host(r, tok[0], err, errlen))
+			return -1;
+		return parse_line(r, rest, "udpeers", err, errlen);
 	}
 	return req_fail(err, errlen, "unknown request");
 }
@@ -239,8 +260,9 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 			return req_fail(err, errlen,
 					"too many words in request");
 		tok[n++] = t;
-		/* A partner request ends in a line of its own: not words */
-		if (n == 2 + PARTNER_ARGS && !strcmp(tok[1], "partner")) {
+		/* Relayed requests end in a line of their own: not words */
+		if ((n == 2 + PARTNER_ARGS && !strcmp(tok[1], "partner")) ||
+		    (n == 2 + UDPEERS_ARGS && !strcmp(tok[1], "udpeers"))) {
 			rest = p;
 			break;
 		}
@@ -303,6 +325,10 @@ int req_format(const struct req *r, char *buf, size_t len)
 		n = snprintf(buf, len, "migrd/1 partner %s %d %u %s %s\n",
 			     r->host[0] ? r->host : "-", r->pid, r->qpn, r->gid,
 			     r->line);
+		break;
+	case REQ_UDPEERS:
+		n = snprintf(buf, len, "migrd/1 udpeers %s %s\n",
+			     r->host[0] ? r->host : "-", r->line);
 		break;
 	}
 	return n < 0 || (size_t)n >= len || n > REQ_MAX ? -1 : n;

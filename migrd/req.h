@@ -17,6 +17,10 @@
  *                                      or through HOST's migrd; from a
  *                                      process that is not root, only for
  *                                      QPs facing its own: pauth.h)
+ *   migrd/1 udpeers HOST|- LINE...     (from migr processes and root; peers
+ *                                      with HOST "-" only: LINE goes to
+ *                                      every migr process here, or on HOST
+ *                                      through its migrd: udpeers.c)
  */
 #ifndef MIGRD_REQ_H
 #define MIGRD_REQ_H
@@ -41,6 +45,7 @@ enum req_op {
 	REQ_QPN_OWNER,
 	REQ_PEER_PING,
 	REQ_PARTNER,
+	REQ_UDPEERS,
 };
 
 struct req {
@@ -51,7 +56,8 @@ struct req {
 	unsigned int wait_ms;
 	uint32_t qpn;
 	char gid[REQ_GID_LEN + 1]; /* partner */
-	char line[REQ_PARTNER_LINE_MAX + 1]; /* partner: the rest, verbatim */
+	/* partner, udpeers: the rest, verbatim */
+	char line[REQ_PARTNER_LINE_MAX + 1];
 };
 
 /*

@@ -184,6 +184,35 @@ static void test_partner(void)
 	CHECK(refused(big, "longer than 4096"));
 }
 
+/* The UD relay: a host or "-", then a line of its own */
+static void test_udpeers(void)
+{
+	char line[REQ_MAX + 1];
+	struct req r;
+	int n;
+
+	CHECK(!parse("migrd/1 udpeers - probe\n", &r) && r.op == REQ_UDPEERS &&
+	      !r.host[0] && !strcmp(r.line, "probe"));
+	CHECK(!parse("migrd/1 udpeers 10.9.0.2 moved " GID " " GID
+		     " 11:12,13:14\n",
+		     &r) &&
+	      !strcmp(r.host, "10.9.0.2") &&
+	      !strcmp(r.line, "moved " GID " " GID " 11:12,13:14"));
+	n = req_format(&r, line, sizeof(line));
+	CHECK(n > 0 && !strcmp(line, "migrd/1 udpeers 10.9.0.2 moved " GID
+				     " " GID " 11:12,13:14\n"));
+	r.host[0] = 0;
+	n = req_format(&r, line, sizeof(line));
+	CHECK(n > 0 && !strncmp(line, "migrd/1 udpeers - moved ", 24));
+	CHECK(refused("migrd/1 udpeers\n", "wrong number"));
+	CHECK(refused("migrd/1 udpeers -\n", "without a line"));
+	CHECK(refused("migrd/1 udpeers - \n", "without a line"));
+	CHECK(refused("migrd/1 udpeers host-b probe\n", "invalid host"));
+	CHECK(refused("migrd/1 udpeers - probe;rm\n", "character"));
+	CHECK(refused("migrd/1 udpeers - secret/\n", "character") &&
+	      !strstr(err, "secret"));
+}
+
 static int json_ok(const char *s)
 {
 	struct json_tok t[64];
@@ -252,6 +281,7 @@ int main(void)
 {
 	test_requests();
 	test_partner();
+	test_udpeers();
 	test_json();
 	return unit_done("req");
 }
