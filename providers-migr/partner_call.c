@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "migrd_call.h"
 #include "partner.h"
 #include "switch.h"
 
@@ -33,131 +34,22 @@
 #define FETCH_QUIET_MS 60000
 #define FETCH_QUIET_HOSTS 16
 
-/* Where the partner's migrd is: the address inside its RoCE v2 GID */
-static int gid_host(const union ibv_gid *gid, char *host, size_t len)
-{
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	if (!memcmp(gid->raw, v4mapped, sizeof(v4mapped)))
-		return inet_ntop(AF_INET, gid->raw + 12, host, len) ? 0 : -1;
-	/* fe80::/10 needs an interface to mean anything */
-	if (gid->raw[0] == 0xfe && (gid->raw[1] & 0xc0) == 0x80)
-		return -1;
-	return inet_ntop(AF_INET6, gid->raw, host, len) ? 0 : -1;
-}
-
-/* The value after "key": in a JSON line (numbers and booleans) */
-static const char *json_at(const char *json, const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(json, pat);
-	return p ? p + strlen(pat) : NULL;
-}
-
-static bool json_true(const char *json, const char *key)
-{
-	const char *p = json_at(json, key);
-
-	return p && !strncmp(p, "true", 4);
-}
-
-static bool json_u64(const char *json, const char *key, uint64_t *v)
-{
-	const char *p = json_at(json, key);
-	char *end;
-
-	if (!p)
-		return false;
-	errno = 0;
-	*v = strtoull(p, &end, 10);
-	return !errno && end != p;
-}
-
-/* A hex number given as a string: "key":"1f..." */
-static bool json_hex(const char *json, const char *key, uint64_t *v)
-{
-	const char *p = json_at(json, key);
-	char *end;
-
-	if (!p || *p != '"')
-		return false;
-	errno = 0;
-	*v = strtoull(p + 1, &end, 16);
-	return !errno && end != p + 1 && *end == '"';
-}
-
-/* A GID given as 32 hex digits: "key":"fe80..." */
-static bool json_gid(const char *json, const char *key, union ibv_gid *gid)
-{
-	const char *p = json_at(json, key);
-
-	return p && *p == '"' && !migr_gid_parse(p + 1, gid);
-}
-
-/* The "error" string, unescaped enough for a one-line message */
-static void json_error(const char *json, char *err, size_t errlen)
-{
-	const char *p = json_at(json, "error");
-	size_t n = 0;
-
-	if (!p || *p != '"') {
-		snprintf(err, errlen, "no reason given");
-		return;
-	}
-	for (p++; *p && *p != '"' && n + 1 < errlen; p++) {
-		if (*p == '\\' && p[1])
-			p++;
-		err[n++] = *p;
-	}
-	err[n] = 0;
-}
-
-static int read_line(int fd, char *buf, size_t len)
-{
-	size_t got = 0;
-	ssize_t n;
-
-	while (got + 1 < len) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n <= 0)
-			return n < 0 ? errno : ECONNRESET;
-		got += n;
-		buf[got] = 0;
-		if (memchr(buf, '\n', got))
-			return 0;
-	}
-	return EMSGSIZE;
-}
-
 /* Send one request line to migrd; its JSON reply in reply */
 static int migrd_call(const char *line, size_t len, const struct migr_qp *mqp,
 		      unsigned int timeout_s, char *reply, char *err,
 		      size_t errlen)
 {
-	struct timeval tv = { .tv_sec =
-				      timeout_s ? timeout_s : CALL_TIMEOUT_S };
 	const char *path;
-	int fd, ret;
+	int ret;
 
-	fd = migr_migrd_connect(0, &path);
-	if (fd < 0) {
+	ret = migr_migrd_call(line, len, timeout_s ? timeout_s : CALL_TIMEOUT_S,
+			      reply, REPLY_MAX, &path);
+	if (ret == EHOSTUNREACH)
 		snprintf(
 			err, errlen,
 			"migrd is not running (%s: %s); QP 0x%x has its partner in another process, which only migrd can reach",
 			path, strerror(errno), mqp->vqp.qp.qp_num);
-		return EHOSTUNREACH;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (send(fd, line, len, MSG_NOSIGNAL) != (ssize_t)len)
-		ret = errno ? errno : EIO;
-	else
-		ret = read_line(fd, reply, REPLY_MAX);
-	close(fd);
-	if (ret)
+	else if (ret)
 		snprintf(err, errlen, "no answer from migrd: %s",
 			 strerror(ret));
 	return ret;
@@ -279,9 +171,9 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 		fail_reason(p0, st->op, err, errlen);
 		return -ret;
 	}
-	json_u64(reply, "pid", &pid);
-	if (json_true(reply, "busy")) {
-		json_error(reply, err, errlen);
+	migr_json_u64(reply, "pid", &pid);
+	if (migr_json_true(reply, "busy")) {
+		migr_json_error(reply, err, errlen);
 		return -EBUSY;
 	}
 	for (i = 0; i < k; i++) {
@@ -291,15 +183,16 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 
 		if (!res) {
 			/* no answer per QP: migrd's or the process's refusal */
-			json_error(reply, err, errlen);
+			migr_json_error(reply, err, errlen);
 			fail_reason(p, st->op, err, errlen);
-			return json_true(reply, "ok") ? -EPROTO : -EREMOTEIO;
+			return migr_json_true(reply, "ok") ? -EPROTO :
+							     -EREMOTEIO;
 		}
 		snprintf(obj, sizeof(obj), "%.*s", (int)rlen, res);
-		if (st->prepare && json_true(obj, "notmine"))
+		if (st->prepare && migr_json_true(obj, "notmine"))
 			continue;
-		if (!json_true(obj, "ok")) {
-			json_error(obj, err, errlen);
+		if (!migr_json_true(obj, "ok")) {
+			migr_json_error(obj, err, errlen);
 			fail_reason(p, st->op, err, errlen);
 			return -EREMOTEIO;
 		}
@@ -379,7 +272,7 @@ int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
 	p->qpn = mqp->attr.dest_qp_num;
 	p->gid = mqp->attr.ah_attr.grh.dgid;
 	if (!mqp->attr.ah_attr.is_global ||
-	    gid_host(&p->gid, p->host, sizeof(p->host))) {
+	    migr_gid_host(&p->gid, p->host, sizeof(p->host))) {
 		snprintf(
 			err, errlen,
 			"QP 0x%x: its partner is in another process but has no routable GID (RoCE v2 with an IP address is needed to find it)",
@@ -411,8 +304,9 @@ static int prepare_take(struct migr_partner *p, const char *res, void *arg,
 {
 	uint64_t v, mkey, maddr;
 
-	if (!json_hex(res, "peer", &v) || !json_hex(res, "mkey", &mkey) ||
-	    !json_hex(res, "maddr", &maddr)) {
+	if (!migr_json_hex(res, "peer", &v) ||
+	    !migr_json_hex(res, "mkey", &mkey) ||
+	    !migr_json_hex(res, "maddr", &maddr)) {
 		snprintf(err, errlen,
 			 "its reply lacks its context or marker target");
 		return EPROTO;
@@ -423,7 +317,7 @@ static int prepare_take(struct migr_partner *p, const char *res, void *arg,
 		return ENOMEM;
 	}
 	p->prepared = true;
-	p->marker.access = json_u64(res, "access", &v) ? (int)v : 0;
+	p->marker.access = migr_json_u64(res, "access", &v) ? (int)v : 0;
 	p->marker.rkey = mkey;
 	p->marker.addr = maddr;
 	return 0;
@@ -451,12 +345,12 @@ static int suspend_args(struct migr_partner *p, char *buf, size_t len,
 static int suspend_take(struct migr_partner *p, const char *res, void *arg,
 			char *err, size_t errlen)
 {
-	if (!json_u64(res, "consumers", &p->consumers)) {
+	if (!migr_json_u64(res, "consumers", &p->consumers)) {
 		snprintf(err, errlen, "no send count in its reply");
 		return EPROTO;
 	}
 	p->suspended = true;
-	p->undrained = json_true(res, "undrained");
+	p->undrained = migr_json_true(res, "undrained");
 	p->replay_consumers = 0;
 	return 0;
 }
@@ -486,19 +380,19 @@ static int recvs_args(struct migr_partner *p, char *buf, size_t len, void *arg)
 static int recvs_take(struct migr_partner *p, const char *res, void *arg,
 		      char *err, size_t errlen)
 {
-	if (!json_u64(res, "recvs", &p->recvs) ||
-	    !json_u64(res, "posted", &p->recvs_posted)) {
+	if (!migr_json_u64(res, "recvs", &p->recvs) ||
+	    !migr_json_u64(res, "posted", &p->recvs_posted)) {
 		snprintf(err, errlen, "no RECV count in its reply");
 		return EPROTO;
 	}
-	p->recvs_counted = json_true(res, "counted");
+	p->recvs_counted = migr_json_true(res, "counted");
 	if (!p->undrained)
 		return 0;
-	if (!json_true(res, "replay")) {
-		json_error(res, err, errlen);
+	if (!migr_json_true(res, "replay")) {
+		migr_json_error(res, err, errlen);
 		return EAGAIN;
 	}
-	if (!json_u64(res, "replay_consumers", &p->replay_consumers)) {
+	if (!migr_json_u64(res, "replay_consumers", &p->replay_consumers)) {
 		snprintf(err, errlen, "no replay count in its reply");
 		return EPROTO;
 	}
@@ -585,7 +479,7 @@ static int reconnect_take(struct migr_partner *p, const char *res, void *arg,
 	uint64_t v;
 	int ret;
 
-	if (!json_u64(res, "qpn", &v) || !v || v >> 24) {
+	if (!migr_json_u64(res, "qpn", &v) || !v || v >> 24) {
 		snprintf(err, errlen, "no QP number in its reply");
 		return EPROTO;
 	}
@@ -628,7 +522,7 @@ static int resume_take(struct migr_partner *p, const char *res, void *arg,
 {
 	p->prepared = p->suspended = false;
 	/* a partner from before the count says nothing: none counted */
-	if (!json_u64(res, "replayed", &p->replayed))
+	if (!migr_json_u64(res, "replayed", &p->replayed))
 		p->replayed = 0;
 	return 0;
 }
@@ -700,16 +594,16 @@ static int fetch_take(struct migr_partner *p, const char *res, void *arg,
 	struct fetch *f = arg;
 	uint64_t v, next;
 
-	if (!json_u64(res, "phys", &v) || !v || v >> 24 ||
-	    !json_hex(res, "peer", &f->peer) ||
-	    !json_u64(res, "gen", &f->gen) || !json_u64(res, "next", &next) ||
-	    next > UINT32_MAX) {
+	if (!migr_json_u64(res, "phys", &v) || !v || v >> 24 ||
+	    !migr_json_hex(res, "peer", &f->peer) ||
+	    !migr_json_u64(res, "gen", &f->gen) ||
+	    !migr_json_u64(res, "next", &next) || next > UINT32_MAX) {
 		snprintf(err, errlen, "its reply lacks its QP or context");
 		return EPROTO;
 	}
 	f->phys = v;
 	f->next = next;
-	f->gid_moved = json_gid(res, "gid", &f->gid);
+	f->gid_moved = migr_json_gid(res, "gid", &f->gid);
 	if (f->x && fetch_keys(f, res)) {
 		snprintf(err, errlen, "its keys are malformed");
 		return EPROTO;
@@ -794,7 +688,7 @@ struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 
 	p.gid = attr->ah_attr.grh.dgid;
 	if (!attr->ah_attr.is_global ||
-	    gid_host(&p.gid, p.host, sizeof(p.host))) {
+	    migr_gid_host(&p.gid, p.host, sizeof(p.host))) {
 		snprintf(err, errlen, "its GID has no address to ask at");
 		errno = EOPNOTSUPP;
 		return NULL;
