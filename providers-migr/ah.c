@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "migr.h"
+#include "ud_peers.h"
 
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
@@ -36,8 +36,10 @@ int migr_destroy_ah(struct ibv_ah *ah)
 
 	ctl_enter(ah->context);
 	ret = ibv_destroy_ah(mah->lower);
-	if (!ret)
+	if (!ret) {
 		migr_record_del(ctx_of(ah->context), &mah->entry);
+		migr_ud_redir_free(mah);
+	}
 	ctl_leave(ah->context);
 	if (ret)
 		return ret;

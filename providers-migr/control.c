@@ -32,6 +32,7 @@
 
 #include "partner.h"
 #include "switch.h"
+#include "ud_peers.h"
 
 #define DEFAULT_WAIT_MS 5000
 #define REQ_MAX 4096
@@ -273,6 +274,14 @@ static void partner_job(void *arg)
 	migr_partner_serve(j->out, j->line);
 }
 
+/* The UD relay's lines run where partners' do: one at a time */
+static void ud_job(void *arg)
+{
+	struct partner_job *j = arg;
+
+	migr_ud_serve(j->out, j->line);
+}
+
 static void serve(int fd, char *req, char *dev)
 {
 	struct timeval tv = { .tv_sec = 2 };
@@ -305,6 +314,11 @@ static void serve(int fd, char *req, char *dev)
 
 		req[len - 1] = 0;
 		run_on(&partner_worker, partner_job, &pj);
+	} else if (!strncmp(req, "ud ", 3) && len && req[len - 1] == '\n') {
+		struct partner_job pj = { .out = out, .line = req + 3 };
+
+		req[len - 1] = 0;
+		run_on(&partner_worker, ud_job, &pj);
 	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
 		   wait_ms > 0 && wait_ms <= 600000) {
 		struct switch_job sj = { out, dev, wait_ms };
@@ -444,6 +458,18 @@ bool migr_control_lock(unsigned int timeout_ms)
 void migr_control_unlock(void)
 {
 	pthread_mutex_unlock(&ctxs_lock);
+}
+
+/* The process's contexts, at most max (migr_control_lock held) */
+unsigned int migr_control_contexts(struct migr_context **v, unsigned int max)
+{
+	struct migr_context *c;
+	unsigned int n = 0;
+
+	list_for_each (&ctxs, c, entry)
+		if (n < max)
+			v[n++] = c;
+	return n;
 }
 
 /* The live RC QP numbered vqpn whose port has gid (migr_control_lock held) */

@@ -20,6 +20,8 @@
 #include "quiesce.h"
 #include "xlate.h"
 
+struct migr_ud_redir;
+
 /* Objects a live switch cannot rebuild yet: a switch is refused while any
  * of them exists (record.c names them in the error). */
 enum migr_unsup {
@@ -51,6 +53,13 @@ struct migr_device {
 };
 
 #define MIGR_UD_SRC_MAX 16
+#define MIGR_UD_HOSTS_MAX 8
+
+/* Hosts of UD peers elsewhere, as addresses (ud_announce.c) */
+struct migr_ud_hosts {
+	unsigned int n;
+	char h[MIGR_UD_HOSTS_MAX][46]; /* INET6_ADDRSTRLEN */
+};
 
 struct migr_context {
 	struct verbs_context vctx;
@@ -95,6 +104,8 @@ struct migr_context {
 	pthread_mutex_t ud_src_lock;
 	uint32_t ud_src[MIGR_UD_SRC_MAX];
 	unsigned int n_ud_src; /* MIGR_UD_SRC_MAX + 1: more than that */
+	/* where a switch tells UD peers it moved: found by its precheck */
+	struct migr_ud_hosts ud_hosts;
 	struct list_node entry; /* in the process's list of contexts */
 	/* MIGR_REPLAY=1: what replaying after the wait bound needs (slog.c) */
 	struct migr_replay *replay;
@@ -396,6 +407,11 @@ struct migr_qp {
 	/* remote write allowed on the lower QP for the other end's marker */
 	bool access_granted;
 	struct ibv_ah *marker_ah; /* a UD QP's marker goes to itself */
+	/*
+	 * A UD QP's lower number before this switch, and on the target once
+	 * rebuilt there: where UD peers elsewhere may still send (ud_announce.c)
+	 */
+	uint32_t ud_was, ud_target;
 	uint32_t srq_lower_qpn; /* its key in its receive CQ's srq_qps */
 	bool partner_session; /* a moving partner holds this QP */
 	/* WRs its lower QP flushed when a switch released it */
@@ -425,6 +441,8 @@ struct migr_ah {
 	struct ibv_ah *lower;
 	struct list_node entry;
 	struct ibv_ah_attr attr;
+	/* UD peers elsewhere that moved (ud_peers.h); NULL while none did */
+	struct migr_ud_redir *redir;
 };
 
 struct migr_wq {

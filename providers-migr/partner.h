@@ -132,6 +132,7 @@ void migr_partner_forget_ctx(struct migr_context *ctx);
 /* control.c: the process's contexts, for partner_serve.c */
 bool migr_control_lock(unsigned int timeout_ms);
 void migr_control_unlock(void);
+unsigned int migr_control_contexts(struct migr_context **v, unsigned int max);
 struct migr_qp *migr_control_find_qp(uint32_t vqpn, const union ibv_gid *gid,
 				     struct migr_context **ctx);
 

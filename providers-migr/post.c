@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migr.h"
+#include "ud_peers.h"
 
 #define WR_BATCH 16
 #define SGE_BATCH 256
@@ -95,11 +95,15 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 	}
 
 	switch (mqp->vqp.qp.qp_type) {
-	case IBV_QPT_UD:
-		lwr->wr.ud.ah = lower_ah(wr->wr.ud.ah);
+	case IBV_QPT_UD: {
+		uint32_t qpn = wr->wr.ud.remote_qpn;
+		bool moved;
+
+		lwr->wr.ud.ah = migr_ud_dest(wr->wr.ud.ah, &qpn, &moved);
 		lwr->wr.ud.remote_qpn =
-			migr_remote_qpn_to_phys(r, wr->wr.ud.remote_qpn);
+			moved ? qpn : migr_remote_qpn_to_phys(r, qpn);
 		break;
+	}
 	case IBV_QPT_XRC_SEND:
 		lwr->qp_type.xrc.remote_srqn = migr_remote_srqn_to_phys(
 			r, wr->qp_type.xrc.remote_srqn);

@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 
-#include "migr.h"
+#include "ud_peers.h"
 
 /*
  * A scatter list must reach the lower QP in one wr_set_sge_list() call (a
@@ -398,6 +398,8 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 			       uint32_t remote_qpn, uint32_t remote_qkey)
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
+	struct ibv_ah *lah;
+	bool moved;
 
 	/* Recorded as the application named it: the replay translates */
 	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
@@ -410,9 +412,11 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 		}
 		return;
 	}
-	lower->wr_set_ud_addr(lower, lower_ah(ah),
-			      migr_remote_qpn_to_phys(qpx_remote(qpx),
-						      remote_qpn),
+	lah = migr_ud_dest(ah, &remote_qpn, &moved);
+	lower->wr_set_ud_addr(lower, lah,
+			      moved ? remote_qpn :
+				      migr_remote_qpn_to_phys(qpx_remote(qpx),
+							      remote_qpn),
 			      remote_qkey);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "switch.h"
+#include "ud_peers.h"
 
 /* The QP whose lower QP has number qpn */
 static struct migr_qp *by_lower_qpn(struct migr_context *ctx, uint32_t qpn)
@@ -148,6 +149,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		if (mah->lower)
 			ibv_destroy_ah(mah->lower);
 		mah->lower = NULL;
+		migr_ud_redir_release(mah);
 	}
 	/*
 	 * Every WR still on a QP flushes: unused RECVs are expected (they are
@@ -251,10 +253,10 @@ static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
 						   mmr->dm->lower, mmr->iova,
 						   mr->length, mmr->vmr.access);
 		else
-			mmr->lower = ibv_reg_mr_iova2(lower_pd(mr->pd),
-						      mr->addr, mr->length,
-						      mmr->iova,
-						      mmr->vmr.access);
+			mmr->lower =
+				ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr,
+						 mr->length, mmr->iova,
+						 mmr->vmr.access);
 		if (!mmr->lower)
 			FAIL("registering the MR at %p (%zu bytes) failed: %s",
 			     mr->addr, mr->length, strerror(errno));
@@ -305,8 +307,8 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 					      mcq->comp_vector);
 		}
 		if (!lower)
-			FAIL("creating a CQ of %u entries failed: %s", lattr.cqe,
-			     strerror(errno));
+			FAIL("creating a CQ of %u entries failed: %s",
+			     lattr.cqe, strerror(errno));
 		mcq->vcq.cq.handle = lower->handle;
 		pthread_mutex_lock(&mcq->shadow_lock);
 		mcq->lower = lower;
@@ -508,6 +510,9 @@ int migr_reconnect_all(struct migr_context *ctx,
 			FAIL("creating an address handle failed: %s",
 			     strerror(errno));
 		mah->ah.handle = mah->lower->handle;
+		if (migr_ud_redir_rebuild(mah))
+			FAIL("creating an address handle to a moved UD peer failed: %s",
+			     strerror(errno));
 	}
 	return migr_mws_bind_type2(ctx, NULL, why, why_len);
 }

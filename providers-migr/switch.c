@@ -18,6 +18,7 @@
 
 #include "partner.h"
 #include "switch.h"
+#include "ud_peers.h"
 
 #define REPORT(rep, fmt, ...)                                                  \
 	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)
@@ -897,7 +898,18 @@ static int rebuild_set(struct sw_set *set, const char *name,
 		REPORT(rep, "out of memory");
 		return ENOMEM;
 	}
-	return 0;
+	/* UD peers elsewhere: before anything resumes, so none is missed */
+	t = now_ms();
+	for_each_ctx(set, i, c)
+	{
+		ret = migr_ud_announce(c, &set->moves[i], rollback,
+				       rep->error + off,
+				       sizeof(rep->error) - off);
+		if (ret)
+			break;
+	}
+	rep->ms_partner += now_ms() - t;
+	return ret;
 }
 
 /*

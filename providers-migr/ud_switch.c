@@ -5,17 +5,17 @@
  * accept (dropped by the receiving port, completed by the sending one, in
  * order behind the application's WRs), and its unused RECVs are the ones
  * its lower QP flushes when put in error. Datagrams in flight while the
- * switch releases are lost, as UD allows. Senders elsewhere would go on
- * sending to the old address, so a switch is refused while an address
- * handle of the process names a GID that is not its own device's, or a
- * datagram came from a QP that is not one of the process's sending UD QPs
- * since the last switch (polls note the senders: migr_cq_watch()).
+ * switch releases are lost, as UD allows. Senders in other processes
+ * learn the new address through migrd (ud_peers.h); a switch is refused
+ * while a datagram came, since the last switch, from a QP that would not
+ * learn it (polls note the senders: migr_cq_watch()).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "switch.h"
+#include "ud_peers.h"
 
 static bool is_ud(const struct migr_qp *mqp)
 {
@@ -35,11 +35,13 @@ static uint8_t marker_gid_index(struct migr_context *ctx, uint8_t port)
 
 /*
  * qpn is the lower number of a UD QP of one of the n contexts in v that
- * has sent datagrams. A completion names no sender GID, and two hosts
- * number their QPs alike: a QP of ours that never sent cannot be the
- * sender, whatever its number.
+ * has sent datagrams, or of a migr process on a host our AHs name (known,
+ * nk of them: those hear where we went). A completion names no sender
+ * GID, and two hosts number their QPs alike: a QP of ours that never sent
+ * cannot be the sender, whatever its number.
  */
-static bool ud_ours(struct migr_context *const *v, unsigned int n, uint32_t qpn)
+static bool ud_told(struct migr_context *const *v, unsigned int n,
+		    const uint32_t *known, unsigned int nk, uint32_t qpn)
 {
 	struct migr_qp *mqp;
 	unsigned int i;
@@ -47,16 +49,21 @@ static bool ud_ours(struct migr_context *const *v, unsigned int n, uint32_t qpn)
 	for (i = 0; i < n; i++)
 		list_for_each (&v[i]->rec.qps, mqp, entry)
 			if (is_ud(mqp) && mqp->lower &&
-			    mqp->lower->qp_num == qpn)
-				return __atomic_load_n(&mqp->n_consumers,
-						       __ATOMIC_RELAXED) != 0;
+			    mqp->lower->qp_num == qpn &&
+			    __atomic_load_n(&mqp->n_consumers,
+					    __ATOMIC_RELAXED))
+				return true;
+	for (i = 0; i < nk; i++)
+		if (known[i] == qpn)
+			return true;
 	return false;
 }
 
-/* Every datagram since the last switch came from a QP of the set */
-static int ud_senders_ours(struct migr_context *ctx,
+/* Every datagram since the last switch came from a QP that will be told */
+static int ud_senders_told(struct migr_context *ctx,
 			   struct migr_context *const *v, unsigned int nv,
-			   char *why, size_t why_len)
+			   const uint32_t *known, unsigned int nk, char *why,
+			   size_t why_len)
 {
 	uint32_t foreign = 0;
 	unsigned int i, n;
@@ -64,60 +71,54 @@ static int ud_senders_ours(struct migr_context *ctx,
 	pthread_mutex_lock(&ctx->ud_src_lock);
 	n = ctx->n_ud_src;
 	for (i = 0; i < n && i < MIGR_UD_SRC_MAX && !foreign; i++)
-		if (!ud_ours(v, nv, ctx->ud_src[i]))
+		if (!ud_told(v, nv, known, nk, ctx->ud_src[i]))
 			foreign = ctx->ud_src[i];
 	pthread_mutex_unlock(&ctx->ud_src_lock);
 	if (foreign) {
 		snprintf(
 			why, why_len,
-			"a UD QP received datagrams from QP 0x%x, which is not one of this process's sending UD QPs: UD peers elsewhere cannot follow a switch yet",
+			"a UD QP received datagrams from QP 0x%x, which is neither this process's nor a migr process's on a host its address handles name: that peer could not follow a switch",
 			foreign);
 		return EOPNOTSUPP;
 	}
 	if (n > MIGR_UD_SRC_MAX) {
 		snprintf(
 			why, why_len,
-			"UD QPs received datagrams from more than %d QPs since the last switch: UD peers elsewhere cannot follow a switch yet",
+			"UD QPs received datagrams from more than %d QPs since the last switch: not all of them can be checked to follow a switch",
 			MIGR_UD_SRC_MAX);
 		return EOPNOTSUPP;
 	}
 	return 0;
 }
 
+#define UD_KNOWN_MAX 1024
+
 /*
- * Before anything is touched: every AH of ctx addresses this device, and
- * its UD QPs heard only from QPs of the set (the n contexts in v).
+ * Before anything is touched: the hosts ctx's AHs name answer (their migr
+ * processes will be told where the UD QPs went), and its UD QPs heard
+ * only from QPs of the set (the n contexts in v) or of those processes.
  */
 int migr_ud_precheck(struct migr_context *ctx, struct migr_context *const *v,
 		     unsigned int n, char *why, size_t why_len)
 {
+	unsigned int nk = 0;
 	struct migr_qp *mqp;
-	struct migr_ah *mah;
+	uint32_t *known;
 	bool ud = false;
-	union ibv_gid gid;
+	int ret;
 
 	list_for_each (&ctx->rec.qps, mqp, entry)
 		ud |= is_ud(mqp);
 	if (!ud)
 		return 0;
-	list_for_each (&ctx->rec.ahs, mah, entry) {
-		const struct ibv_ah_attr *a = &mah->attr;
-		char hex[33];
-
-		if (!a->is_global)
-			continue;
-		if (!ibv_query_gid(ctx->lower, a->port_num, a->grh.sgid_index,
-				   &gid) &&
-		    !memcmp(&gid, &a->grh.dgid, sizeof(gid)))
-			continue;
-		migr_gid_hex(&a->grh.dgid, hex);
-		snprintf(
-			why, why_len,
-			"an address handle names GID %s, not this device's: UD peers elsewhere cannot follow a switch yet",
-			hex);
-		return EOPNOTSUPP;
-	}
-	return ud_senders_ours(ctx, v, n, why, why_len);
+	known = calloc(UD_KNOWN_MAX, sizeof(*known));
+	if (!known)
+		return ENOMEM;
+	ret = migr_ud_probe(ctx, known, UD_KNOWN_MAX, &nk, why, why_len);
+	if (!ret)
+		ret = ud_senders_told(ctx, v, n, known, nk, why, why_len);
+	free(known);
+	return ret;
 }
 
 /* A zero-length SEND to itself that its own Q_Key check drops */

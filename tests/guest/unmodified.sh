@@ -6,7 +6,7 @@
 # process is moved live between its rxe0 and rxe1 by migrctl while they
 # run; the other side follows through the two migrd. Each program must
 # end as it would without a switch: exit 0, with its report.
-# A UD receiver whose sender is elsewhere is refused instead (ud_receiver).
+# perftest over UD (ud_send_bw) too: the other side learns the new address.
 # usage: unmodified.sh a|b [NAME...]    (a: 10.9.0.1/.11, b: 10.9.0.2/.12;
 #        NAMEs: only those programs)
 . "$(dirname "$0")/lib.sh"
@@ -113,34 +113,65 @@ else
 	await a.ready || fail a_ready
 fi
 
-# A UD receiver whose sender is elsewhere: perftest's UD server only
-# receives, and on two fresh hosts its sender's QP may well have its own
-# QP's number. Its switch must be refused before anything is touched (the
-# sender would go on sending to the old address), and it runs on.
-UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 20 -s 512 -p 18730"
-if wanted ud_receiver; then
-	log=$LOGDIR/unmodified-ud_receiver-$role.log
+# perftest's UD bandwidth test: B sends datagrams to A's UD QP. Each side
+# is moved to rxe1 and back while it runs. UD has no partner: the other
+# side's migr learns the new address through the two migrd (its address
+# handle then leads there), so datagrams go on arriving where the moved QP
+# is now, which the device's receive counter shows.
+UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 100 -s 512 -p 18730"
+pkts() { cat "/sys/class/infiniband/$2/ports/1/hw_counters/$1_pkts"; }
+# ud_move NAME PID DEV: one switch, checked: moved, nothing lost
+ud_move() {
+	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
+	check "$1" python3 - "$LOGDIR/$1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "reply" in r, r.get("error", r)
+for c in r["reply"]["switch"]:
+    assert c["ok"] and c["lost"] == 0, c
+    print("    %s -> %s: %.1f ms" % (c["from"], c["to"], c["total_ms"]))
+PY
+}
+# flows NAME rcvd|sent DEV: datagrams go through DEV (over 20 packets in 3 s)
+flows() {
+	local n0 n1
+	n0=$(pkts "$2" "$3"); sleep 3; n1=$(pkts "$2" "$3")
+	echo "    $3 $2 $((n1 - n0)) packets in 3 s"
+	check "$1" test $((n1 - n0)) -gt 20
+}
+if wanted ud_send_bw; then
+	log=$LOGDIR/unmodified-ud_send_bw-$role.log
 	if [ "$role" = a ]; then
 		ib_send_bw $UD_ARGS >"$log" 2>&1 &
 		P=$!
-		started "$P" || fail ud_receiver_server_started
+		started "$P" || fail ud_send_bw_server_started
 		say ud.srv
-		await ud.cli || fail ud_receiver_client_up
+		await ud.cli || fail ud_send_bw_client_up
 		sleep 3
-		migrctl switch --pid "$P" --device rxe1 >"$LOGDIR/ud_receiver.out" 2>&1
-		check ud_receiver_switch_refused sh -c "grep -q 'received datagrams from QP' $LOGDIR/ud_receiver.out"
-		sed 's/^/    /' "$LOGDIR/ud_receiver.out"
-		[ "$(lower_of "$P")" = rxe0 ] && pass ud_receiver_stays_on_rxe0 ||
-			fail ud_receiver_stays_on_rxe0
-		finished ud_receiver_a "$P" "$log"
+		ud_move ud_send_bw_a_moves "$P" rxe1
+		flows ud_send_bw_datagrams_follow_a_to_rxe1 rcvd rxe1
+		say ud.a1
+		await ud.b1 || fail ud_send_bw_b1
+		flows ud_send_bw_datagrams_come_from_b_on_rxe1 rcvd rxe1
+		ud_move ud_send_bw_a_moves_back "$P" rxe0
+		flows ud_send_bw_datagrams_follow_a_to_rxe0 rcvd rxe0
+		say ud.a2
+		finished ud_send_bw_a "$P" "$log"
 	else
-		await ud.srv || fail ud_receiver_server_up
+		await ud.srv || fail ud_send_bw_server_up
 		sleep 1
 		ib_send_bw $UD_ARGS $A_IP >"$log" 2>&1 &
 		P=$!
-		started "$P" || fail ud_receiver_client_started
+		started "$P" || fail ud_send_bw_client_started
 		say ud.cli
-		finished ud_receiver_b "$P" "$log"
+		await ud.a1 || fail ud_send_bw_a1
+		check ud_send_bw_b_told grep -q "UD peer at .* moved to" "$VERBS_LOG_FILE"
+		ud_move ud_send_bw_b_moves "$P" rxe1
+		flows ud_send_bw_b_sends_from_rxe1 sent rxe1
+		say ud.b1
+		await ud.a2 || fail ud_send_bw_a2
+		ud_move ud_send_bw_b_moves_back "$P" rxe0
+		finished ud_send_bw_b "$P" "$log"
 	fi
 fi
 

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * What migrd's UD relay asks a migr process (ud_peers.h), on its control
+ * socket as "ud LINE", one JSON line back:
+ *
+ *   probe             its UD QPs' lower numbers: {"ok":true,"ud":[N,...]}
+ *   moved FROMGID TOGID FROM:TO,...
+ *                     a UD peer's QPs FROM (hex) on FROMGID are now TO on
+ *                     TOGID: its AHs send there from now on;
+ *                     {"ok":true,"redirected":N} (AH entries changed)
+ *
+ * It holds the process's list of contexts (a switch of its own answers
+ * busy) and each context's control path for writing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "partner.h"
+#include "ud_peers.h"
+
+#define LOCK_MS 300
+#define MAX_CTXS 64
+#define MAX_PAIRS 256
+
+struct pair {
+	uint32_t from, to;
+};
+
+static bool write_lock(struct migr_context *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < LOCK_MS; i++) {
+		if (!pthread_rwlock_trywrlock(&ctx->ctl_lock))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void probe(FILE *out, struct migr_context **v, unsigned int n)
+{
+	struct migr_qp *mqp;
+	unsigned int i, k = 0;
+
+	fprintf(out, "{\"ok\":true,\"ud\":[");
+	for (i = 0; i < n; i++) {
+		pthread_rwlock_rdlock(&v[i]->ctl_lock);
+		list_for_each (&v[i]->rec.qps, mqp, entry)
+			if (mqp->vqp.qp.qp_type == IBV_QPT_UD && mqp->lower)
+				fprintf(out, "%s%u", k++ ? "," : "",
+					mqp->lower->qp_num);
+		pthread_rwlock_unlock(&v[i]->ctl_lock);
+	}
+	fprintf(out, "]}\n");
+}
+
+/* "FROM:TO,FROM:TO..." (hex) into v; how many, or -1 */
+static int parse_pairs(const char *s, struct pair *v)
+{
+	int n = 0;
+
+	while (*s) {
+		unsigned long a, b;
+		char *end;
+
+		if (n == MAX_PAIRS)
+			return -1;
+		a = strtoul(s, &end, 16);
+		if (end == s || *end != ':' || a > 0xffffff)
+			return -1;
+		s = end + 1;
+		b = strtoul(s, &end, 16);
+		if (end == s || (*end && *end != ',') || b > 0xffffff)
+			return -1;
+		v[n].from = a;
+		v[n++].to = b;
+		s = *end ? end + 1 : end;
+	}
+	return n;
+}
+
+static void moved(FILE *out, struct migr_context **v, unsigned int n,
+		  const char *args)
+{
+	char fromhex[33], tohex[33], why[256] = "";
+	union ibv_gid from_gid, to_gid;
+	unsigned int i, changed = 0;
+	struct pair *pairs;
+	int np, k, used = 0, ret = 0;
+
+	pairs = calloc(MAX_PAIRS, sizeof(*pairs));
+	if (!pairs) {
+		fprintf(out, "{\"ok\":false,\"error\":\"out of memory\"}\n");
+		return;
+	}
+	if (sscanf(args, "%32s %32s %n", fromhex, tohex, &used) != 2 || !used ||
+	    migr_gid_parse(fromhex, &from_gid) ||
+	    migr_gid_parse(tohex, &to_gid) ||
+	    (np = parse_pairs(args + used, pairs)) <= 0) {
+		fprintf(out,
+			"{\"ok\":false,\"error\":\"bad ud moved request\"}\n");
+		free(pairs);
+		return;
+	}
+	for (i = 0; i < n && !ret; i++) {
+		unsigned int before = changed;
+
+		if (!write_lock(v[i])) {
+			snprintf(why, sizeof(why), "its control path is busy");
+			ret = EBUSY;
+			break;
+		}
+		for (k = 0; k < np && !ret; k++)
+			ret = migr_ud_redirect(v[i], &from_gid, pairs[k].from,
+					       &to_gid, pairs[k].to, &changed,
+					       why, sizeof(why));
+		pthread_rwlock_unlock(&v[i]->ctl_lock);
+		if (changed > before)
+			verbs_info(
+				&v[i]->vctx,
+				"UD peer at %s moved to %s: %u address handle entries follow\n",
+				fromhex, tohex, changed - before);
+	}
+	free(pairs);
+	if (ret) {
+		fprintf(out, "{\"ok\":false,\"error\":\"%s\"}\n", why);
+		return;
+	}
+	fprintf(out, "{\"ok\":true,\"redirected\":%u}\n", changed);
+}
+
+void migr_ud_serve(FILE *out, const char *line)
+{
+	struct migr_context *v[MAX_CTXS];
+	unsigned int n;
+
+	if (!migr_control_lock(LOCK_MS)) {
+		fprintf(out,
+			"{\"ok\":false,\"busy\":true,\"error\":\"switching itself\"}\n");
+		return;
+	}
+	n = migr_control_contexts(v, MAX_CTXS);
+	if (!strcmp(line, "probe"))
+		probe(out, v, n);
+	else if (!strncmp(line, "moved ", 6))
+		moved(out, v, n, line + 6);
+	else
+		fprintf(out, "{\"ok\":false,\"error\":\"bad ud request\"}\n");
+	migr_control_unlock();
+}
