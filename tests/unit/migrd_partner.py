@@ -82,6 +82,14 @@ def real(op, rest):
         r["busy"] = True
     r["results"] = res
     return r
+# "ud probe": the owned QPNs as its UD QPs; "ud moved ...": taken, or
+# refused by a process that owns "udfail"
+def ud(rest):
+    if rest == "probe":
+        return {"ok": True, "ud": [int(q) for q in owned if q.isdigit()]}
+    if "udfail" in owned:
+        return {"ok": False, "error": "cannot redirect"}
+    return {"ok": True, "redirected": 1, "echo": rest}
 def serve():
     while True:
         c, _ = srv.accept()
@@ -89,7 +97,9 @@ def serve():
         with open(logf, "a") as f:
             f.write(line)
         w = line.split()
-        if len(w) >= 4 and w[0] == "partner" and len(w[2]) == 32:
+        if w and w[0] == "ud":
+            r = ud(line[3:-1])
+        elif len(w) >= 4 and w[0] == "partner" and len(w[2]) == 32:
             r = real(w[1], line[len("partner ") + len(w[1]) + 34:-1])
         elif len(w) < 3 or w[0] != "partner":
             r = {"ok": False, "error": "bad request"}
@@ -408,6 +418,54 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     own()
 
 
+def udpeers(tmp, sa, f1, fakes, host):
+    """The UD relay: a line to every migr process of a host (but the asker,
+    on its own host); f1, not root, may only announce moves to QPs it
+    owns"""
+    owners = os.path.join(tmp, "qp-owners")
+    where = "this host" if host == "-" else host
+    tag = f"udpeers {where}: "
+    f4 = Fake(tmp, "f4" + host, "31,32", NOBODY, sa)
+    fakes.append(f4)
+
+    def replies(r):
+        return {p["pid"]: p.get("reply") for p in r.get("procs", [])}
+
+    r = f1.ask(f"migrd/1 udpeers {host} probe\n")
+    check(tag + "probe", r.get("ok") is True and
+          replies(r).get(f4.pid) == {"ok": True, "ud": [31, 32]} and
+          (f1.pid not in replies(r) or host != "-"), r)
+    check(tag + "probe line", f4.lines().endswith("ud probe\n"), f4.lines())
+    moved = f"moved {GID} {PEER_GID} 11:2a,12:2b"
+    with open(owners, "w") as f:
+        f.write(f"{PEER_GID} 42 {f1.pid}\n")
+    before = f4.lines()
+    r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
+    check(tag + "moved to a QP not the asker's", r.get("error") ==
+          f"permission denied: QP 0x2b with GID {PEER_GID}, which UD peers "
+          f"would be sent to, is not pid {f1.pid}'s" and "procs" not in r, r)
+    check(tag + "moved not relayed", f4.lines() == before, f4.lines())
+    with open(owners, "a") as f:
+        f.write(f"{PEER_GID} 43 {f1.pid}\n")
+    r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
+    check(tag + "moved", r.get("ok") is True and
+          replies(r).get(f4.pid) == {"ok": True, "redirected": 1,
+                                     "echo": moved}, r)
+    check(tag + "moved verbatim", f4.lines().endswith(f"ud {moved}\n"),
+          f4.lines())
+    # One process that refuses: the whole relay fails, naming it
+    f5 = Fake(tmp, "f5" + host, "udfail", NOBODY, sa)
+    fakes.append(f5)
+    r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
+    check(tag + "a refusal fails it", r.get("ok") is False and
+          r.get("error", "").startswith(f"pid {f5.pid} (") and
+          r["error"].endswith("): cannot redirect") and
+          replies(r).get(f4.pid, {}).get("ok") is True, r)
+    f5.stop()
+    fakes.remove(f5)
+    os.truncate(owners, 0)
+
+
 def run(tmp, sa, port, key, keyf, procs, fakes):
     def nobody_owns(r, qpn):
         """No migr process claims it; the kernel lookup finds no owner"""
@@ -488,6 +546,11 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
         fakes.append(f2)
     # A migr process that is not root: only for QPs facing its own
     owned_by(tmp, sa, f1, f2, fakes, "-")
+    udpeers(tmp, sa, f1, fakes, "-")
+    r = ask_as(NOBODY, sa, "migrd/1 udpeers - probe\n") if ROOT else \
+        ask(sa, "migrd/1 udpeers - probe\n")
+    check("udpeers: non-migr refused", r.get("error") ==
+          "permission denied: udpeers requests come from migr processes", r)
     if not ROOT:
         print("not root: peer relaying not checked (the key must be root's)")
         return
@@ -525,6 +588,11 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
 
     # The same through the peer: grants are per partner host
     owned_by(tmp, sa, f1, f2, fakes, "127.0.0.2")
+    udpeers(tmp, sa, f1, fakes, "127.0.0.2")
+    r = asker("migrd/1 udpeers 127.0.0.3 probe\n")
+    check("udpeers: unreachable", r.get("error") ==
+          f"migrd on 127.0.0.3 is unreachable: connection refused "
+          f"(port {port})", r)
 
     # What a peer may ask
     r = peer_ask(port, key, f"migrd/1 partner - 0 17 {GID} resume 17\n")
@@ -533,6 +601,12 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
     r = peer_ask(port, key,
                  f"migrd/1 partner 127.0.0.1 0 17 {GID} resume 17\n")
     check("peer: partner HOST refused",
+          r.get("error") == "request not allowed from a peer", r)
+    r = peer_ask(port, key, "migrd/1 udpeers - probe\n")
+    check("peer: udpeers -", r.get("ok") is True and any(
+        p.get("pid") == f2.pid for p in r.get("procs", [])), r)
+    r = peer_ask(port, key, "migrd/1 udpeers 127.0.0.1 probe\n")
+    check("peer: udpeers HOST refused",
           r.get("error") == "request not allowed from a peer", r)
     r = peer_ask(port, key, "migrd/1 status\n")
     check("peer: status refused",
