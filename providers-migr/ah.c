@@ -2,8 +2,22 @@
 /* Address handles */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ud_peers.h"
+
+/*
+ * Does an AH lead to this device (a peer in this process, or another on
+ * this device), as far as it can tell? LID-routed ones are taken as such.
+ */
+bool migr_ah_local(struct migr_context *ctx, const struct ibv_ah_attr *a)
+{
+	union ibv_gid gid;
+
+	return !a->is_global || (!ibv_query_gid(ctx->lower, a->port_num,
+						a->grh.sgid_index, &gid) &&
+				 !memcmp(&gid, &a->grh.dgid, sizeof(gid)));
+}
 
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
@@ -23,6 +37,12 @@ struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	mah->ah.pd = pd;
 	mah->ah.handle = mah->lower->handle;
 	mah->attr = *attr;
+	mah->local = migr_ah_local(ctx_of(pd->context), attr);
+	/* best effort: without it, datagrams go where the AH says */
+	if (migr_ud_redir_new_ah(ctx_of(pd->context), mah))
+		verbs_debug(
+			&ctx_of(pd->context)->vctx,
+			"an address handle does not follow moved UD peers: out of memory\n");
 	migr_record_add(ctx_of(pd->context), &ctx_of(pd->context)->rec.ahs,
 			&mah->entry);
 	ctl_leave(pd->context);

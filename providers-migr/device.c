@@ -76,6 +76,7 @@ static void migr_free_context(struct ibv_context *context)
 	migr_xlate_destroy(&ctx->remote);
 	migr_peers_free(ctx);
 	migr_replay_free(ctx);
+	free(ctx->ud_moves);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }

@@ -21,6 +21,7 @@
 #include "xlate.h"
 
 struct migr_ud_redir;
+struct migr_ud_moves;
 
 /* Objects a live switch cannot rebuild yet: a switch is refused while any
  * of them exists (record.c names them in the error). */
@@ -106,6 +107,8 @@ struct migr_context {
 	unsigned int n_ud_src; /* MIGR_UD_SRC_MAX + 1: more than that */
 	/* where a switch tells UD peers it moved: found by its precheck */
 	struct migr_ud_hosts ud_hosts;
+	/* UD peers elsewhere that moved (ud_peers.h); under ctl_lock */
+	struct migr_ud_moves *ud_moves;
 	struct list_node entry; /* in the process's list of contexts */
 	/* MIGR_REPLAY=1: what replaying after the wait bound needs (slog.c) */
 	struct migr_replay *replay;
@@ -443,6 +446,11 @@ struct migr_ah {
 	struct ibv_ah_attr attr;
 	/* UD peers elsewhere that moved (ud_peers.h); NULL while none did */
 	struct migr_ud_redir *redir;
+	/*
+	 * It leads to this device: the QPN a UD WR names may be a QP of this
+	 * process, whose number moves with it; elsewhere, numbers are theirs
+	 */
+	bool local;
 };
 
 struct migr_wq {
@@ -908,6 +916,7 @@ static inline void migr_srq_limit_reached(struct migr_srq *msrq)
 /* ah.c */
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int migr_destroy_ah(struct ibv_ah *ah);
+bool migr_ah_local(struct migr_context *ctx, const struct ibv_ah_attr *a);
 
 /* flow.c */
 struct ibv_flow *migr_create_flow(struct ibv_qp *qp,

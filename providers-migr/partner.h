@@ -126,6 +126,8 @@ struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 
 /* partner_serve.c: the partner side, one request line (after "partner ") */
 void migr_partner_serve(FILE *out, const char *line);
+/* The context's control path, for writing, within LOCK_MS or not at all */
+bool migr_ctl_lock_briefly(struct migr_context *ctx);
 /* A context closes: its sessions end (migr_control_lock held) */
 void migr_partner_forget_ctx(struct migr_context *ctx);
 

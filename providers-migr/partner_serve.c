@@ -788,7 +788,7 @@ static void do_reconnect(struct entry *v, unsigned int n)
 }
 
 /* The context's control path, for writing; briefly, or not at all */
-static bool lock_ctl(struct migr_context *ctx)
+bool migr_ctl_lock_briefly(struct migr_context *ctx)
 {
 	unsigned int i;
 
@@ -840,7 +840,7 @@ static bool lock_ctxs(struct entry *v, unsigned int n,
 			;
 		if (j < *nlocked)
 			continue;
-		if (!lock_ctl(v[i].ctx))
+		if (!migr_ctl_lock_briefly(v[i].ctx))
 			return false;
 		locked[(*nlocked)++] = v[i].ctx;
 	}

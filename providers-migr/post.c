@@ -95,15 +95,10 @@ static void xlate_send_wr(struct migr_qp *mqp, struct ibv_send_wr *lwr,
 	}
 
 	switch (mqp->vqp.qp.qp_type) {
-	case IBV_QPT_UD: {
-		uint32_t qpn = wr->wr.ud.remote_qpn;
-		bool moved;
-
-		lwr->wr.ud.ah = migr_ud_dest(wr->wr.ud.ah, &qpn, &moved);
-		lwr->wr.ud.remote_qpn =
-			moved ? qpn : migr_remote_qpn_to_phys(r, qpn);
+	case IBV_QPT_UD:
+		lwr->wr.ud.ah =
+			migr_ud_dest(r, wr->wr.ud.ah, &lwr->wr.ud.remote_qpn);
 		break;
-	}
 	case IBV_QPT_XRC_SEND:
 		lwr->qp_type.xrc.remote_srqn = migr_remote_srqn_to_phys(
 			r, wr->qp_type.xrc.remote_srqn);

@@ -399,7 +399,6 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 	struct ibv_ah *lah;
-	bool moved;
 
 	/* Recorded as the application named it: the replay translates */
 	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
@@ -412,12 +411,8 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 		}
 		return;
 	}
-	lah = migr_ud_dest(ah, &remote_qpn, &moved);
-	lower->wr_set_ud_addr(lower, lah,
-			      moved ? remote_qpn :
-				      migr_remote_qpn_to_phys(qpx_remote(qpx),
-							      remote_qpn),
-			      remote_qkey);
+	lah = migr_ud_dest(qpx_remote(qpx), ah, &remote_qpn);
+	lower->wr_set_ud_addr(lower, lah, remote_qpn, remote_qkey);
 }
 
 static void qpx_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)

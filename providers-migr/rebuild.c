@@ -510,6 +510,7 @@ int migr_reconnect_all(struct migr_context *ctx,
 			FAIL("creating an address handle failed: %s",
 			     strerror(errno));
 		mah->ah.handle = mah->lower->handle;
+		mah->local = migr_ah_local(ctx, &mah->attr);
 		if (migr_ud_redir_rebuild(mah))
 			FAIL("creating an address handle to a moved UD peer failed: %s",
 			     strerror(errno));

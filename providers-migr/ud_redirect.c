@@ -113,41 +113,129 @@ fail:
 	return ENOMEM;
 }
 
+/* The record of the peer QP that is at (gid, qpn) now, or a new one */
+static struct migr_ud_moved *find_moved(struct migr_context *ctx,
+					const union ibv_gid *gid, uint32_t qpn)
+{
+	struct migr_ud_moves *m = ctx->ud_moves;
+	unsigned int i;
+
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return NULL;
+		ctx->ud_moves = m;
+	}
+	for (i = 0; i < m->n; i++)
+		if (m->e[i].now_qpn == qpn && same_gid(&m->e[i].now_gid, gid))
+			return &m->e[i];
+	if (m->n == MIGR_UD_MOVES_MAX)
+		return NULL;
+	m->e[m->n].virt = qpn;
+	return &m->e[m->n++];
+}
+
+/* Does mah address the peer mv is, at one of its places? */
+static bool names(const struct migr_ah *mah, const struct migr_ud_moved *mv)
+{
+	unsigned int i;
+
+	if (!unicast(mah))
+		return false;
+	if (same_gid(&mah->attr.grh.dgid, &mv->now_gid))
+		return true;
+	for (i = 0; i < mv->npast; i++)
+		if (same_gid(&mah->attr.grh.dgid, &mv->past[i]))
+			return true;
+	return false;
+}
+
+/* mah's datagrams to mv's QPN (as the application knows it) go there */
+static int follow(struct migr_ah *mah, const struct migr_ud_moved *mv,
+		  unsigned int *changed, char *why, size_t why_len)
+{
+	const struct migr_ud_redir *r = mah->redir;
+	int i = current(r, mv->virt);
+	int ret;
+
+	if (!names(mah, mv))
+		return 0;
+	if (i >= 0 && r->e[i].qpn == mv->now_qpn &&
+	    same_gid(&r->ahs[r->e[i].ah].gid, &mv->now_gid))
+		return 0;
+	ret = point(mah, mv->virt, &mv->now_gid, mv->now_qpn, why, why_len);
+	if (!ret)
+		(*changed)++;
+	return ret;
+}
+
+/*
+ * Completions name the peer's lower QP: the application is shown the
+ * number it knows, unless that number is one of this process's own
+ * (published by its switches): two hosts number their QPs alike.
+ */
+static void show_as_known(struct migr_context *ctx, uint32_t was,
+			  const struct migr_ud_moved *mv)
+{
+	uint32_t v = migr_remote_qpn_to_virt(&ctx->remote, mv->now_qpn);
+
+	if (was != mv->now_qpn &&
+	    migr_remote_qpn_to_virt(&ctx->remote, was) == mv->virt)
+		migr_xlate_forget(&ctx->remote, MIGR_XLATE_QPN, was);
+	if (v != mv->now_qpn && v != mv->virt) {
+		verbs_debug(
+			&ctx->vctx,
+			"UD peer QP 0x%x: its new number 0x%x is known here as 0x%x; its datagrams keep their number\n",
+			mv->virt, mv->now_qpn, v);
+		return;
+	}
+	if (mv->now_qpn != mv->virt &&
+	    migr_xlate_set(&ctx->remote, MIGR_XLATE_QPN, mv->now_qpn, mv->virt))
+		verbs_debug(&ctx->vctx, "UD peer QP 0x%x: out of memory\n",
+			    mv->virt);
+}
+
 int migr_ud_redirect(struct migr_context *ctx, const union ibv_gid *from_gid,
 		     uint32_t from, const union ibv_gid *to_gid, uint32_t to,
 		     unsigned int *changed, char *why, size_t why_len)
 {
+	struct migr_ud_moved *mv = find_moved(ctx, from_gid, from);
 	struct migr_ah *mah;
-	unsigned int i, n;
+	unsigned int i;
+	uint32_t was;
 	int ret;
 
+	if (!mv) {
+		snprintf(why, why_len, "more than %d UD peer QPs moved",
+			 MIGR_UD_MOVES_MAX);
+		return ENOSPC;
+	}
+	was = mv->now_qpn ? mv->now_qpn : from;
+	for (i = 0; i < mv->npast && !same_gid(&mv->past[i], from_gid); i++)
+		;
+	if (i == mv->npast && i < MIGR_UD_PAST_MAX)
+		mv->past[mv->npast++] = *from_gid;
+	mv->now_gid = *to_gid;
+	mv->now_qpn = to;
+	show_as_known(ctx, was, mv);
 	list_for_each (&ctx->rec.ahs, mah, entry) {
-		struct migr_ud_redir *r = mah->redir;
-
-		if (!unicast(mah))
-			continue;
-		/* QPNs already led to FROM, by an earlier move of the peer */
-		n = r ? r->n : 0;
-		for (i = 0; i < n; i++) {
-			const struct migr_ud_redir_entry *e = &r->e[i];
-
-			if (current(r, e->key) != (int)i || e->qpn != from ||
-			    !same_gid(&r->ahs[e->ah].gid, from_gid))
-				continue;
-			ret = point(mah, e->key, to_gid, to, why, why_len);
-			if (ret)
-				return ret;
-			(*changed)++;
-		}
-		/* The AH names FROMGID itself: datagrams it sends to FROM */
-		if (!same_gid(&mah->attr.grh.dgid, from_gid) ||
-		    current(mah->redir, from) >= 0)
-			continue;
-		ret = point(mah, from, to_gid, to, why, why_len);
+		ret = follow(mah, mv, changed, why, why_len);
 		if (ret)
 			return ret;
-		(*changed)++;
 	}
+	return 0;
+}
+
+/* A new AH that names a moved peer leads where it is now */
+int migr_ud_redir_new_ah(struct migr_context *ctx, struct migr_ah *mah)
+{
+	struct migr_ud_moves *m = ctx->ud_moves;
+	unsigned int i, changed = 0;
+	char why[128];
+
+	for (i = 0; m && i < m->n; i++)
+		if (follow(mah, &m->e[i], &changed, why, sizeof(why)))
+			return ENOMEM;
 	return 0;
 }
 

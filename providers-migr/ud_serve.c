@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "partner.h"
 #include "ud_peers.h"
@@ -27,18 +26,6 @@
 struct pair {
 	uint32_t from, to;
 };
-
-static bool write_lock(struct migr_context *ctx)
-{
-	unsigned int i;
-
-	for (i = 0; i < LOCK_MS; i++) {
-		if (!pthread_rwlock_trywrlock(&ctx->ctl_lock))
-			return true;
-		usleep(1000);
-	}
-	return false;
-}
 
 static void probe(FILE *out, struct migr_context **v, unsigned int n)
 {
@@ -108,7 +95,7 @@ static void moved(FILE *out, struct migr_context **v, unsigned int n,
 	for (i = 0; i < n && !ret; i++) {
 		unsigned int before = changed;
 
-		if (!write_lock(v[i])) {
+		if (!migr_ctl_lock_briefly(v[i])) {
 			snprintf(why, sizeof(why), "its control path is busy");
 			ret = EBUSY;
 			break;

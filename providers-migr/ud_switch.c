@@ -107,6 +107,7 @@ int migr_ud_precheck(struct migr_context *ctx, struct migr_context *const *v,
 	bool ud = false;
 	int ret;
 
+	ctx->ud_hosts.n = 0;
 	list_for_each (&ctx->rec.qps, mqp, entry)
 		ud |= is_ud(mqp);
 	if (!ud)
@@ -197,17 +198,24 @@ int migr_ud_connect(struct migr_qp *mqp, char *why, size_t why_len)
 	return ret;
 }
 
-/* Tell the replica x a UD QP's number now, both ways */
-static int publish_one(struct migr_xlate *x, const struct migr_qp *mqp)
+/*
+ * Tell the replica x a UD QP's number now: for WRs (to an AH that leads
+ * to this device) and, unless the context has UD peers elsewhere
+ * (src_seen), for completions. A completion names no sender GID, and a
+ * peer elsewhere may well have the number our QP has here: then its
+ * datagrams keep the number they came with.
+ */
+static int publish_one(struct migr_xlate *x, const struct migr_qp *mqp,
+		       bool src_seen)
 {
 	uint32_t virt = mqp->vqp.qp.qp_num, old;
 	int ret;
 
 	old = migr_remote_qpn_to_phys(x, virt);
-	if (old != virt)
+	if (old != virt && migr_remote_qpn_to_virt(x, old) == virt)
 		migr_xlate_forget(x, MIGR_XLATE_QPN, old);
 	ret = migr_xlate_set(x, MIGR_XLATE_QPN_PHYS, virt, mqp->lower->qp_num);
-	if (!ret)
+	if (!ret && src_seen)
 		ret = migr_xlate_set(x, MIGR_XLATE_QPN, mqp->lower->qp_num,
 				     virt);
 	return ret;
@@ -231,7 +239,8 @@ int migr_ud_publish(struct migr_context **ctxs, unsigned int n)
 			list_for_each (&ctxs[j]->rec.qps, mqp, entry) {
 				if (!is_ud(mqp) || !mqp->lower)
 					continue;
-				ret = publish_one(&ctxs[i]->remote, mqp);
+				ret = publish_one(&ctxs[i]->remote, mqp,
+						  !ctxs[i]->ud_hosts.n);
 				if (ret)
 					return ret;
 				any = true;
