@@ -53,6 +53,8 @@ step "two guests: migrd peers, qpn-owner across hosts" vm --two --timeout 600 \
 	--a "tests/guest/migrd-two.sh a" --b "tests/guest/migrd-two.sh b"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \
 	--a "tests/guest/partner.sh a" --b "tests/guest/partner.sh b"
+step "two guests, two NICs: UD peers in other processes follow a switch" vm --two --nics 2 --timeout 600 \
+	--a "tests/guest/ud-peers.sh a" --b "tests/guest/ud-peers.sh b"
 step "two guests, two NICs: a server's two client processes share QP numbers" vm --two --nics 2 --timeout 900 \
 	--a "tests/guest/partner-many.sh a" --b "tests/guest/partner-many.sh b"
 step "two guests, two NICs: a client connects to a server that moved" vm --two --nics 2 --timeout 600 \

@@ -15,10 +15,9 @@ SWITCHES=${MIGR_PARTNER_SWITCHES:-20}
 BOTH=${MIGR_PARTNER_BOTH:-1}
 two_host_env partner
 MLOG=$LOGDIR/partner-migrd-$role.log
-# RC QPs receiving through an SRQ on each side (a UD QP with a peer on
-# the other host cannot move yet: a fault case below), every op, both
-# APIs, events; a shallow queue leaves the single-CPU TCG guests time for
-# the partner talk
+# RC QPs receiving through an SRQ on each side, every op, both APIs,
+# events; a shallow queue leaves the single-CPU TCG guests time for the
+# partner talk
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1200 --stall-timeout 60"
 
 start_migrd() {
@@ -121,7 +120,10 @@ if [ "$role" = a ]; then
 	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --server \
 		>"$LOGDIR/partner-killed-a.log" 2>&1 &
 	KL=$!
-	# a UD peer on B: UD senders elsewhere cannot follow, so no switch
+	# a UD peer on B: it learns through the two migrd where this one's UD
+	# QP went (numbered datagrams both ways, checked at the end: source QP,
+	# data, order; not their loss, which these busy guests cause on their
+	# own: ud-peers.sh bounds it)
 	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 -D 900 --port 18603 --server \
 		>"$LOGDIR/partner-ud-a.log" 2>&1 &
 	UD=$!
@@ -175,10 +177,13 @@ PY
 		sleep 0.5
 	done
 	sleep 1
-	refused fault_ud_peer_elsewhere 'UD peers elsewhere cannot follow' \
-		migrctl switch --pid "$UD" --device rxe1
-	kill -TERM "$UD" 2>/dev/null
+	switch_to ud_peer_elsewhere_follows "$UD" rxe1 1
+	sleep 2
+	switch_to ud_peer_elsewhere_follows_back "$UD" rxe0 1
+	sleep 2
 	say a.ud_done
+	kill -TERM "$UD" 2>/dev/null
+	traffic_verdict ud_peer_elsewhere_traffic_a "$UD" "$LOGDIR/partner-ud-a.log"
 	# B kills its process a moment after this switch starts: whatever the
 	# phase it meets, the switch answers (moved, or refused with the
 	# reason) and the mover is not harmed
@@ -204,7 +209,7 @@ PY
 	wait "$TR"; rc=$?
 	check traffic_a_verified sh -c "[ $rc -eq 0 ] && grep -q 'migr-traffic: PASS' $LOGDIR/partner-traffic-a.log"
 	tail -n 2 "$LOGDIR/partner-traffic-a.log" | sed 's/^/    /'
-	wait "$PL" "$UD"
+	wait "$PL"
 	say a.done
 else
 	await a.up || fail a_up
@@ -244,6 +249,7 @@ else
 	say b.kill_up
 	await a.plain_done && kill -TERM "$PL"
 	await a.ud_done && kill -TERM "$UB"
+	traffic_verdict ud_peer_elsewhere_traffic_b "$UB" "$LOGDIR/partner-ud-b.log"
 	await b.kill_now && sleep 1.5 && kill -KILL "$KB"
 	await a.faults_done || fail a_faults_done
 	say b.stopping
