@@ -134,19 +134,24 @@ static bool grh_sender(const uint8_t *b, const union ibv_gid *ours,
 	return !migr_gid_host(&src, host, len);
 }
 
-/* Is [addr, addr + len) inside memory the process registered? */
-static bool registered(struct migr_context *ctx, uint64_t addr, uint32_t len)
+/*
+ * Where [addr, addr + len), as an SGE names it (an MR's IO virtual
+ * address), is in the process: only inside memory it registered, else NULL
+ */
+static const uint8_t *registered(struct migr_context *ctx, uint64_t addr,
+				 uint32_t len)
 {
 	struct migr_mr *mmr;
 
 	list_for_each (&ctx->rec.mrs, mmr, entry) {
-		uint64_t a = (uintptr_t)mmr->vmr.ibv_mr.addr;
+		uint64_t iova = mmr->iova;
 
-		if (!mmr->dm && addr >= a &&
-		    addr + len <= a + mmr->vmr.ibv_mr.length)
-			return true;
+		if (!mmr->dm && addr >= iova &&
+		    addr + len <= iova + mmr->vmr.ibv_mr.length)
+			return (const uint8_t *)mmr->vmr.ibv_mr.addr +
+			       (addr - iova);
 	}
-	return false;
+	return NULL;
 }
 
 /* Senders' hosts in the GRHs of the RECVs a log still holds */
@@ -163,12 +168,12 @@ static int log_hosts(struct migr_context *ctx, const struct migr_rlog *log,
 	for (i = first; i < log->head; i++) {
 		const struct migr_rlog_entry *e = migr_rlog_at(log, i);
 		const struct ibv_sge *sg = &e->sge[0];
+		const uint8_t *grh;
 
-		if (!e->num_sge || sg->length < GRH_LEN ||
-		    !registered(ctx, sg->addr, GRH_LEN))
+		if (!e->num_sge || sg->length < GRH_LEN)
 			continue;
-		if (grh_sender((const void *)(uintptr_t)sg->addr, ours, n, host,
-			       sizeof(host)) &&
+		grh = registered(ctx, sg->addr, GRH_LEN);
+		if (grh && grh_sender(grh, ours, n, host, sizeof(host)) &&
 		    add_host(hs, host))
 			return E2BIG;
 	}
