@@ -12,7 +12,8 @@
  * refused: the mover cannot know that process was not its peer.
  *
  * LINE is "probe" (which UD QPs are there) or "moved FROMGID TOGID
- * FROM:TO,..." (the mover's UD QPs FROM on FROMGID are now TO on TOGID).
+ * FROM:TO:KNOWN,..." (the mover's UD QPs FROM on FROMGID are now TO on
+ * TOGID; KNOWN, the number its application knows, is the processes').
  * A process that is not root may only say that QPs it owns moved: each TO
  * on TOGID must be its own, by the kernel's resource tracking, so it can
  * point other processes' datagrams at nothing but itself.
@@ -129,6 +130,10 @@ static int asker_owns_targets(const struct req *r, int tgid, char *err,
 		}
 		p = end + 1;
 		b = strtoul(p, &end, 16);
+		/* the number the mover's application knows: not checked */
+		if (*end == ':' && end != p)
+			for (end++; *end && *end != ','; end++)
+				;
 		if (end == p || (*end && *end != ',') || a > 0xffffff ||
 		    b > 0xffffff) {
 			snprintf(err, errlen, "udpeers moved line is invalid");

@@ -304,7 +304,7 @@ int migr_ud_probe(struct migr_context *ctx, uint32_t *known, unsigned int max,
 }
 
 /*
- * "moved FROMGID TOGID FROM:TO,..." for ctx's UD QPs: from the numbers
+ * "moved FROMGID TOGID FROM:TO:KNOWN,..." for ctx's UD QPs: from the numbers
  * before this switch (was) or on its target (!was), to their numbers now
  */
 static int moved_line(struct migr_context *ctx, const union ibv_gid *from,
@@ -323,8 +323,9 @@ static int moved_line(struct migr_context *ctx, const union ibv_gid *from,
 
 		if (mqp->vqp.qp.qp_type != IBV_QPT_UD || !mqp->lower || !old)
 			continue;
-		off += snprintf(line + off, len - off, "%s%x:%x",
-				k++ ? "," : "", old, mqp->lower->qp_num);
+		off += snprintf(line + off, len - off, "%s%x:%x:%x",
+				k++ ? "," : "", old, mqp->lower->qp_num,
+				mqp->vqp.qp.qp_num);
 		if (off >= len)
 			return -1;
 	}

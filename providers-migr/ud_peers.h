@@ -4,7 +4,8 @@
  * address handle (the peer's GID) and a QPN. When a process on another
  * host (or device) moves its UD QPs, it tells every migr process of the
  * hosts its AHs name and its datagrams came from (migrd's udpeers relay):
- * "the QP that was FROM on FROMGID is now TO on TOGID". Each of those
+ * "the QP that was FROM on FROMGID is now TO on TOGID" (and is KNOWN to
+ * applications, its virtual number). Each of those
  * processes keeps a record per moved QP (the number its application
  * knows, where it is now, where it was), shows its datagrams under the
  * known number, and sends what its AHs address to that QP at any of its
@@ -91,7 +92,8 @@ static inline struct ibv_ah *migr_ud_dest(const struct migr_xlate *r,
 /* ud_redirect.c: the tables, under the context's ctl_lock for writing */
 int migr_ud_redirect(struct migr_context *ctx, const union ibv_gid *from_gid,
 		     uint32_t from, const union ibv_gid *to_gid, uint32_t to,
-		     unsigned int *changed, char *why, size_t why_len);
+		     uint32_t known, unsigned int *changed, char *why,
+		     size_t why_len);
 int migr_ud_redir_new_ah(struct migr_context *ctx, struct migr_ah *mah);
 void migr_ud_redir_release(struct migr_ah *mah);
 int migr_ud_redir_rebuild(struct migr_ah *mah);

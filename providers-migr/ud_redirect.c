@@ -113,9 +113,22 @@ fail:
 	return ENOMEM;
 }
 
-/* The record of the peer QP that is at (gid, qpn) now, or a new one */
+static bool at(const struct migr_ud_moved *mv, const union ibv_gid *gid,
+	       uint32_t qpn)
+{
+	return mv->now_qpn == qpn && same_gid(&mv->now_gid, gid);
+}
+
+/*
+ * The record of the peer QP known as known that is at (from_gid, from)
+ * now, or already at (to_gid, to) (told twice, or told by a rollback from
+ * both places it may be known at); else a new one
+ */
 static struct migr_ud_moved *find_moved(struct migr_context *ctx,
-					const union ibv_gid *gid, uint32_t qpn)
+					const union ibv_gid *from_gid,
+					uint32_t from,
+					const union ibv_gid *to_gid,
+					uint32_t to, uint32_t known)
 {
 	struct migr_ud_moves *m = ctx->ud_moves;
 	unsigned int i;
@@ -127,11 +140,12 @@ static struct migr_ud_moved *find_moved(struct migr_context *ctx,
 		ctx->ud_moves = m;
 	}
 	for (i = 0; i < m->n; i++)
-		if (m->e[i].now_qpn == qpn && same_gid(&m->e[i].now_gid, gid))
+		if (m->e[i].virt == known &&
+		    (at(&m->e[i], from_gid, from) || at(&m->e[i], to_gid, to)))
 			return &m->e[i];
 	if (m->n == MIGR_UD_MOVES_MAX)
 		return NULL;
-	m->e[m->n].virt = qpn;
+	m->e[m->n].virt = known;
 	return &m->e[m->n++];
 }
 
@@ -197,9 +211,11 @@ static void show_as_known(struct migr_context *ctx, uint32_t was,
 
 int migr_ud_redirect(struct migr_context *ctx, const union ibv_gid *from_gid,
 		     uint32_t from, const union ibv_gid *to_gid, uint32_t to,
-		     unsigned int *changed, char *why, size_t why_len)
+		     uint32_t known, unsigned int *changed, char *why,
+		     size_t why_len)
 {
-	struct migr_ud_moved *mv = find_moved(ctx, from_gid, from);
+	struct migr_ud_moved *mv =
+		find_moved(ctx, from_gid, from, to_gid, to, known);
 	struct migr_ah *mah;
 	unsigned int i;
 	uint32_t was;

@@ -4,9 +4,10 @@
  * socket as "ud LINE", one JSON line back:
  *
  *   probe             its UD QPs' lower numbers: {"ok":true,"ud":[N,...]}
- *   moved FROMGID TOGID FROM:TO,...
+ *   moved FROMGID TOGID FROM:TO:KNOWN,...
  *                     a UD peer's QPs FROM (hex) on FROMGID are now TO on
- *                     TOGID: its AHs send there from now on;
+ *                     TOGID, KNOWN the number its application knows: its
+ *                     AHs send there from now on;
  *                     {"ok":true,"redirected":N} (AH entries changed)
  *
  * It holds the process's list of contexts (a switch of its own answers
@@ -24,7 +25,7 @@
 #define MAX_PAIRS 256
 
 struct pair {
-	uint32_t from, to;
+	uint32_t from, to, known;
 };
 
 static void probe(FILE *out, struct migr_context **v, unsigned int n)
@@ -44,27 +45,30 @@ static void probe(FILE *out, struct migr_context **v, unsigned int n)
 	fprintf(out, "]}\n");
 }
 
-/* "FROM:TO,FROM:TO..." (hex) into v; how many, or -1 */
+/* One hex number up to 24 bits at *s, ended by one of ends */
+static bool hex24(const char **s, const char *ends, uint32_t *v)
+{
+	unsigned long x;
+	char *end;
+
+	x = strtoul(*s, &end, 16);
+	if (end == *s || x > 0xffffff || !strchr(ends, *end))
+		return false;
+	*v = x;
+	*s = *end ? end + 1 : end;
+	return true;
+}
+
+/* "FROM:TO:KNOWN,..." (hex) into v; how many, or -1 */
 static int parse_pairs(const char *s, struct pair *v)
 {
 	int n = 0;
 
 	while (*s) {
-		unsigned long a, b;
-		char *end;
-
-		if (n == MAX_PAIRS)
+		if (n == MAX_PAIRS || !hex24(&s, ":", &v[n].from) ||
+		    !hex24(&s, ":", &v[n].to) || !hex24(&s, ",", &v[n].known))
 			return -1;
-		a = strtoul(s, &end, 16);
-		if (end == s || *end != ':' || a > 0xffffff)
-			return -1;
-		s = end + 1;
-		b = strtoul(s, &end, 16);
-		if (end == s || (*end && *end != ',') || b > 0xffffff)
-			return -1;
-		v[n].from = a;
-		v[n++].to = b;
-		s = *end ? end + 1 : end;
+		n++;
 	}
 	return n;
 }
@@ -102,8 +106,9 @@ static void moved(FILE *out, struct migr_context **v, unsigned int n,
 		}
 		for (k = 0; k < np && !ret; k++)
 			ret = migr_ud_redirect(v[i], &from_gid, pairs[k].from,
-					       &to_gid, pairs[k].to, &changed,
-					       why, sizeof(why));
+					       &to_gid, pairs[k].to,
+					       pairs[k].known, &changed, why,
+					       sizeof(why));
 		pthread_rwlock_unlock(&v[i]->ctl_lock);
 		if (changed > before)
 			verbs_info(

@@ -436,7 +436,7 @@ def udpeers(tmp, sa, f1, fakes, host):
           replies(r).get(f4.pid) == {"ok": True, "ud": [31, 32]} and
           (f1.pid not in replies(r) or host != "-"), r)
     check(tag + "probe line", f4.lines().endswith("ud probe\n"), f4.lines())
-    moved = f"moved {GID} {PEER_GID} 11:2a,12:2b"
+    moved = f"moved {GID} {PEER_GID} 11:2a:11,12:2b:12"
     with open(owners, "w") as f:
         f.write(f"{PEER_GID} 42 {f1.pid}\n")
     before = f4.lines()

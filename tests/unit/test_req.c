@@ -194,13 +194,13 @@ static void test_udpeers(void)
 	CHECK(!parse("migrd/1 udpeers - probe\n", &r) && r.op == REQ_UDPEERS &&
 	      !r.host[0] && !strcmp(r.line, "probe"));
 	CHECK(!parse("migrd/1 udpeers 10.9.0.2 moved " GID " " GID
-		     " 11:12,13:14\n",
+		     " 11:12:11,13:14:13\n",
 		     &r) &&
 	      !strcmp(r.host, "10.9.0.2") &&
-	      !strcmp(r.line, "moved " GID " " GID " 11:12,13:14"));
+	      !strcmp(r.line, "moved " GID " " GID " 11:12:11,13:14:13"));
 	n = req_format(&r, line, sizeof(line));
 	CHECK(n > 0 && !strcmp(line, "migrd/1 udpeers 10.9.0.2 moved " GID
-				     " " GID " 11:12,13:14\n"));
+				     " " GID " 11:12:11,13:14:13\n"));
 	r.host[0] = 0;
 	n = req_format(&r, line, sizeof(line));
 	CHECK(n > 0 && !strncmp(line, "migrd/1 udpeers - moved ", 24));
