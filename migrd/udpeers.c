@@ -102,7 +102,7 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 }
 
 /*
- * "moved FROMGID TOGID FROM:TO,...": is every TO on TOGID the asker's?
+ * "moved FROMGID TOGID FROM:TO:KNOWN,...": is every TO on TOGID the asker's?
  * 0, or -1 with err
  */
 static int asker_owns_targets(const struct req *r, int tgid, char *err,
