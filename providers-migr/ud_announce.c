@@ -25,16 +25,6 @@
 #define UD_GIDS_MAX 16 /* of a port, looked at for our own addresses */
 #define GRH_LEN 40
 
-/* Is gid the one ctx's device has at the AH's source index? */
-static bool own_gid(struct migr_context *ctx, const struct ibv_ah_attr *a)
-{
-	union ibv_gid gid;
-
-	return !ibv_query_gid(ctx->lower, a->port_num, a->grh.sgid_index,
-			      &gid) &&
-	       !memcmp(&gid, &a->grh.dgid, sizeof(gid));
-}
-
 static int add_host(struct migr_ud_hosts *hs, const char *host)
 {
 	unsigned int i;
@@ -58,7 +48,7 @@ static int ah_hosts(struct migr_context *ctx, struct migr_ud_hosts *hs,
 	list_for_each (&ctx->rec.ahs, mah, entry) {
 		const struct ibv_ah_attr *a = &mah->attr;
 
-		if (!a->is_global || own_gid(ctx, a))
+		if (migr_ah_local(ctx, a))
 			continue;
 		migr_gid_hex(&a->grh.dgid, hex);
 		if (a->grh.dgid.raw[0] == 0xff) {
