@@ -91,7 +91,7 @@ static bool may_post(struct tr_ep *ep, struct tr_qp *q)
 	/* When loss is tolerated, echoes missing for TR_UD_GRACE will not
 	 * come: go on (the receiver counts what was lost). */
 	if (o->ud_max_loss > 0 && tr_now() - q->ud_last > TR_UD_GRACE) {
-		q->ud_skip += q->msgs_posted - tr_ud_accounted(q);
+		q->ud_skip_to = q->msgs_posted;
 		q->ud_last = tr_now();
 		return true;
 	}

@@ -88,8 +88,9 @@ void tr_report(struct tr_ep *ep, double now)
 	       (unsigned long long)msgs_recv(ep));
 	for (i = 0; i < ep->nall; i++) {
 		if (ep->qps[i].ud)
-			printf(" ud=%llu",
-			       (unsigned long long)ep->qps[i].completed);
+			printf(" ud=%llu ud_lost=%llu",
+			       (unsigned long long)ep->qps[i].completed,
+			       (unsigned long long)ep->qps[i].lost);
 		else
 			printf(" qp%u=%llu", i,
 			       (unsigned long long)ep->qps[i].completed);

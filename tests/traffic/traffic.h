@@ -124,7 +124,8 @@ struct tr_qp {
 	uint64_t msgs_next; /* next message number expected */
 	uint64_t lost;
 	uint64_t peer_lost; /* endpoint 0: losses the echoes reported */
-	uint64_t ud_skip; /* endpoint 0: echoes given up waiting for */
+	/* endpoint 0: its messages below this were given up waiting for */
+	uint64_t ud_skip_to;
 	double ud_last; /* last datagram or echo */
 
 	/* The peer's side of this QP. */
@@ -230,7 +231,14 @@ struct tr_ep {
  */
 static inline uint64_t tr_ud_accounted(const struct tr_qp *q)
 {
-	return q->msgs_next + q->peer_lost + q->ud_skip;
+	uint64_t heard = q->msgs_next + q->peer_lost;
+
+	/*
+	 * Not a sum: echoes given up for may still come (held while a switch
+	 * moved either end), and counting them twice would let the window
+	 * grow past the receive queues for good
+	 */
+	return heard > q->ud_skip_to ? heard : q->ud_skip_to;
 }
 
 /* opts.c */
