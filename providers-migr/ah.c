@@ -2,22 +2,8 @@
 /* Address handles */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ud_peers.h"
-
-/*
- * Does an AH lead to this device (a peer in this process, or another on
- * this device), as far as it can tell? LID-routed ones are taken as such.
- */
-bool migr_ah_local(struct migr_context *ctx, const struct ibv_ah_attr *a)
-{
-	union ibv_gid gid;
-
-	return !a->is_global || (!ibv_query_gid(ctx->lower, a->port_num,
-						a->grh.sgid_index, &gid) &&
-				 !memcmp(&gid, &a->grh.dgid, sizeof(gid)));
-}
 
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gid.h"
+#include "migr.h"
 
 void migr_gid_hex(const union ibv_gid *gid, char out[33])
 {
@@ -30,11 +30,6 @@ int migr_gid_parse(const char *hex, union ibv_gid *gid)
 		gid->raw[i] = b;
 	}
 	return 0;
-}
-
-static bool same_gid(const union ibv_gid *a, const union ibv_gid *b)
-{
-	return !memcmp(a, b, sizeof(*a));
 }
 
 /* The valid GID entries of a device, all ports, in one query */
@@ -84,7 +79,7 @@ int migr_gid_moves(struct ibv_context *from, struct ibv_context *to,
 			    tt[j].gid_index != tf[i].gid_index ||
 			    tt[j].gid_type != tf[i].gid_type)
 				continue;
-			if (!same_gid(&tf[i].gid, &tt[j].gid)) {
+			if (!migr_gid_same(&tf[i].gid, &tt[j].gid)) {
 				moves->e[moves->n].from = tf[i].gid;
 				moves->e[moves->n].to = tt[j].gid;
 				moves->n++;
@@ -113,14 +108,14 @@ void migr_gid_history_add(struct migr_gid_history *h,
 	/* a GID of before an earlier switch leads where its successor went */
 	for (i = 0; i < h->n; i++)
 		for (j = 0; j < moves->n; j++)
-			if (same_gid(&h->e[i].to, &moves->e[j].from)) {
+			if (migr_gid_same(&h->e[i].to, &moves->e[j].from)) {
 				h->e[i].to = moves->e[j].to;
 				break;
 			}
 	for (j = 0; j < moves->n; j++) {
 		known = false;
 		for (i = 0; i < h->n && !known; i++)
-			known = same_gid(&h->e[i].from, &moves->e[j].from);
+			known = migr_gid_same(&h->e[i].from, &moves->e[j].from);
 		if (known)
 			continue;
 		if (h->n == MIGR_GID_HISTORY)
@@ -129,7 +124,7 @@ void migr_gid_history_add(struct migr_gid_history *h,
 	}
 	/* back where it was: that GID is the context's own again */
 	for (i = 0; i < h->n;) {
-		if (same_gid(&h->e[i].from, &h->e[i].to)) {
+		if (migr_gid_same(&h->e[i].from, &h->e[i].to)) {
 			memmove(&h->e[i], &h->e[i + 1],
 				(h->n - i - 1) * sizeof(h->e[0]));
 			h->n--;
@@ -145,10 +140,23 @@ bool migr_gid_history_find(const struct migr_gid_history *h,
 	unsigned int i;
 
 	for (i = 0; i < h->n; i++) {
-		if (same_gid(&h->e[i].from, gid)) {
+		if (migr_gid_same(&h->e[i].from, gid)) {
 			*now = h->e[i].to;
 			return true;
 		}
 	}
 	return false;
+}
+
+/*
+ * Does an AH lead to this device (a peer in this process, or another on
+ * this device), as far as it can tell? LID-routed ones are taken as such.
+ */
+bool migr_ah_local(struct migr_context *ctx, const struct ibv_ah_attr *a)
+{
+	union ibv_gid gid;
+
+	return !a->is_global || (!ibv_query_gid(ctx->lower, a->port_num,
+						a->grh.sgid_index, &gid) &&
+				 migr_gid_same(&gid, &a->grh.dgid));
 }

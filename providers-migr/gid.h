@@ -11,8 +11,14 @@
 #define MIGR_GID_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
+
+static inline bool migr_gid_same(const union ibv_gid *a, const union ibv_gid *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
 
 /* 32 hex digits and a NUL */
 void migr_gid_hex(const union ibv_gid *gid, char out[33]);
@@ -37,5 +43,9 @@ void migr_gid_history_add(struct migr_gid_history *h,
 /* The GID that replaced gid, if the context had gid before: into now */
 bool migr_gid_history_find(const struct migr_gid_history *h,
 			   const union ibv_gid *gid, union ibv_gid *now);
+
+struct migr_context;
+/* Does an AH lead to the device ctx is on (gid.c)? */
+bool migr_ah_local(struct migr_context *ctx, const struct ibv_ah_attr *a);
 
 #endif /* MIGR_GID_H */

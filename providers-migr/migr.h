@@ -916,7 +916,6 @@ static inline void migr_srq_limit_reached(struct migr_srq *msrq)
 /* ah.c */
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int migr_destroy_ah(struct ibv_ah *ah);
-bool migr_ah_local(struct migr_context *ctx, const struct ibv_ah_attr *a);
 
 /* flow.c */
 struct ibv_flow *migr_create_flow(struct ibv_qp *qp,

@@ -320,17 +320,8 @@ struct ibv_qp *migr_open_qp(struct ibv_context *context,
 static bool partner_is_self(struct migr_qp *mqp, struct migr_context *peer,
 			    const struct ibv_qp_attr *attr)
 {
-	const struct ibv_ah_attr *ah = &attr->ah_attr;
-	union ibv_gid gid;
-
-	if (!peer)
-		return false;
-	if (!ah->is_global)
-		return true; /* IB without GRH: same subnet, LID-routed */
-	if (ibv_query_gid(mqp->ctx->lower, ah->port_num, ah->grh.sgid_index,
-			  &gid))
-		return false;
-	return !memcmp(&gid, &ah->grh.dgid, sizeof(gid));
+	/* IB without GRH counts as this device: same subnet, LID-routed */
+	return peer && migr_ah_local(mqp->ctx, &attr->ah_attr);
 }
 
 /*

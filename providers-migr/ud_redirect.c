@@ -11,11 +11,6 @@
 #include "switch.h"
 #include "ud_peers.h"
 
-static bool same_gid(const union ibv_gid *a, const union ibv_gid *b)
-{
-	return !memcmp(a, b, sizeof(*a));
-}
-
 /* Unicast: a multicast group's members do not move with one sender */
 static bool unicast(const struct migr_ah *mah)
 {
@@ -46,7 +41,7 @@ static int ah_index(struct migr_ah *mah, struct migr_ud_redir *r,
 	unsigned int i;
 
 	for (i = 0; i < r->nahs; i++)
-		if (same_gid(&r->ahs[i].gid, gid))
+		if (migr_gid_same(&r->ahs[i].gid, gid))
 			return i;
 	if (r->nahs == MIGR_UD_REDIR_AHS) {
 		snprintf(why, why_len,
@@ -116,7 +111,7 @@ fail:
 static bool at(const struct migr_ud_moved *mv, const union ibv_gid *gid,
 	       uint32_t qpn)
 {
-	return mv->now_qpn == qpn && same_gid(&mv->now_gid, gid);
+	return mv->now_qpn == qpn && migr_gid_same(&mv->now_gid, gid);
 }
 
 /*
@@ -156,10 +151,10 @@ static bool names(const struct migr_ah *mah, const struct migr_ud_moved *mv)
 
 	if (!unicast(mah))
 		return false;
-	if (same_gid(&mah->attr.grh.dgid, &mv->now_gid))
+	if (migr_gid_same(&mah->attr.grh.dgid, &mv->now_gid))
 		return true;
 	for (i = 0; i < mv->npast; i++)
-		if (same_gid(&mah->attr.grh.dgid, &mv->past[i]))
+		if (migr_gid_same(&mah->attr.grh.dgid, &mv->past[i]))
 			return true;
 	return false;
 }
@@ -175,7 +170,7 @@ static int follow(struct migr_ah *mah, const struct migr_ud_moved *mv,
 	if (!names(mah, mv))
 		return 0;
 	if (i >= 0 && r->e[i].qpn == mv->now_qpn &&
-	    same_gid(&r->ahs[r->e[i].ah].gid, &mv->now_gid))
+	    migr_gid_same(&r->ahs[r->e[i].ah].gid, &mv->now_gid))
 		return 0;
 	ret = point(mah, mv->virt, &mv->now_gid, mv->now_qpn, why, why_len);
 	if (!ret)
@@ -227,7 +222,8 @@ int migr_ud_redirect(struct migr_context *ctx, const union ibv_gid *from_gid,
 		return ENOSPC;
 	}
 	was = mv->now_qpn ? mv->now_qpn : from;
-	for (i = 0; i < mv->npast && !same_gid(&mv->past[i], from_gid); i++)
+	for (i = 0; i < mv->npast && !migr_gid_same(&mv->past[i], from_gid);
+	     i++)
 		;
 	if (i == mv->npast && i < MIGR_UD_PAST_MAX)
 		mv->past[mv->npast++] = *from_gid;
