@@ -28,7 +28,8 @@ step() { # NAME CMD...: run one step, record result, time and what failed
 		failed=$((failed + 1))
 		# its first failed checks and their reasons, for the summary:
 		# the end of a long log is what a reader sees first
-		STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]' "$STEP_LOG")")
+		# (a VM's own verdict too: why it died, and whether it was retried)
+		STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]|^run\.sh: .*(died|did not boot|setup failed|stopped|once more)|BUG: |Oops|WARNING: ' "$STEP_LOG")")
 	fi
 	return $rc
 }

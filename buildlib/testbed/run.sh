@@ -315,7 +315,9 @@ if [ "$final" != 0 ] && [ "$tries" -lt 2 ]; then
 		if [ ! -f "$run/up-$r" ]; then
 			log "a VM did not boot; running the command once more"
 		elif [ ! -f "$run/rc-$r" ] && grep -qE "Oops: double fault|Kernel panic" "$run/console-$r.log" 2>/dev/null; then
-			log "VM $r: the guest kernel died ($(grep -m1 -aoE 'BUG: [^]*|Oops: double fault' "$run/console-$r.log" || echo panic); logs: $run); running the command once more"
+			what=$(grep -m1 -aoE 'BUG: [^]*|Oops: double fault|Kernel panic - [^]*' "$run/console-$r.log")
+			rip=$(grep -m1 -aoE 'RIP: 0010:[^ ]+' "$run/console-$r.log")
+			log "VM $r: the guest kernel died (${what:-panic}${rip:+ at ${rip#RIP: 0010:}}; logs: $run); running the command once more"
 		else
 			continue
 		fi
