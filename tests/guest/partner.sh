@@ -123,9 +123,10 @@ if [ "$role" = a ]; then
 	# a UD peer on B: it learns through the two migrd where this one's UD
 	# QP went (numbered datagrams both ways, checked at the end: source QP,
 	# data, order; their loss is bounded in ud-peers.sh). Its RC QP runs
-	# no atomics: once, in a run whose moves took 11-13 s, a CAS here
-	# completed with its result buffer unwritten (under study; atomics
-	# over moves are checked by this test's main traffic and ud-peers.sh)
+	# no atomics: a CAS here once completed with its result unwritten
+	# (moves of 11-13 s in loaded guests), rxe's bug when it retransmits,
+	# with or without migr (rxe-atomic-loss.sh, docs/testbed.md). Atomics
+	# over moves are checked by the main traffic and ud-peers.sh.
 	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 -D 900 --port 18603 \
 		--ops send,send_imm,write,write_imm,read --server \
 		>"$LOGDIR/partner-ud-a.log" 2>&1 &

@@ -27,6 +27,18 @@ static const enum ibv_wc_opcode send_wc_opcode[OP_NUM] = {
 	[OP_FAA] = IBV_WC_FETCH_ADD,
 };
 
+/*
+ * What a wrong atomic result says. The post put ~expected in the slot: a
+ * success that still holds it never wrote its result (rxe does that when
+ * a duplicate's plain ACK reaches a pending atomic; docs/testbed.md).
+ */
+static const char *atomic_why(const struct tr_pend *p, uint64_t got)
+{
+	if (got == ~p->atomic_old)
+		return " (never written: the slot holds what the post put there)";
+	return p->op == OP_CAS ? " (compare failed)" : "";
+}
+
 static void check_result(struct tr_ep *ep, struct tr_qp *q,
 			 const struct tr_pend *p)
 {
@@ -58,7 +70,7 @@ static void check_result(struct tr_ep *ep, struct tr_qp *q,
 				(unsigned long long)p->seq, tr_op_name(p->op),
 				(unsigned long long)got,
 				(unsigned long long)p->atomic_old,
-				p->op == OP_CAS ? " (compare failed)" : "");
+				atomic_why(p, got));
 		break;
 	}
 }
