@@ -51,6 +51,13 @@ PROGRAMS=(
 
 # wanted NAME: NAME is one of the programs asked for (all when none was)
 wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
+# A name asked for that is none of them would pass by running nothing
+QPERF_TESTS=(rc_bw rc_rdma_read_bw rc_compare_swap_mr)
+KNOWN=" ud_send_bw ${QPERF_TESTS[*]/#/qperf_} "
+for prog in "${PROGRAMS[@]}"; do KNOWN+="${prog%%|*} "; done
+for n in $ONLY; do
+	[[ "$KNOWN" == *" $n "* ]] || { echo "unmodified.sh: no program named $n (known:$KNOWN)" >&2; exit 2; }
+done
 
 lower_of() {
 	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
@@ -218,7 +225,6 @@ done
 # Each test runs 40 s: its four moves take 3 to 4 s each here, and a
 # move that comes once qperf has ended its test finds its QP in error
 # (refused, rightly; seen in CI with 25 s).
-QPERF_TESTS=(rc_bw rc_rdma_read_bw rc_compare_swap_mr)
 qperf_holder() { # the qperf process that holds a QP (not the server)
 	migrctl status | awk '$3 == "qperf" && $7 > 0 { print $1; exit }'
 }
