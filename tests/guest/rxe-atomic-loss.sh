@@ -27,7 +27,7 @@ if [ "$role" = a ]; then
 	say a.up
 	wait $P
 else
-	await a.up || fail server_up
+	await a.up || { fail server_up; summary "rxe-atomic-loss $role"; exit; }
 	migr-traffic "${T[@]}" --client $A_IP --connect-timeout 60 >"$log" 2>&1
 fi
 rc=$?

@@ -28,13 +28,13 @@ static const enum ibv_wc_opcode send_wc_opcode[OP_NUM] = {
 };
 
 /*
- * What a wrong atomic result says. The post put ~expected in the slot: a
- * success that still holds it never wrote its result (rxe does that when
- * a duplicate's plain ACK reaches a pending atomic; docs/testbed.md).
+ * What a wrong atomic result says. A success whose slot still holds the
+ * post's poison never wrote its result (rxe does that when a duplicate's
+ * plain ACK reaches a pending atomic; docs/testbed.md).
  */
 static const char *atomic_why(const struct tr_pend *p, uint64_t got)
 {
-	if (got == ~p->atomic_old)
+	if (got == tr_atomic_poison(p->atomic_old))
 		return " (never written: the slot holds what the post put there)";
 	return p->op == OP_CAS ? " (compare failed)" : "";
 }

@@ -181,7 +181,7 @@ static void build_rc(struct tr_ep *ep, struct tr_qp *q, struct tr_desc *d)
 		d->len = 8;
 		d->raddr = q->peer_addr;
 		p->atomic_old = q->atomic_val;
-		*(uint64_t *)rs = ~q->atomic_val;
+		*(uint64_t *)rs = tr_atomic_poison(q->atomic_val);
 		if (op == OP_CAS) {
 			d->cmp = q->atomic_val;
 			d->swp = q->atomic_val * 3 + seq + 1;

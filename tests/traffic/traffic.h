@@ -224,6 +224,15 @@ struct tr_ep {
 };
 
 /*
+ * What an atomic's result slot holds from its post until the result lands:
+ * never the value expected, so a success that wrote nothing shows.
+ */
+static inline uint64_t tr_atomic_poison(uint64_t expected)
+{
+	return ~expected;
+}
+
+/*
  * UD flow control, endpoint 0: its messages the peer has accounted for,
  * as echoed (received, or lost on the way there) or as echoes lost on the
  * way back. Fewer than ud_window beyond that keeps both receive queues
