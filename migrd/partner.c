@@ -6,6 +6,7 @@
  * hands it the line on its control socket ("partner LINE").
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,10 @@
 
 #define PARTNER_TIMEOUT_MS 30000 /* some partner ops drain queues */
 #define PARTNER_PEER_TIMEOUT_MS 35000 /* the peer's 30 s, and the hop */
-#define PARTNER_FAILS_MAX 8 /* processes that did not answer, remembered */
+/* A search for a QP that moved: all asked at once, each briefly */
+#define SEARCH_MS 2500
+#define SEARCH_PROC_MS 2000
+#define SEARCH_THREADS 8
 #define OP_LOG_MAX 32 /* only the line's first word is logged */
 
 /* One relayed request, for the replies and the log */
@@ -38,12 +42,6 @@ struct relay {
 struct verdict {
 	bool ok, notmine;
 	char error[256];
-};
-
-/* A migr process that did not answer during the search, and why */
-struct fail {
-	int pid;
-	char err[256];
 };
 
 #define rlog(x, fmt, ...)                                                      \
@@ -129,12 +127,198 @@ static void answered(const struct relay *x, struct sbuf *out, int pid,
 	free(reply);
 }
 
+/*
+ * Who the kernel's RDMA resource tracking (or the test table standing in
+ * for it) says holds QP qpn on a device of this host with GID gid: 0 with
+ * *pid its process (0: a kernel QP, named in kern), 1 if nobody does, -1
+ * with err if the kernel could not be asked.
+ */
+static int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
+			 size_t kernlen, char *err, size_t errlen)
+{
+	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], e[256] = "", line[128],
+						     hex[REQ_GID_LEN + 2];
+	int ndev, i, rc, ret = 1;
+	unsigned long q;
+	FILE *f;
+
+	*pid = 0;
+	kern[0] = 0;
+	if (g.test_qp_owners) {
+		f = fopen(g.test_qp_owners, "re");
+		if (!f) {
+			snprintf(err, errlen, "cannot read %s: %s",
+				 g.test_qp_owners, strerror(errno));
+			return -1;
+		}
+		while (ret && fgets(line, sizeof(line), f))
+			if (sscanf(line, "%33s %lu %d", hex, &q, pid) == 3 &&
+			    !strcmp(hex, gid) && q == qpn && *pid > 0)
+				ret = 0;
+		fclose(f);
+		if (ret)
+			*pid = 0;
+		else
+			*pid = proc_tgid(*pid);
+		return ret;
+	}
+	ndev = gid_devices(LOCATE_SYSFS, gid, devs, LOCATE_DEV_MAX);
+	if (ndev < 0 && errno != ENOENT) {
+		snprintf(err, errlen, "cannot read %s: %s", LOCATE_SYSFS,
+			 strerror(errno));
+		return -1;
+	}
+	/* Twins on one netdev share GIDs: the QP is on one of them */
+	for (i = 0; i < ndev; i++) {
+		rc = qpn_owner(devs[i], qpn, pid, kern, kernlen, e, sizeof(e));
+		if (!rc) {
+			/* the kernel names the creating thread */
+			if (*pid > 0)
+				*pid = proc_tgid(*pid);
+			return 0;
+		}
+		if (rc < 0)
+			ret = -1;
+	}
+	if (ret < 0)
+		snprintf(err, errlen, "%s", e);
+	*pid = 0;
+	return ret;
+}
+
+int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
+	       size_t errlen)
+{
+	char kern[64];
+	int pid, rc;
+
+	rc = kernel_holder(gid, qpn, &pid, kern, sizeof(kern), err, errlen);
+	if (rc < 0)
+		return -1;
+	return !rc && pid > 0 && pid == tgid;
+}
+
+/*
+ * The lower QP a claim to entry i must name: for prepare and faces, the
+ * partner's QP the asker's QP is connected to; 0 for any other step (the
+ * claimant's own lower QP, whatever its number).
+ */
+static uint32_t expected_phys(const struct pline *pl, int i)
+{
+	uint32_t v;
+
+	if (pl->step != PAUTH_PREPARE && pl->step != PAUTH_FACES)
+		return 0;
+	return pline_word(pl->at[i], PAUTH_PARTNER_PHYS_WORD, &v) ? 0 : v;
+}
+
+/* What the kernel says of the claims in one process's reply */
+struct claims {
+	int backed; /* results for a QP the kernel says the process holds */
+	int forged; /* "ok":true results it does not back */
+	bool whole; /* no result per QP: an answer of the process's as a whole */
+	bool busy;
+	char why[300]; /* the first forged claim */
+};
+
+/*
+ * Registration is no authorization: a result counts as the process's claim
+ * to a QP only if it names the lower QP it holds ("phys"), the kernel says
+ * the process owns that QP on a device with the request's GID, and, for
+ * prepare and faces, it is the very QP the asker's QP is connected to.
+ */
+static void check_claims(const struct relay *x, int pid, const char *reply,
+			 struct claims *c)
+{
+	size_t len = strlen(reply);
+	int cap = len / 2 + 16, res, arr, i, rc;
+	struct json_tok *t = calloc(cap, sizeof(*t));
+	uint32_t want;
+	struct pline pl;
+	char e[256];
+	struct json j;
+	double phys;
+	bool ok;
+
+	memset(c, 0, sizeof(*c));
+	if (!t || json_parse(&j, reply, len, t, cap) ||
+	    pline_parse(x->r->line, x->r->gid, &pl, e, sizeof(e))) {
+		c->whole = true;
+		goto out;
+	}
+	c->busy = json_bool(&j, json_get(&j, 0, "busy"), false);
+	arr = json_get(&j, 0, "results");
+	if (arr < 0 || t[arr].type != JSON_ARRAY) {
+		c->whole = true;
+		goto out;
+	}
+	for (i = 0; i < pl.nqp; i++) {
+		res = json_at(&j, arr, i);
+		if (res < 0 ||
+		    json_bool(&j, json_get(&j, res, "notmine"), false))
+			continue;
+		ok = json_bool(&j, json_get(&j, res, "ok"), false);
+		phys = json_num(&j, json_get(&j, res, "phys"), -1);
+		want = expected_phys(&pl, i);
+		rc = 0;
+		if (phys >= 1 && phys <= 0xffffff && phys == (uint32_t)phys &&
+		    (!want || want == (uint32_t)phys))
+			rc = asker_owns(pid, x->r->gid, phys, e, sizeof(e));
+		if (rc == 1) {
+			c->backed++;
+			continue;
+		}
+		if (!ok || c->forged++)
+			continue;
+		if (phys < 1 || phys > 0xffffff || phys != (uint32_t)phys)
+			snprintf(c->why, sizeof(c->why),
+				 "pid %d claimed QP 0x%x on %s without naming the QP it holds",
+				 pid, pl.qpn[i], x->where);
+		else if (want && want != (uint32_t)phys)
+			snprintf(c->why, sizeof(c->why),
+				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, but the asker's QP is connected to QP 0x%x",
+				 pid, pl.qpn[i], x->where, (uint32_t)phys,
+				 want);
+		else
+			snprintf(c->why, sizeof(c->why),
+				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold",
+				 pid, pl.qpn[i], x->where, (uint32_t)phys);
+	}
+out:
+	free(t);
+}
+
+/*
+ * Ask process pid, and take its reply unless it claims a QP the kernel
+ * does not back: then the request is refused (and logged as such).
+ */
+static void ask_checked(const struct relay *x, int pid, int timeout_ms,
+			struct sbuf *out)
+{
+	char err[256], *reply;
+	struct verdict v;
+	struct claims c;
+
+	if (ask(x, pid, timeout_ms, &reply, &v, err, sizeof(err))) {
+		refuse(x, out, err);
+		return;
+	}
+	check_claims(x, pid, reply, &c);
+	if (c.forged) {
+		log_warn("partner %.*s: %s; refused", x->op_len, x->r->line,
+			 c.why);
+		free(reply);
+		refuse(x, out, c.why);
+		return;
+	}
+	answered(x, out, pid, reply, &v);
+}
+
 /* The process the requester named (a previous reply's pid) */
 static void to_pid(const struct relay *x, struct sbuf *out)
 {
-	char err[256], *reply;
 	struct proc_info p;
-	struct verdict v;
+	char err[256];
 
 	if (!registry_find(x->r->pid, &p)) {
 		snprintf(err, sizeof(err), "no migr process with pid %d on %s",
@@ -142,22 +326,14 @@ static void to_pid(const struct relay *x, struct sbuf *out)
 		refuse(x, out, err);
 		return;
 	}
-	if (ask(x, p.pid, PARTNER_TIMEOUT_MS, &reply, &v, err, sizeof(err))) {
-		refuse(x, out, err);
-		return;
-	}
-	answered(x, out, p.pid, reply, &v);
+	ask_checked(x, p.pid, PARTNER_TIMEOUT_MS, out);
 }
 
-/* Why the owner the kernel names did not answer as the QP's partner */
-static void owner_error(const struct relay *x, int pid, const char *kern,
-			const struct fail *fails, int nfails, bool timed_out,
-			char *err, size_t errlen)
+/* Why the QP's holder cannot answer for it */
+static void holder_error(const struct relay *x, uint32_t qpn, int pid,
+			 const char *kern, char *err, size_t errlen)
 {
-	uint32_t qpn = x->r->qpn;
-	struct proc_info p;
 	char comm[32];
-	int i;
 
 	if (!pid) {
 		snprintf(
@@ -166,129 +342,192 @@ static void owner_error(const struct relay *x, int pid, const char *kern,
 			qpn, x->where, kern[0] ? kern : "?");
 		return;
 	}
-	pid = proc_tgid(pid); /* the kernel names the creating thread */
-	if (!registry_find(pid, &p)) {
-		proc_comm(pid, comm, sizeof(comm));
-		snprintf(
-			err, errlen,
-			"QP 0x%x on %s is owned by pid %d (%s), which does not use migr; its partner cannot follow a switch",
-			qpn, x->where, pid, comm[0] ? comm : "?");
+	if (pid == x->asker) {
+		snprintf(err, errlen,
+			 "QP 0x%x on %s is the asking process's own", qpn,
+			 x->where);
 		return;
 	}
-	for (i = 0; i < nfails && fails[i].pid != pid; i++)
-		;
-	if (i < nfails)
-		snprintf(
-			err, errlen,
-			"QP 0x%x on %s is owned by migr process %d (%s), which did not answer: %s",
-			qpn, x->where, pid, p.comm, fails[i].err);
-	else
-		snprintf(
-			err, errlen,
-			"QP 0x%x on %s is owned by migr process %d (%s), which %s",
-			qpn, x->where, pid, p.comm,
-			timed_out ?
-				"was not asked before the search timed out" :
-				"did not claim it");
+	proc_comm(pid, comm, sizeof(comm));
+	snprintf(
+		err, errlen,
+		"QP 0x%x on %s is owned by pid %d (%s), which does not use migr; its partner cannot follow a switch",
+		qpn, x->where, pid, comm[0] ? comm : "?");
 }
 
-/*
- * No migr process claimed the QP: say who owns it, from the kernel's RDMA
- * resource tracking on the devices that have the GID.
- */
-static void kernel_owner(const struct relay *x, struct sbuf *out,
-			 const struct fail *fails, int nfails, bool timed_out)
-{
-	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], kern[64] = "", err[512],
-						    qerr[256] = "";
-	const struct req *r = x->r;
-	int ndev, i, pid = 0;
-
-	ndev = gid_devices(LOCATE_SYSFS, r->gid, devs, LOCATE_DEV_MAX);
-	if (ndev < 0 && errno != ENOENT) {
-		snprintf(err, sizeof(err), "cannot read %s: %s", LOCATE_SYSFS,
-			 strerror(errno));
-		refuse(x, out, err);
-		return;
-	}
-	if (ndev <= 0) {
-		snprintf(err, sizeof(err), "no RDMA device on %s has GID %s",
-			 x->where, r->gid);
-		refuse(x, out, err);
-		return;
-	}
-	/* Twins on one netdev share GIDs: the QP is on one of them */
-	for (i = 0; i < ndev; i++) {
-		char e[sizeof(qerr)];
-		int rc = qpn_owner(devs[i], r->qpn, &pid, kern, sizeof(kern), e,
-				   sizeof(e));
-
-		if (!rc)
-			break;
-		if (rc < 0)
-			memcpy(qerr, e, sizeof(qerr));
-	}
-	if (i < ndev)
-		owner_error(x, pid, kern, fails, nfails, timed_out, err,
-			    sizeof(err));
-	else if (qerr[0])
-		snprintf(err, sizeof(err),
-			 "cannot tell who owns QP 0x%x on %s: %s", r->qpn,
-			 x->where, qerr);
-	else
-		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
-			 x->where, r->qpn);
-	refuse(x, out, err);
-}
-
-/*
- * PID 0: every migr process in turn but the asker; the first that does not
- * answer "notmine" owns the QP. One deadline bounds the whole search.
- */
-static void find_owner(const struct relay *x, struct sbuf *out)
-{
-	long long deadline = now_ms() + PARTNER_TIMEOUT_MS, left;
-	struct fail fails[PARTNER_FAILS_MAX];
-	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
-	bool timed_out = false;
-	int n, i, nfails = 0;
+/* One process of a search, asked on a thread of its own */
+struct asked {
+	const struct relay *x;
+	int pid, rc;
+	long long deadline;
+	char *reply;
 	struct verdict v;
-	char err[256], *reply;
+	char err[256];
+};
 
-	if (!all) {
+struct search {
+	struct asked *a;
+	int n, next;
+	pthread_mutex_t lock;
+};
+
+static void *search_thread(void *arg)
+{
+	struct search *s = arg;
+	struct asked *a;
+	long long left;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		a = s->next < s->n ? &s->a[s->next++] : NULL;
+		pthread_mutex_unlock(&s->lock);
+		if (!a)
+			return NULL;
+		left = a->deadline - now_ms();
+		if (left > SEARCH_PROC_MS)
+			left = SEARCH_PROC_MS;
+		if (left <= 0) {
+			a->rc = -1;
+			snprintf(a->err, sizeof(a->err),
+				 "not asked before the search timed out");
+			continue;
+		}
+		a->rc = ask(a->x, a->pid, left, &a->reply, &a->v, a->err,
+			    sizeof(a->err));
+	}
+}
+
+/*
+ * Nobody holds the number asked for as a lower QP: a QP that moved keeps
+ * its old number as the one its peers know. Every migr process but the
+ * asker is asked at once, each for at most SEARCH_PROC_MS, all within
+ * SEARCH_MS; exactly one must back its claim (two: refused, a virtual
+ * number is one process's).
+ */
+static void search_all(const struct relay *x, struct sbuf *out)
+{
+	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
+	struct search s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	int n, i, nth, owner = -1, busy = -1;
+	pthread_t th[SEARCH_THREADS];
+	long long deadline = now_ms() + SEARCH_MS;
+	char err[512];
+	struct claims c;
+
+	s.a = calloc(REG_MAX, sizeof(*s.a));
+	if (!all || !s.a) {
 		refuse(x, out, "out of memory");
-		return;
+		goto out;
 	}
 	n = registry_list(all, REG_MAX);
 	for (i = 0; i < n; i++) {
-		/* switching, it would answer busy, never notmine */
 		if (all[i].pid == x->asker)
 			continue;
-		left = deadline - now_ms();
-		if (left <= 0) {
-			timed_out = true;
-			break;
-		}
-		if (ask(x, all[i].pid, left, &reply, &v, err, sizeof(err))) {
-			rlog(x, "skipping pid %d: %s", all[i].pid, err);
-			if (nfails < PARTNER_FAILS_MAX) {
-				fails[nfails].pid = all[i].pid;
-				snprintf(fails[nfails].err,
-					 sizeof(fails[nfails].err), "%s", err);
-				nfails++;
-			}
-			continue;
-		}
-		if (v.notmine) {
-			free(reply);
-			continue;
-		}
-		answered(x, out, all[i].pid, reply, &v);
-		goto out;
+		s.a[s.n].x = x;
+		s.a[s.n].pid = all[i].pid;
+		s.a[s.n].deadline = deadline;
+		s.n++;
 	}
-	kernel_owner(x, out, fails, nfails, timed_out);
+	for (nth = 0; nth < SEARCH_THREADS && nth < s.n; nth++)
+		if (pthread_create(&th[nth], NULL, search_thread, &s))
+			break;
+	if (s.n && !nth)
+		search_thread(&s);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < s.n; i++) {
+		struct asked *a = &s.a[i];
+
+		if (a->rc) {
+			rlog(x, "pid %d not asked: %s", a->pid, a->err);
+			continue;
+		}
+		check_claims(x, a->pid, a->reply, &c);
+		if (c.forged)
+			log_warn("partner %.*s: %s; ignored", x->op_len,
+				 x->r->line, c.why);
+		else if (c.backed && owner >= 0) {
+			snprintf(err, sizeof(err),
+				 "pids %d and %d both claim QP 0x%x on %s; refused",
+				 s.a[owner].pid, a->pid, x->r->qpn, x->where);
+			log_warn("partner %.*s: %s", x->op_len, x->r->line,
+				 err);
+			refuse(x, out, err);
+			goto out;
+		} else if (c.backed)
+			owner = i;
+		else if (c.busy && busy < 0)
+			busy = i;
+	}
+	if (owner < 0)
+		owner = busy;
+	if (owner >= 0) {
+		answered(x, out, s.a[owner].pid, s.a[owner].reply,
+			 &s.a[owner].v);
+		s.a[owner].reply = NULL;
+	} else {
+		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
+			 x->where, x->r->qpn);
+		refuse(x, out, err);
+	}
 out:
+	for (i = 0; s.a && i < s.n; i++)
+		free(s.a[i].reply);
+	free(s.a);
 	free(all);
+}
+
+/*
+ * PID 0: the process the kernel says holds the QP is asked, and only it:
+ * for prepare and faces the lower QP the asker's QP is connected to, for
+ * the other steps the number asked for. A number no process holds (a QP
+ * that moved keeps its old one) is searched for among every migr process.
+ */
+static void find_owner(const struct relay *x, struct sbuf *out)
+{
+	char err[512], kern[64], e[256];
+	struct proc_info p;
+	struct pline pl;
+	uint32_t key;
+	int pid, rc;
+
+	if (pline_parse(x->r->line, x->r->gid, &pl, e, sizeof(e))) {
+		refuse(x, out, e);
+		return;
+	}
+	key = expected_phys(&pl, 0);
+	if (!key && (pl.step == PAUTH_PREPARE || pl.step == PAUTH_FACES)) {
+		refuse(x, out,
+		       "partner prepare line does not say which QP it faces");
+		return;
+	}
+	if (!key)
+		key = x->r->qpn;
+	rc = kernel_holder(x->r->gid, key, &pid, kern, sizeof(kern), e,
+			   sizeof(e));
+	if (rc < 0) {
+		snprintf(err, sizeof(err),
+			 "cannot tell who owns QP 0x%x on %s: %s", key,
+			 x->where, e);
+		refuse(x, out, err);
+		return;
+	}
+	if (!rc) {
+		if (pid && pid != x->asker && registry_find(pid, &p)) {
+			ask_checked(x, pid, PARTNER_TIMEOUT_MS, out);
+			return;
+		}
+		holder_error(x, key, pid, kern, err, sizeof(err));
+		refuse(x, out, err);
+		return;
+	}
+	if (pl.step == PAUTH_PREPARE || pl.step == PAUTH_FACES) {
+		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
+			 x->where, key);
+		refuse(x, out, err);
+		return;
+	}
+	search_all(x, out);
 }
 
 /* HOST's migrd does the same there; its reply is returned as it is */
@@ -323,65 +562,6 @@ static void relay(const struct relay *x, bool remote, struct sbuf *out)
 		to_pid(x, out);
 	else
 		find_owner(x, out);
-}
-
-/*
- * Does process tgid own QP qpn on a device of this host with GID gid, as
- * the kernel's resource tracking (or the test table) says? 1, 0, or -1 with
- * err.
- */
-static int test_owns(int tgid, const char *gid, uint32_t qpn, char *err,
-		     size_t errlen)
-{
-	char line[128], hex[REQ_GID_LEN + 2];
-	unsigned long q;
-	int pid, found = 0;
-	FILE *f;
-
-	f = fopen(g.test_qp_owners, "re");
-	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s", g.test_qp_owners,
-			 strerror(errno));
-		return -1;
-	}
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%33s %lu %d", hex, &q, &pid) == 3 &&
-			!strcmp(hex, gid) && q == qpn && pid > 0 &&
-			proc_tgid(pid) == tgid;
-	fclose(f);
-	return found;
-}
-
-int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
-	       size_t errlen)
-{
-	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], kern[64], e[256];
-	int ndev, i, pid, ret = 0;
-
-	if (g.test_qp_owners)
-		return test_owns(tgid, gid, qpn, err, errlen);
-	ndev = gid_devices(LOCATE_SYSFS, gid, devs, LOCATE_DEV_MAX);
-	if (ndev < 0 && errno != ENOENT) {
-		snprintf(err, errlen, "cannot read %s: %s", LOCATE_SYSFS,
-			 strerror(errno));
-		return -1;
-	}
-	/* Devices sharing a GID number QPs each on their own */
-	for (i = 0; i < ndev; i++) {
-		pid = 0;
-		switch (qpn_owner(devs[i], qpn, &pid, kern, sizeof(kern), e,
-				  sizeof(e))) {
-		case 0:
-			if (pid && proc_tgid(pid) == tgid)
-				return 1;
-			break;
-		case -1:
-			snprintf(err, errlen, "%s", e);
-			ret = -1;
-			break;
-		}
-	}
-	return ret;
 }
 
 /*
@@ -537,6 +717,10 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		refuse(x, out, err);
 		return;
 	}
+	if (pl.step == PAUTH_FACES) {
+		refuse(x, out, "permission denied: faces is migrd's own step");
+		return;
+	}
 	if (pl.step == PAUTH_FETCH) {
 		relay(x, remote, out);
 		return;
@@ -666,9 +850,20 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 			       "permission denied: partner requests come from migr processes");
 		return;
 	}
-	/* Root and peer daemons (which checked their own askers) as asked */
-	if (c->peer || c->uid == 0)
-		relay(&x, remote, out);
+	/*
+	 * Root and peer daemons (which checked their own askers) as asked,
+	 * but only lines migrd reads as the library does: every claim in the
+	 * answer is checked against the kernel whoever asked
+	 */
+	if (c->peer || c->uid == 0) {
+		struct pline pl;
+		char err[256];
+
+		if (pline_parse(r->line, r->gid, &pl, err, sizeof(err)))
+			refuse(&x, out, err);
+		else
+			relay(&x, remote, out);
+	}
 	else
 		checked(&x, c, remote, out);
 }

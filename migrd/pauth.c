@@ -13,6 +13,7 @@ static const char *const steps[] = {
 	[PAUTH_KEYS] = "keys",	     [PAUTH_RECONNECT] = "reconnect",
 	[PAUTH_RESUME] = "resume",   [PAUTH_ABORT] = "abort",
 	[PAUTH_RECVS] = "recvs",     [PAUTH_FETCH] = "fetch",
+	[PAUTH_FACES] = "faces",
 };
 
 static int parse_qpn(const char *s, uint32_t *qpn)
@@ -103,6 +104,19 @@ int pline_reconnect(const char *at, uint32_t *qpn, char *gid)
 	memcpy(gid, p, n);
 	gid[n] = 0;
 	return 0;
+}
+
+int pline_word(const char *at, int k, uint32_t *v)
+{
+	const char *p = at;
+
+	/* an entry ends at " . " or the end of the line */
+	while (k--) {
+		p += strcspn(p, " ");
+		if (*p++ != ' ' || *p == '.')
+			return -1;
+	}
+	return parse_qpn(p, v);
 }
 
 struct grant {

@@ -18,6 +18,9 @@ struct qp_lookup {
 	uint32_t qpn; /* dumps: the one looked for */
 	int pid, found;
 	char kern[64];
+	/* a listing (qpn_list) instead of one QP: every QP into list */
+	struct qp_holder *list;
+	int max, n;
 };
 
 static int dev_cb(struct nl_msg *msg, void *arg)
@@ -75,6 +78,24 @@ static int dump_cb(struct nl_msg *msg, void *arg)
 	nla_for_each_nested(pos, tb[RDMA_NLDEV_ATTR_RES_QP], rem)
 	{
 		memset(e, 0, sizeof(e));
+		if (q->list) {
+			struct nlattr *a;
+
+			if (q->n == q->max ||
+			    nla_parse_nested(e, RDMA_NLDEV_ATTR_MAX - 1, pos,
+					     NULL) < 0 ||
+			    !e[RDMA_NLDEV_ATTR_RES_LQPN] ||
+			    nla_len(e[RDMA_NLDEV_ATTR_RES_LQPN]) < 4)
+				continue;
+			q->list[q->n].qpn =
+				nla_get_u32(e[RDMA_NLDEV_ATTR_RES_LQPN]);
+			a = e[RDMA_NLDEV_ATTR_RES_PID];
+			q->list[q->n].pid = a && nla_len(a) >= 4 ?
+						    (int)nla_get_u32(a) :
+						    0;
+			q->n++;
+			continue;
+		}
 		if (q->found ||
 		    nla_parse_nested(e, RDMA_NLDEV_ATTR_MAX - 1, pos, NULL) <
 			    0 ||
@@ -205,6 +226,38 @@ int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	*pid = q.pid;
 	snprintf(kern, kernlen, "%s", q.kern);
 	ret = 0;
+out:
+	nl_socket_free(nl);
+	return ret;
+}
+
+int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
+	     size_t errlen)
+{
+	struct dev_lookup d = { .name = ibdev, .index = -1 };
+	struct qp_lookup q = { .list = out, .max = max };
+	struct nl_sock *nl;
+	int kerr = 0, ret = -1;
+
+	nl = rdmanl_socket_alloc();
+	if (!nl) {
+		snprintf(err, errlen, "cannot open an RDMA netlink socket");
+		return -1;
+	}
+	if (rdmanl_get_devices(nl, dev_cb, &d)) {
+		snprintf(err, errlen, "RDMA netlink device query failed");
+		goto out;
+	}
+	if (d.index < 0) {
+		snprintf(err, errlen, "no RDMA device '%s'", ibdev);
+		goto out;
+	}
+	if (dump_qps(nl, d.index, &q, &kerr) || (kerr && kerr != ENOENT)) {
+		snprintf(err, errlen, "RDMA netlink QP dump of %s failed%s%s",
+			 ibdev, kerr ? ": " : "", kerr ? strerror(kerr) : "");
+		goto out;
+	}
+	ret = q.n;
 out:
 	nl_socket_free(nl);
 	return ret;

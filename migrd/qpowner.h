@@ -14,4 +14,17 @@
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen);
 
+/* One QP of a device and the thread the kernel says created it */
+struct qp_holder {
+	uint32_t qpn;
+	int pid; /* 0: a kernel QP */
+};
+
+/*
+ * Every QP of RDMA device ibdev (at most max into out): how many, or -1
+ * with a one-line err if the kernel could not be asked.
+ */
+int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
+	     size_t errlen);
+
 #endif

@@ -16,9 +16,15 @@
  * TOGID; KNOWN, the number its application knows, is the processes').
  * A process that is not root may only say that QPs it owns moved: each TO
  * on TOGID must be its own, by the kernel's resource tracking, so it can
- * point other processes' datagrams at nothing but itself.
+ * point other processes' datagrams at nothing but itself; and each FROM
+ * must be a QP the kernel said it owned when it probed (or one it moved to
+ * since), with the KNOWN number recorded for it then, so it cannot take
+ * over the datagrams other processes send to someone else's QP.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,7 @@
 #include "locate.h"
 #include "log.h"
 #include "migrd.h"
+#include "qpowner.h"
 #include "registry.h"
 
 #define UDPEERS_TIMEOUT_MS 10000 /* a process applies a few AHs */
@@ -102,61 +109,263 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 }
 
 /*
- * "moved FROMGID TOGID FROM:TO:KNOWN,...": is every TO on TOGID the asker's?
- * 0, or -1 with err
+ * What a mover held when it probed: every QP the kernel said was its, where
+ * (a device, or a GID for a QP it moved to), and the number its peers know
+ * it by (its own number, unless a move this migrd accepted said otherwise)
+ */
+#define REC_ASKERS 64
+#define REC_QPS 512
+#define PLACE_MAX 64
+
+struct rec_qp {
+	char place[PLACE_MAX]; /* a device name, or 32 hex digits: a GID */
+	uint32_t qpn, known;
+};
+
+struct rec {
+	int pid;
+	unsigned long long start;
+	long long used;
+	int n;
+	struct rec_qp q[REC_QPS];
+};
+
+static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rec *recs[REC_ASKERS];
+static long long rec_clock;
+
+/* The asker's record, or a fresh one in the least used slot (rec_lock) */
+static struct rec *rec_of(int pid, unsigned long long start, bool create)
+{
+	int i, lru = 0;
+
+	for (i = 0; i < REC_ASKERS; i++) {
+		if (recs[i] && recs[i]->pid == pid &&
+		    recs[i]->start == start) {
+			recs[i]->used = ++rec_clock;
+			return recs[i];
+		}
+		if (!recs[i] || (recs[lru] && recs[i]->used < recs[lru]->used))
+			lru = i;
+	}
+	if (!create)
+		return NULL;
+	if (!recs[lru])
+		recs[lru] = calloc(1, sizeof(*recs[lru]));
+	if (recs[lru]) {
+		memset(recs[lru], 0, sizeof(*recs[lru]));
+		recs[lru]->pid = pid;
+		recs[lru]->start = start;
+		recs[lru]->used = ++rec_clock;
+	}
+	return recs[lru];
+}
+
+static bool place_has_gid(const char *place, const char *gid)
+{
+	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX];
+	int n, i;
+
+	if (strlen(place) == REQ_GID_LEN)
+		return !strcmp(place, gid);
+	n = gid_devices(LOCATE_SYSFS, gid, devs, LOCATE_DEV_MAX);
+	for (i = 0; i < n; i++)
+		if (!strcmp(devs[i], place))
+			return true;
+	return false;
+}
+
+static void rec_add(struct rec *r, const struct rec *old, const char *place,
+		    uint32_t qpn)
+{
+	struct rec_qp *q;
+	int i;
+
+	if (r->n == REC_QPS)
+		return;
+	q = &r->q[r->n++];
+	snprintf(q->place, sizeof(q->place), "%s", place);
+	q->qpn = q->known = qpn;
+	/* a QP it moved to is known by the number it announced for it */
+	for (i = 0; old && i < old->n; i++)
+		if (old->q[i].qpn == qpn && strlen(old->q[i].place) ==
+						    REQ_GID_LEN &&
+		    place_has_gid(place, old->q[i].place))
+			q->known = old->q[i].known;
+}
+
+/*
+ * At a probe: what the kernel says the asker (tgid) holds, on every device
+ * of this host (the test table: on every GID it names). 0, or -1 with err.
+ */
+static int rec_probe(int tgid, char *err, size_t errlen)
+{
+	struct qp_holder *list = calloc(REC_QPS, sizeof(*list));
+	struct rec *r = calloc(1, sizeof(*r)), *slot;
+	unsigned long long start;
+	char line[128], hex[REQ_GID_LEN + 2];
+	struct dirent *d;
+	int n, i, pid, ret = -1;
+	unsigned long q;
+	DIR *dir;
+	FILE *f;
+
+	if (!list || !r || proc_start(tgid, &start)) {
+		snprintf(err, errlen, "cannot record the asking process");
+		goto out;
+	}
+	r->pid = tgid;
+	r->start = start;
+	pthread_mutex_lock(&rec_lock);
+	slot = rec_of(tgid, start, false);
+	if (g.test_qp_owners) {
+		f = fopen(g.test_qp_owners, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "%33s %lu %d", hex, &q, &pid) == 3 &&
+			    strlen(hex) == REQ_GID_LEN && q <= 0xffffff &&
+			    pid > 0 && proc_tgid(pid) == tgid)
+				rec_add(r, slot, hex, q);
+		if (f)
+			fclose(f);
+	} else if ((dir = opendir(LOCATE_SYSFS))) {
+		while ((d = readdir(dir))) {
+			if (d->d_name[0] == '.' ||
+			    strlen(d->d_name) >= PLACE_MAX)
+				continue;
+			n = qpn_list(d->d_name, list, REC_QPS, err, errlen);
+			for (i = 0; i < n; i++)
+				if (list[i].pid > 0 &&
+				    proc_tgid(list[i].pid) == tgid)
+					rec_add(r, slot, d->d_name,
+						list[i].qpn);
+		}
+		closedir(dir);
+	}
+	slot = rec_of(tgid, start, true);
+	if (slot) {
+		memcpy(slot, r, sizeof(*r));
+		slot->used = ++rec_clock;
+		ret = 0;
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
+	pthread_mutex_unlock(&rec_lock);
+out:
+	free(list);
+	free(r);
+	return ret;
+}
+
+/*
+ * Was QP from on fromgid the asker's when it probed, known as known? If
+ * so, and to_gid is given, its new place (to on to_gid) is recorded too.
+ */
+static bool rec_check(int tgid, const char *fromgid, uint32_t from,
+		      uint32_t known, const char *togid, uint32_t to)
+{
+	unsigned long long start;
+	struct rec *r;
+	bool found = false;
+	int i;
+
+	if (proc_start(tgid, &start))
+		return false;
+	pthread_mutex_lock(&rec_lock);
+	r = rec_of(tgid, start, false);
+	for (i = 0; r && i < r->n && !found; i++)
+		found = r->q[i].qpn == from && r->q[i].known == known &&
+			place_has_gid(r->q[i].place, fromgid);
+	if (found && togid && r->n < REC_QPS) {
+		snprintf(r->q[r->n].place, PLACE_MAX, "%s", togid);
+		r->q[r->n].qpn = to;
+		r->q[r->n].known = known;
+		r->n++;
+	}
+	pthread_mutex_unlock(&rec_lock);
+	return found;
+}
+
+/* One hex number up to 24 bits at *p, ended by one of ends */
+static bool hex24(const char **p, const char *ends, uint32_t *v)
+{
+	unsigned long x;
+	char *end;
+
+	if (!isxdigit((unsigned char)**p))
+		return false;
+	x = strtoul(*p, &end, 16);
+	if (x > 0xffffff || !strchr(ends, *end))
+		return false;
+	*v = x;
+	*p = *end ? end + 1 : end;
+	return true;
+}
+
+static bool valid_gid(const char *gid)
+{
+	return strlen(gid) == REQ_GID_LEN &&
+	       strspn(gid, "0123456789abcdef") == REQ_GID_LEN;
+}
+
+/*
+ * "moved FROMGID TOGID FROM:TO:KNOWN,...": was every FROM on FROMGID the
+ * asker's when it probed, known as KNOWN, and is every TO on TOGID its
+ * own now? Then the TOs are recorded as its (known as the same). 0, or -1
+ * with err.
  */
 static int asker_owns_targets(const struct req *r, int tgid, char *err,
 			      size_t errlen)
 {
 	char from[REQ_GID_LEN + 1], to[REQ_GID_LEN + 1], e[256];
-	const char *p;
-	int used = 0;
+	const char *p, *list;
+	uint32_t a, b, k;
+	int used = 0, pass;
 
 	if (strncmp(r->line, "moved ", 6))
 		return 0;
 	if (sscanf(r->line, "moved %32s %32s %n", from, to, &used) != 2 ||
-	    !used || strlen(to) != REQ_GID_LEN) {
+	    !used || !valid_gid(from) || !valid_gid(to)) {
 		snprintf(err, errlen, "udpeers moved line is invalid");
 		return -1;
 	}
-	for (p = r->line + used; *p;) {
-		unsigned long a, b;
-		char *end;
-
-		a = strtoul(p, &end, 16);
-		if (end == p || *end != ':') {
-			snprintf(err, errlen, "udpeers moved line is invalid");
-			return -1;
+	list = r->line + used;
+	/* every entry checked first; recorded only if all pass */
+	for (pass = 0; pass < 2; pass++)
+		for (p = list; *p;) {
+			if (!hex24(&p, ":", &a) || !hex24(&p, ":", &b) ||
+			    !hex24(&p, ",", &k)) {
+				snprintf(err, errlen,
+					 "udpeers moved line is invalid");
+				return -1;
+			}
+			if (pass) {
+				rec_check(tgid, from, a, k, to, b);
+				continue;
+			}
+			if (!rec_check(tgid, from, a, k, NULL, 0)) {
+				snprintf(
+					err, errlen,
+					"permission denied: QP 0x%x with GID %s, known as 0x%x, was not pid %d's when it probed its UD peers",
+					a, from, k, tgid);
+				return -1;
+			}
+			switch (asker_owns(tgid, to, b, e, sizeof(e))) {
+			case 1:
+				continue;
+			case 0:
+				snprintf(
+					err, errlen,
+					"permission denied: QP 0x%x with GID %s, which UD peers would be sent to, is not pid %d's",
+					b, to, tgid);
+				return -1;
+			default:
+				snprintf(
+					err, errlen,
+					"cannot tell who owns QP 0x%x with GID %s: %s",
+					b, to, e);
+				return -1;
+			}
 		}
-		p = end + 1;
-		b = strtoul(p, &end, 16);
-		/* the number the mover's application knows: not checked */
-		if (*end == ':' && end != p)
-			for (end++; *end && *end != ','; end++)
-				;
-		if (end == p || (*end && *end != ',') || a > 0xffffff ||
-		    b > 0xffffff) {
-			snprintf(err, errlen, "udpeers moved line is invalid");
-			return -1;
-		}
-		p = *end ? end + 1 : end;
-		switch (asker_owns(tgid, to, b, e, sizeof(e))) {
-		case 1:
-			continue;
-		case 0:
-			snprintf(
-				err, errlen,
-				"permission denied: QP 0x%lx with GID %s, which UD peers would be sent to, is not pid %d's",
-				b, to, tgid);
-			return -1;
-		default:
-			snprintf(
-				err, errlen,
-				"cannot tell who owns QP 0x%lx with GID %s: %s",
-				b, to, e);
-			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -177,6 +386,10 @@ void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out)
 				"permission denied: udpeers requests come from migr processes");
 		return;
 	}
+	/* A probe records what the asker holds: its moves must be of those */
+	if (!c->peer && asker && !strcmp(r->line, "probe") &&
+	    rec_probe(asker, err, sizeof(err)))
+		log_warn("udpeers probe from pid %d: %s", asker, err);
 	if (!c->peer && c->uid != 0 &&
 	    asker_owns_targets(r, asker, err, sizeof(err))) {
 		log_info("udpeers from pid %d: %s", asker, err);

@@ -15,9 +15,11 @@
  *       mover; ARGS a prepare's) which QP, physical "peer_phys" and
  *       "peer_gid" in hex, its QP is connected to, or "notmine" if that
  *       is not the QP ARGS name; changes nothing
- *   prepare GID QPN PEER_QPN LEASE_MS ACCESS MKEY MADDR PEER_PHYS PEER_ID ...
+ *   prepare GID QPN PEER_QPN LEASE_MS ACCESS MKEY MADDR PEER_PHYS PEER_ID
+ *           PARTNER_PHYS ...
  *       its QP faces PEER_QPN (ours, virtual; PEER_PHYS on our device)
- *       of our context PEER_ID (hex); opens a session that ends by itself
+ *       of our context PEER_ID (hex), and is the lower QP PARTNER_PHYS
+ *       ours is connected to; opens a session that ends by itself
  *       after LEASE_MS without news. Its drain marker goes to MADDR,
  *       MKEY (hex), as the remote ACCESS of our QP allows. Answers the
  *       same for ours: "access", "mkey", "maddr", and its context, "peer".
@@ -54,7 +56,10 @@
  *       from the START-th, MIGR_FETCH_KEYS at most, and "next" (0: all)
  *
  * A process that does not own QPN replies "notmine"; one that is switching
- * itself replies "busy" (the mover backs off and tries again).
+ * itself replies "busy" (the mover backs off and tries again). Every other
+ * result names the lower QP it holds, "phys": migrd takes a result as the
+ * process's claim to the QP only if the kernel says the process owns that
+ * QP (and, for prepare and faces, it is PARTNER_PHYS).
  */
 #ifndef MIGR_PARTNER_H
 #define MIGR_PARTNER_H

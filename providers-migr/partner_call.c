@@ -292,10 +292,12 @@ static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 	ret = migr_marker_target(p->mqp, &t);
 	if (ret)
 		return ret;
-	snprintf(buf, len, "%u %u %d %x %" PRIx64 " %u %016" PRIx64,
+	/* its lower QP as ours is connected to it: migrd checks its claim */
+	snprintf(buf, len, "%u %u %d %x %" PRIx64 " %u %016" PRIx64 " %u",
 		 p->mqp->vqp.qp.qp_num,
 		 MIGR_PARTNER_LEASE_MS + *(unsigned int *)arg, t.access, t.rkey,
-		 t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peer_id);
+		 t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peer_id,
+		 p->mqp->dest_phys);
 	return 0;
 }
 

@@ -12,11 +12,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "json_str.h"
 #include "partner.h"
 #include "switch.h"
 
@@ -239,6 +241,7 @@ struct entry {
 	struct migr_qp *mqp;
 	struct migr_context *ctx;
 	struct sess *s;
+	uint32_t phys; /* its lower QP when it was found: migrd checks it */
 	bool ok, notmine, busy;
 	char res[2048]; /* its JSON object (fetch: MIGR_FETCH_KEYS pairs) */
 };
@@ -248,31 +251,45 @@ struct entry {
 		(e)->ok = (ok_);                                               \
 		snprintf((e)->res, sizeof((e)->res), fmt, ##__VA_ARGS__);      \
 	} while (0)
-#define FAILED(e, fmt, ...)                                                    \
-	RESULT(e, false, "{\"ok\":false,\"error\":\"" fmt "\"}", ##__VA_ARGS__)
+
+/* A refusal: its reason escaped, so no text can add keys to the reply */
+static void __attribute__((format(printf, 3, 4)))
+result_error(struct entry *e, bool notmine, const char *fmt, ...)
+{
+	char msg[512], esc[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	migr_json_str_buf(esc, sizeof(esc), msg);
+	e->ok = false;
+	e->notmine = notmine;
+	snprintf(e->res, sizeof(e->res), "{\"ok\":false,%s\"error\":%s}",
+		 notmine ? "\"notmine\":true," : "", esc);
+}
+
+#define FAILED(e, fmt, ...) result_error(e, false, fmt, ##__VA_ARGS__)
 /*
  * Not this process's: one request may name QPs of several processes (their
  * virtual numbers repeat), so the mover asks the others for this one
  */
-#define NOT_MINE(e, fmt, ...)                                                  \
-	do {                                                                   \
-		(e)->notmine = true;                                           \
-		RESULT(e, false,                                               \
-		       "{\"ok\":false,\"notmine\":true,\"error\":\"" fmt       \
-		       "\"}",                                                  \
-		       ##__VA_ARGS__);                                         \
-	} while (0)
+#define NOT_MINE(e, fmt, ...) result_error(e, true, fmt, ##__VA_ARGS__)
 
 /*
  * Virtual numbers repeat across processes: a QP is the one named only if
  * it faces the asker's QP by its virtual number and, as it is now, its
- * physical one. Else it answers notmine.
+ * physical one, and (prepare, faces) it is the lower QP the asker's QP is
+ * connected to. Else it answers notmine.
  */
-static bool faces_other(struct entry *e, uint32_t peer_qpn, uint32_t peer_phys)
+static bool faces_other(struct entry *e, uint32_t peer_qpn, uint32_t peer_phys,
+			uint32_t partner_phys)
 {
 	const struct migr_qp *mqp = e->mqp;
 
-	if (mqp->attr.dest_qp_num == peer_qpn && mqp->dest_phys == peer_phys)
+	if (mqp->attr.dest_qp_num == peer_qpn && mqp->dest_phys == peer_phys &&
+	    (!partner_phys ||
+	     (mqp->lower && mqp->lower->qp_num == partner_phys)))
 		return false;
 	NOT_MINE(e, "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
 		 mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num, mqp->dest_phys,
@@ -280,23 +297,35 @@ static bool faces_other(struct entry *e, uint32_t peer_qpn, uint32_t peer_phys)
 	return true;
 }
 
+/* A prepare's arguments (and those of faces, made of them) */
+struct prepare_args {
+	unsigned int peer_qpn, lease, mkey, peer_phys, partner_phys;
+	int access;
+	uint64_t maddr, peer_id;
+};
+
+static bool read_prepare(const char *args, struct prepare_args *a)
+{
+	return sscanf(args,
+		      "%u %u %d %x %" SCNx64 " %u %" SCNx64 " %u", &a->peer_qpn,
+		      &a->lease, &a->access, &a->mkey, &a->maddr,
+		      &a->peer_phys, &a->peer_id, &a->partner_phys) == 8 &&
+	       a->partner_phys && a->partner_phys <= 0xffffff;
+}
+
 static void do_prepare(struct entry *e, const union ibv_gid *gid)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
-	unsigned int peer_qpn, lease, peer_phys, mkey;
 	struct migr_marker_target ours;
 	struct sess *s = e->s;
-	uint64_t peer_id, maddr;
-	int access;
+	struct prepare_args a;
 
-	if (sscanf(e->args, "%u %u %d %x %" SCNx64 " %u %" SCNx64, &peer_qpn,
-		   &lease, &access, &mkey, &maddr, &peer_phys, &peer_id) != 7 ||
-	    lease < 100 || lease > 600000) {
+	if (!read_prepare(e->args, &a) || a.lease < 100 || a.lease > 600000) {
 		FAILED(e, "bad prepare request");
 		return;
 	}
-	if (faces_other(e, peer_qpn, peer_phys))
+	if (faces_other(e, a.peer_qpn, a.peer_phys, a.partner_phys))
 		return;
 	/* A QP that only receives (RTR: a WRITE or READ target) follows too */
 	if (mqp->attr.qp_state != IBV_QPS_RTS &&
@@ -322,7 +351,7 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		       mqp->vqp.qp.qp_num);
 		return;
 	}
-	if (migr_peer_tie(mqp, peer_id)) {
+	if (migr_peer_tie(mqp, a.peer_id)) {
 		FAILED(e, "out of memory");
 		return;
 	}
@@ -340,12 +369,12 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		start_watchdog();
 		e->s = s;
 	}
-	s->peer_qpn = peer_qpn;
-	s->peer_marker.access = access;
-	s->peer_marker.rkey = mkey;
-	s->peer_marker.addr = maddr;
-	s->lease_ms = lease;
-	s->deadline = now_ms() + lease;
+	s->peer_qpn = a.peer_qpn;
+	s->peer_marker.access = a.access;
+	s->peer_marker.rkey = a.mkey;
+	s->peer_marker.addr = a.maddr;
+	s->lease_ms = a.lease;
+	s->deadline = now_ms() + a.lease;
 	RESULT(e, true,
 	       "{\"ok\":true,\"access\":%d,\"mkey\":\"%x\",\"maddr\":\"%" PRIx64
 	       "\",\"peer\":\"%016" PRIx64 "\"}",
@@ -366,13 +395,15 @@ static bool drained(const struct migr_qp *mqp)
 static void do_faces(struct entry *e)
 {
 	struct migr_qp *mqp = e->mqp;
-	unsigned int peer_qpn, peer_phys;
+	struct prepare_args a;
 	char hex[33];
 
 	/* The prepare's arguments: is it the asker's QP this one faces? */
-	if (sscanf(e->args, "%u %*s %*s %*s %*s %u", &peer_qpn, &peer_phys) ==
-		    2 &&
-	    faces_other(e, peer_qpn, peer_phys))
+	if (!read_prepare(e->args, &a)) {
+		FAILED(e, "bad faces request");
+		return;
+	}
+	if (faces_other(e, a.peer_qpn, a.peer_phys, a.partner_phys))
 		return;
 
 	if (e->ctx->switch_active || !mqp->lower) {
@@ -425,7 +456,7 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 		}
 	}
 	if (mqp->attr.qp_state >= IBV_QPS_RTR &&
-	    faces_other(e, peer_qpn, peer_phys))
+	    faces_other(e, peer_qpn, peer_phys, 0))
 		return;
 	if (mqp->vqp.qp.qp_type != IBV_QPT_RC &&
 	    mqp->vqp.qp.qp_type != IBV_QPT_UC) {
@@ -447,11 +478,12 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 		migr_gid_hex(&now, hex);
 		snprintf(moved, sizeof(moved), ",\"gid\":\"%s\"", hex);
 	}
+	/* "phys", its lower QP, is in every result (reply()) */
 	RESULT(e, true,
-	       "{\"ok\":true,\"phys\":%u,\"peer\":\"%016" PRIx64
+	       "{\"ok\":true,\"peer\":\"%016" PRIx64
 	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu%s}",
-	       mqp->lower->qp_num, ctx->peer_id, ours, keys,
-	       k == MIGR_FETCH_KEYS ? start + k : 0, moved);
+	       ctx->peer_id, ours, keys, k == MIGR_FETCH_KEYS ? start + k : 0,
+	       moved);
 }
 
 /*
@@ -611,7 +643,7 @@ static void do_recvs(struct entry *v, unsigned int n)
 	for (i = 0; i < n; i++) {
 		struct migr_qp *mqp = v[i].mqp;
 		struct migr_replay_peer me, mover;
-		char why[200] = "";
+		char why[200] = "", esc[1300];
 		int counted = 0;
 		bool replay;
 
@@ -632,12 +664,13 @@ static void do_recvs(struct entry *v, unsigned int n)
 			replay = !why[0] && !migr_replay_plan(mqp, &mover, why,
 							      sizeof(why));
 		}
+		migr_json_str_buf(esc, sizeof(esc), why);
 		RESULT(&v[i], true,
 		       "{\"ok\":true,\"counted\":%s,\"recvs\":%" PRIu64
 		       ",\"posted\":%" PRIu64
-		       ",\"replay\":%s,\"replay_consumers\":%u,\"error\":\"%s\"}",
+		       ",\"replay\":%s,\"replay_consumers\":%u,\"error\":%s}",
 		       me.counted ? "true" : "false", me.recvs, me.posted,
-		       replay ? "true" : "false", mqp->replay_consumers, why);
+		       replay ? "true" : "false", mqp->replay_consumers, esc);
 	}
 }
 
@@ -869,8 +902,18 @@ static void reply(FILE *out, struct entry *v, unsigned int n)
 		fprintf(out, ",%.*s", (int)(end - err), err);
 	}
 	fprintf(out, ",\"results\":[");
-	for (i = 0; i < n; i++)
-		fprintf(out, "%s%s", i ? "," : "", v[i].res);
+	for (i = 0; i < n; i++) {
+		uint32_t phys = v[i].mqp && v[i].mqp->lower ?
+					v[i].mqp->lower->qp_num :
+					v[i].phys;
+
+		/* the lower QP it holds, for migrd to check with the kernel */
+		if (!v[i].notmine && phys && v[i].res[0] == '{')
+			fprintf(out, "%s{\"phys\":%u,%s", i ? "," : "", phys,
+				v[i].res + 1);
+		else
+			fprintf(out, "%s%s", i ? "," : "", v[i].res);
+	}
 	fprintf(out, "]}\n");
 }
 
@@ -942,6 +985,8 @@ void migr_partner_serve(FILE *out, const char *line)
 			FAILED(e, "QP 0x%x was destroyed", e->qpn);
 			continue;
 		}
+		if (e->mqp->lower)
+			e->phys = e->mqp->lower->qp_num;
 		e->s = find_sess(e->ctx, e->qpn);
 		if (e->s)
 			e->s->deadline = now_ms() + e->s->lease_ms;

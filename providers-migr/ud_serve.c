@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_str.h"
 #include "partner.h"
 #include "ud_peers.h"
 
@@ -118,7 +119,9 @@ static void moved(FILE *out, struct migr_context **v, unsigned int n,
 	}
 	free(pairs);
 	if (ret) {
-		fprintf(out, "{\"ok\":false,\"error\":\"%s\"}\n", why);
+		fprintf(out, "{\"ok\":false,\"error\":");
+		migr_json_str(out, why);
+		fprintf(out, "}\n");
 		return;
 	}
 	fprintf(out, "{\"ok\":true,\"redirected\":%u}\n", changed);

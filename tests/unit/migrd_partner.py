@@ -38,22 +38,25 @@ def check(name, cond, detail=""):
         print(f"FAIL {name}: {detail}", file=sys.stderr)
 
 
-# A stand-in migr process: its control socket answers "partner OP QPN ..."
-# with "notmine" unless it owns QPN; "fail" makes it refuse, "big N" pads its
-# reply with N bytes. Lines on its
-# stdin are sent to migrd (its own requests), each reply printed.
+# A stand-in migr process: its control socket answers "partner OP GID QPN
+# ARGS [. QPN ARGS]..." as the library does, a result per QP: "notmine"
+# unless it owns QPN, else its lower QP ("phys": 5000 + QPN; a forger
+# that owns "forge" claims every QP as 6000 + QPN). Lines on its stdin are
+# sent to migrd (its own requests), each reply printed.
 FAKE = r"""
 import json, os, socket, sys, threading
 owned, uid, logf, sock = sys.argv[1].split(","), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+forge = "forge" in owned
 if uid >= 0 and os.geteuid() == 0:
     os.setgid(uid)
     os.setuid(uid)
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 srv.bind("\0migr/%d" % os.getpid())
 srv.listen(16)
-# "partner OP GID QPN ARGS [. QPN ARGS]..." as the library reads it: QP N
-# faces QP 1000 + N with GID PEER_GID; QP 20 answers "faces" as a library
-# that does not know it does, QP 21 as one switching itself
+# QP N faces QP 1000 + N with GID PEER_GID (prepare's PEER_PHYS) and is
+# lower QP 5000 + N (prepare's PARTNER_PHYS); QP 20 answers "faces" as a
+# library that does not know it does, QP 21 as one switching itself;
+# an entry "N fail" is refused, "N big K" pads its result with K bytes
 def real(op, rest):
     if op == "keys":
         rest = rest.split(" . ", 1)[1]
@@ -62,24 +65,39 @@ def real(op, rest):
     if op == "faces" and rest.split()[0] == "22" and "22" in owned:
         return {"ok": False, "busy": True, "error": "switching itself"}
     for e in rest.split(" . "):
-        q = e.split()[0]
-        if q not in owned:
+        w = e.split()
+        q = w[0]
+        phys = (6000 if forge else 5000) + int(q)
+        if not forge and q not in owned:
             res.append({"ok": False, "notmine": True})
+        elif (not forge and op in ("prepare", "faces") and len(w) >= 9 and
+              w[8] != str(phys)):
+            res.append({"ok": False, "notmine": True,
+                        "error": "faces another"})
         elif op == "faces" and q == "21":
             res.append({"ok": False, "busy": True,
-                        "error": "switching itself"})
+                        "error": "switching itself", "phys": phys})
         elif op == "faces" and q == "20":
             res.append({"ok": False, "error": "unknown partner request"})
         elif op == "faces":
-            res.append({"ok": True, "peer_phys": 1000 + int(q),
+            res.append({"phys": phys, "ok": True, "peer_phys": 1000 + int(q),
                         "peer_gid": "20010db8000000000000000000000099"})
+        elif len(w) > 1 and w[1] == "fail":
+            res.append({"phys": phys, "ok": False,
+                        "error": "cannot %s QP %s" % (op, q)})
+        elif len(w) > 2 and w[1] == "big":
+            res.append({"phys": phys, "ok": True, "op": op,
+                        "pad": "y" * int(w[2])})
         else:
-            res.append({"ok": True, "op": op})
+            res.append({"phys": phys, "ok": True, "op": op, "echo": e})
     r = {"ok": all(x["ok"] for x in res)}
     if all(x.get("notmine") for x in res):
         r["notmine"] = True
     if any(x.get("busy") for x in res):
         r["busy"] = True
+    errs = [x["error"] for x in res if not x["ok"] and "error" in x]
+    if errs:
+        r["error"] = errs[0]
     r["results"] = res
     return r
 # "ud probe": the owned QPNs as its UD QPs; "ud moved ...": taken, or
@@ -101,16 +119,8 @@ def serve():
             r = ud(line[3:-1])
         elif len(w) >= 4 and w[0] == "partner" and len(w[2]) == 32:
             r = real(w[1], line[len("partner ") + len(w[1]) + 34:-1])
-        elif len(w) < 3 or w[0] != "partner":
-            r = {"ok": False, "error": "bad request"}
-        elif w[2] not in owned:
-            r = {"ok": False, "notmine": True}
-        elif w[1] == "fail":
-            r = {"ok": False, "error": "cannot suspend QP " + w[2]}
-        elif w[1] == "big":
-            r = {"ok": True, "op": w[1], "pad": "y" * int(w[3])}
         else:
-            r = {"ok": True, "op": w[1], "echo": line[len("partner "):-1]}
+            r = {"ok": False, "error": "bad request"}
         c.sendall((json.dumps(r, separators=(",", ":")) + "\n").encode())
         c.close()
 threading.Thread(target=serve, daemon=True).start()
@@ -225,6 +235,23 @@ def peer_ask(port, key, line):
     return json.loads(reply)
 
 
+# The stand-in for the kernel's RDMA resource tracking: "GID QPN PID" lines.
+# BASE: the lower QPs the stand-ins that own QPs hold (5000 + QPN).
+BASE = []
+
+
+def table(tmp, *extra):
+    with open(os.path.join(tmp, "qp-owners"), "w") as f:
+        for gid, qpn, pid in BASE + list(extra):
+            f.write(f"{gid} {qpn} {pid}\n")
+
+
+def pent(q, partner=None):
+    """A prepare's entry for QP q: it faces QP 77 (lower 1000 + q) of
+    context aa, and the asker's QP is connected to lower QP partner"""
+    return f"{q} 77 10000 7 4 0 {1000 + q} aa {5000 + q if partner is None else partner}"
+
+
 def other_migr_processes():
     with open("/proc/net/unix") as f:
         return [l for l in f if "@migr/" in l]
@@ -287,9 +314,7 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     tag = f"{where}: "
 
     def own(*pairs):
-        with open(owners, "w") as f:
-            for qpn, pid in pairs:
-                f.write(f"{PEER_GID} {qpn} {pid}\n")
+        table(tmp, *[(PEER_GID, qpn, pid) for qpn, pid in pairs])
 
     def step(line, pid=None, who=f1):
         return who.ask(f"migrd/1 partner {host} "
@@ -300,11 +325,10 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
             "reply" not in r
 
     def relayed_to_f2(r, op):
+        res = r.get("reply", {}).get("results", [{}])
         return r.get("ok") is True and r.get("pid") == f2.pid and \
-            r["reply"]["results"] == [{"ok": True, "op": op}]
-
-    def prepare(qps, pid=0):
-        return step(" . ".join(f"{q} 77 10000 7 4" for q in qps), pid)
+            len(res) == 1 and res[0].get("ok") is True and \
+            res[0].get("op") == op and res[0].get("phys") == 5017
 
     f3 = Fake(tmp, "f3" + host, "", NOBODY, sa)
     fakes.append(f3)
@@ -328,45 +352,45 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"suspend {PEER_GID} 17 5000")
     check(tag + "other GID in the line", denied(
         r, "partner line names another GID than the request"), r)
-    r = step(f"faces {GID} 17")
+    r = step(f"faces {GID} {pent(17)}")
     check(tag + "faces is migrd's", denied(
-        r, "partner line has no known step"), r)
+        r, "permission denied: faces is migrd's own step"), r)
     # f2's QP 17 faces QP 1017, which f1 does not own: prepare never relayed
     before = f2.lines()
-    r = step(f"prepare {GID} 17 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(17)}", 0)
     check(tag + "prepare for a QP not facing the asker's", denied(
         r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
         f"{PEER_GID}, which pid {f1.pid} does not own"), r)
     # faces carries the prepare's arguments (the partner answers notmine
     # for a QP that faces another QP than the one they name)
     check(tag + "only faces asked", f2.lines()[len(before):] ==
-          f"partner faces {GID} 17 77 10000 7 4\n", f2.lines()[len(before):])
+          f"partner faces {GID} {pent(17)}\n", f2.lines()[len(before):])
     # Owned by another process (f3): still not f1's
     own((1017, f3.pid))
-    r = step(f"prepare {GID} 17 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(17)}", 0)
     check(tag + "QP of another process", "which pid" in r.get("error", ""),
           r)
     # A partner library that does not answer faces
-    r = step(f"prepare {GID} 20 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(20)}", 0)
     check(tag + "faces unanswered", denied(
         r, f"partner pid {f2.pid} on {where} did not say which QP its QP "
         f"0x14 faces (does its migr library know the faces step?)"), r)
     # A partner switching itself: its busy reply, so the mover backs off
-    r = step(f"prepare {GID} 21 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(21)}", 0)
     check(tag + "faces busy", r.get("ok") is False and
           r.get("pid") == f2.pid and r["reply"].get("busy") is True, r)
     # ... also when the whole process is busy, with no result per QP
-    r = step(f"prepare {GID} 22 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(22)}", 0)
     check(tag + "faces busy, whole process", r.get("ok") is False and
           r.get("pid") == f2.pid and r["reply"].get("busy") is True, r)
     # Nobody has the QP
-    r = step(f"prepare {GID} 19 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(19)}", 0)
     check(tag + "faces: no owner", r.get("ok") is False and
-          "owns QP 0x13" in r.get("error", "") or
-          "has GID" in r.get("error", ""), r)
+          r.get("error", "").startswith("no process on ") and
+          r["error"].endswith(" owns QP 0x139b"), r)
     # Every QP of the line counts: 18 faces 1018, not f1's
     own((1017, f1.pid))
-    r = step(f"prepare {GID} 17 77 10000 7 4 . 18 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(17)} . {pent(18)}", 0)
     check(tag + "every QP checked", denied(
         r, f"permission denied: QP 0x12 on {where} faces QP 0x3fa with GID "
         f"{PEER_GID}, which pid {f1.pid} does not own"), r)
@@ -374,12 +398,12 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
           f2.lines()[start:])
     # f1 owns QP 1017: prepare goes to f2, then the session's steps
     before = f2.lines()
-    r = step(f"prepare {GID} 17 77 10000 7 4", 0)
+    r = step(f"prepare {GID} {pent(17)}", 0)
     check(tag + "prepare facing the asker's", relayed_to_f2(r, "prepare"),
           r)
     check(tag + "faces, then prepare", f2.lines()[len(before):] ==
-          f"partner faces {GID} 17 77 10000 7 4\n"
-          f"partner prepare {GID} 17 77 10000 7 4\n",
+          f"partner faces {GID} {pent(17)}\n"
+          f"partner prepare {GID} {pent(17)}\n",
           f2.lines()[len(before):])
     r = step(f"suspend {GID} 17 5000", who=f3)
     check(tag + "another process's step", denied(
@@ -418,6 +442,54 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     own()
 
 
+def claims(tmp, asker, f2, fakes, sa):
+    """Registration is no authorization: a process (f6, another user) that
+    claims every QP is believed only where the kernel backs its claim"""
+    f6 = Fake(tmp, "f6", "forge", NOBODY, sa)
+    fakes.append(f6)
+    # A search: f2's claim is backed, f6's (lower QP 6017) is not
+    r = asker(f"migrd/1 partner - 0 17 {GID} suspend {GID} 17 5000\n")
+    check("forger ignored in a search", r.get("ok") is True and
+          r.get("pid") == f2.pid, r)
+    # Named by pid: its claim is refused, not relayed back
+    r = asker(f"migrd/1 partner - {f6.pid} 17 {GID} suspend {GID} 17 5000\n")
+    check("forger by pid refused", r.get("error") ==
+          f"pid {f6.pid} claimed QP 0x11 on this host as its QP 0x1781, "
+          f"which the kernel says it does not hold" and "reply" not in r, r)
+    # A prepare goes to the holder of the QP the asker's QP faces, only
+    before = f6.lines()
+    r = asker(f"migrd/1 partner - 0 17 {GID} prepare {GID} {pent(17)}\n")
+    check("prepare to the kernel's holder", r.get("ok") is True and
+          r.get("pid") == f2.pid, r)
+    check("forger never asked for a prepare", f6.lines() == before,
+          f6.lines()[len(before):])
+    # ... and its answer must name that QP
+    r = asker(f"migrd/1 partner - {f6.pid} 17 {GID} prepare {GID} {pent(17)}\n")
+    check("forged prepare by pid refused", r.get("error") ==
+          f"pid {f6.pid} claimed QP 0x11 on this host as its QP 0x1781, "
+          f"but the asker's QP is connected to QP 0x1399", r)
+    r = asker(f"migrd/1 partner - 0 17 {GID} prepare {GID} {pent(17, 9999)}\n")
+    check("prepare: nobody holds it", r.get("error") ==
+          "no process on this host owns QP 0x270f", r)
+    plain = subprocess.Popen(["sleep", "60"])
+    table(tmp, (GID, 7777, plain.pid))
+    r = asker(f"migrd/1 partner - 0 17 {GID} prepare {GID} {pent(17, 7777)}\n")
+    plain.kill()
+    plain.wait()
+    check("prepare: held by a plain process", r.get("error", "").startswith(
+        f"QP 0x1e61 on this host is owned by pid {plain.pid} (sleep") and
+        r["error"].endswith("which does not use migr; its partner cannot "
+                            "follow a switch"), r)
+    # Two backed claims to one number: refused, never a guess
+    table(tmp, (GID, 6017, f6.pid))
+    r = asker(f"migrd/1 partner - 0 17 {GID} suspend {GID} 17 5000\n")
+    check("two claims refused", r.get("ok") is False and
+          "both claim QP 0x11 on this host" in r.get("error", ""), r)
+    table(tmp)
+    f6.stop()
+    fakes.remove(f6)
+
+
 def udpeers(tmp, sa, f1, fakes, host):
     """The UD relay: a line to every migr process of a host (but the asker,
     on its own host); f1, not root, may only announce moves to QPs it
@@ -437,22 +509,43 @@ def udpeers(tmp, sa, f1, fakes, host):
           (f1.pid not in replies(r) or host != "-"), r)
     check(tag + "probe line", f4.lines().endswith("ud probe\n"), f4.lines())
     moved = f"moved {GID} {PEER_GID} 11:2a:11,12:2b:12"
-    with open(owners, "w") as f:
-        f.write(f"{PEER_GID} 42 {f1.pid}\n")
+    # f1 held 0x11 and 0x12 when it probed; it owns 0x2a on PEER_GID
+    table(tmp, (GID, 0x11, f1.pid), (GID, 0x12, f1.pid),
+          (PEER_GID, 42, f1.pid))
+    r = f1.ask(f"migrd/1 udpeers {host} probe\n")
+    check(tag + "probe recorded", r.get("ok") is True, r)
     before = f4.lines()
     r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
     check(tag + "moved to a QP not the asker's", r.get("error") ==
           f"permission denied: QP 0x2b with GID {PEER_GID}, which UD peers "
           f"would be sent to, is not pid {f1.pid}'s" and "procs" not in r, r)
     check(tag + "moved not relayed", f4.lines() == before, f4.lines())
-    with open(owners, "a") as f:
-        f.write(f"{PEER_GID} 43 {f1.pid}\n")
+    # Another's QP (f4's 0x13, not f1's at the probe), or the wrong number
+    # its peers know: refused, so f1 cannot take over others' datagrams
+    table(tmp, (GID, 0x11, f1.pid), (GID, 0x12, f1.pid),
+          (PEER_GID, 42, f1.pid), (PEER_GID, 43, f1.pid),
+          (GID, 0x13, f4.pid))
+    for line, qp, known in ((f"moved {GID} {PEER_GID} 13:2a:13", 0x13, 0x13),
+                            (f"moved {GID} {PEER_GID} 11:2a:13", 0x11, 0x13)):
+        r = f1.ask(f"migrd/1 udpeers {host} {line}\n")
+        check(tag + f"moved from 0x{qp:x} known as 0x{known:x} refused",
+              r.get("error") == f"permission denied: QP 0x{qp:x} with GID "
+              f"{GID}, known as 0x{known:x}, was not pid {f1.pid}'s when it "
+              f"probed its UD peers" and "procs" not in r, r)
+    check(tag + "refused moves not relayed", f4.lines() == before,
+          f4.lines())
     r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
     check(tag + "moved", r.get("ok") is True and
           replies(r).get(f4.pid) == {"ok": True, "redirected": 1,
                                      "echo": moved}, r)
     check(tag + "moved verbatim", f4.lines().endswith(f"ud {moved}\n"),
           f4.lines())
+    # From where it moved to, under the number its peers know (a rollback)
+    r = f1.ask(f"migrd/1 udpeers {host} moved {PEER_GID} {GID} 2a:11:11\n")
+    check(tag + "moved back from where it went", r.get("ok") is True, r)
+    r = f1.ask(f"migrd/1 udpeers {host} moved {PEER_GID} {GID} 2a:11:12\n")
+    check(tag + "moved back under another number refused",
+          "known as 0x12, was not" in r.get("error", ""), r)
     # One process that refuses: the whole relay fails, naming it
     f5 = Fake(tmp, "f5" + host, "udfail", NOBODY, sa)
     fakes.append(f5)
@@ -463,7 +556,7 @@ def udpeers(tmp, sa, f1, fakes, host):
           replies(r).get(f4.pid, {}).get("ok") is True, r)
     f5.stop()
     fakes.remove(f5)
-    os.truncate(owners, 0)
+    table(tmp)
 
 
 def run(tmp, sa, port, key, keyf, procs, fakes):
@@ -508,42 +601,51 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
 
     if ROOT:
         # Nobody owns the QP; the GID is on no device either
-        r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17\n")
+        r = asker(f"migrd/1 partner - 0 17 {GID} suspend {GID} 17 5000\n")
         check("no owner", nobody_owns(r, 17), r)
-        check("f1 asked, said notmine", f1.lines() == "partner suspend 17\n",
-              f1.lines())
+        check("f1 asked, said notmine", f1.lines() ==
+              f"partner suspend {GID} 17 5000\n", f1.lines())
 
         # An owner: PID 0 finds it, the line reaches it verbatim
         f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
         fakes.append(f2)
-        r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17 a:b,c  d.e_f-g\n")
+        BASE.extend((GID, 5000 + q, f2.pid) for q in (17, 18, 20, 21, 22))
+        table(tmp)
+        r = asker(f"migrd/1 partner - 0 17 {GID} suspend {GID} 17 a:b,c  d.e_f-g\n")
         check("found", r.get("ok") is True and r.get("pid") == f2.pid and
-              r["reply"] == {"ok": True, "op": "suspend",
-                             "echo": "suspend 17 a:b,c  d.e_f-g"} and
+              r["reply"]["results"] == [{"phys": 5017, "ok": True,
+                                         "op": "suspend",
+                                         "echo": "17 a:b,c  d.e_f-g"}] and
               "error" not in r, r)
         check("verbatim", f2.lines().endswith(
-            "partner suspend 17 a:b,c  d.e_f-g\n"), f2.lines())
+            f"partner suspend {GID} 17 a:b,c  d.e_f-g\n"), f2.lines())
         # By pid, as a previous reply named it; its refusal is the error
-        r = asker(f"migrd/1 partner - {f2.pid} 18 {GID} fail 18\n")
+        r = asker(f"migrd/1 partner - {f2.pid} 18 {GID} suspend {GID} 18 fail\n")
         check("by pid, refused", r.get("ok") is False and
               r.get("error") == "cannot suspend QP 18" and
-              r.get("pid") == f2.pid and
-              r["reply"] == {"ok": False, "error": "cannot suspend QP 18"}, r)
+              r.get("pid") == f2.pid, r)
         # A pid that is not a migr process
-        r = asker(f"migrd/1 partner - {os.getpid()} 17 {GID} x\n")
+        r = asker(f"migrd/1 partner - {os.getpid()} 17 {GID} resume {GID} 17\n")
         check("not migr", r["error"] ==
               f"no migr process with pid {os.getpid()} on this host", r)
         # Still nobody for another QP
-        r = asker(f"migrd/1 partner - 0 19 {GID} suspend 19\n")
+        r = asker(f"migrd/1 partner - 0 19 {GID} suspend {GID} 19 5000\n")
         check("other QP: no owner", nobody_owns(r, 19), r)
         # This host's own address is this host
-        r = asker(f"migrd/1 partner 127.0.0.1 0 17 {GID} suspend 17\n")
+        r = asker(f"migrd/1 partner 127.0.0.1 0 17 {GID} suspend {GID} 17 5000\n")
         check("own address is local", r.get("ok") is True and
               r.get("pid") == f2.pid, r)
+        # Lines migrd does not read as the library does: refused from root too
+        r = asker(f"migrd/1 partner - 0 17 {GID} suspend 17\n")
+        check("root: line checked", r.get("error") ==
+              "partner line names another GID than the request", r)
+        claims(tmp, asker, f2, fakes, sa)
     else:
         print("not root: root's relaying of any line not checked")
         f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
         fakes.append(f2)
+        BASE.extend((GID, 5000 + q, f2.pid) for q in (17, 18, 20, 21, 22))
+        table(tmp)
     # A migr process that is not root: only for QPs facing its own
     owned_by(tmp, sa, f1, f2, fakes, "-")
     udpeers(tmp, sa, f1, fakes, "-")
@@ -558,30 +660,31 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
     # Another host: a second migrd on 127.0.0.2 (not one of this host's
     # addresses) serves the same stand-ins
     b, sb = start_migrd(tmp, "b", "--listen", "127.0.0.2", "--port",
-                        str(port), "--key", keyf)
+                        str(port), "--key", keyf, "--test-qp-owners",
+                        os.path.join(tmp, "qp-owners"))
     procs.append(b)
     time.sleep(0.2)
-    r = asker(f"migrd/1 partner 127.0.0.2 0 17 {GID} resume 17\n")
+    r = asker(f"migrd/1 partner 127.0.0.2 0 17 {GID} resume {GID} 17\n")
     check("relayed", r.get("ok") is True and r.get("pid") == f2.pid and
-          r["reply"]["echo"] == "resume 17", r)
+          r["reply"]["results"][0]["echo"] == "17", r)
     # The longest line there and back
-    long_line = "resume 17 " + "x" * (3800 - 10)
+    long_line = f"resume {GID} 17 " + "x" * (3800 - 43)
     r = asker(f"migrd/1 partner 127.0.0.2 0 17 {GID} {long_line}\n")
     check("relayed long", r.get("ok") is True and
-          r["reply"]["echo"] == long_line, str(r)[:300])
+          r["reply"]["results"][0]["echo"] == long_line[40:], str(r)[:300])
     # A reply over 4096 bytes fits a peer frame (8192); one over 8192 not
-    r = asker(f"migrd/1 partner 127.0.0.2 0 17 {GID} big 17 6000\n")
+    r = asker(f"migrd/1 partner 127.0.0.2 0 17 {GID} resume {GID} 17 big 6000\n")
     check("relayed big reply", r.get("ok") is True and
-          len(r["reply"]["pad"]) == 6000, str(r)[:300])
-    r = asker(f"migrd/1 partner 127.0.0.2 0 17 {GID} big 17 9000\n")
+          len(r["reply"]["results"][0]["pad"]) == 6000, str(r)[:300])
+    r = asker(f"migrd/1 partner 127.0.0.2 0 17 {GID} resume {GID} 17 big 9000\n")
     check("relayed reply too big", r.get("error") ==
           "reply too large for one frame", str(r)[:300])
-    r = asker(f"migrd/1 partner - 0 17 {GID} big 17 9000\n")
+    r = asker(f"migrd/1 partner - 0 17 {GID} resume {GID} 17 big 9000\n")
     check("local big reply", r.get("ok") is True and
-          len(r["reply"]["pad"]) == 9000, str(r)[:300])
-    r = asker(f"migrd/1 partner 127.0.0.2 0 19 {GID} resume 19\n")
+          len(r["reply"]["results"][0]["pad"]) == 9000, str(r)[:300])
+    r = asker(f"migrd/1 partner 127.0.0.2 0 19 {GID} resume {GID} 19\n")
     check("relayed no owner", nobody_owns(r, 19), r)
-    r = asker(f"migrd/1 partner 127.0.0.3 0 17 {GID} resume 17\n")
+    r = asker(f"migrd/1 partner 127.0.0.3 0 17 {GID} resume {GID} 17\n")
     check("unreachable", r.get("error") ==
           f"migrd on 127.0.0.3 is unreachable: connection refused "
           f"(port {port})", r)
@@ -595,11 +698,12 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
           f"(port {port})", r)
 
     # What a peer may ask
-    r = peer_ask(port, key, f"migrd/1 partner - 0 17 {GID} resume 17\n")
+    r = peer_ask(port, key,
+                 f"migrd/1 partner - 0 17 {GID} resume {GID} 17\n")
     check("peer: partner -", r.get("ok") is True and r.get("pid") == f2.pid,
           r)
     r = peer_ask(port, key,
-                 f"migrd/1 partner 127.0.0.1 0 17 {GID} resume 17\n")
+                 f"migrd/1 partner 127.0.0.1 0 17 {GID} resume {GID} 17\n")
     check("peer: partner HOST refused",
           r.get("error") == "request not allowed from a peer", r)
     r = peer_ask(port, key, "migrd/1 udpeers - probe\n")

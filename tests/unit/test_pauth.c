@@ -43,8 +43,29 @@ static void lines(void)
 	CHECK(!parse("fetch " GID " 17 18 19 00000000000000aa 0 -") &&
 	      pl.step == PAUTH_FETCH && pl.nqp == 1 && pl.qpn[0] == 17);
 
+	/* faces: migrd's own step, made of a prepare's entries */
+	CHECK(!parse("faces " GID " 17 18 10000 7 4 0 19 aa 20") &&
+	      pl.step == PAUTH_FACES && pl.nqp == 1);
+	{
+		uint32_t v = 0;
+
+		CHECK(!pline_word(pl.at[0], PAUTH_PARTNER_PHYS_WORD, &v) &&
+		      v == 20);
+		CHECK(!pline_word(pl.at[0], 0, &v) && v == 17);
+		CHECK(pline_word(pl.at[0], 9, &v));
+	}
+	CHECK(!parse("prepare " GID " 17 18 . 19 20 10000 7 4 0 19 aa 21"));
+	{
+		uint32_t v = 0;
+
+		/* an entry ends at " . ": the next one's words are not its */
+		CHECK(pline_word(pl.at[0], 2, &v));
+		CHECK(!pline_word(pl.at[1], PAUTH_PARTNER_PHYS_WORD, &v) &&
+		      v == 21);
+	}
+
 	/* Refused: what the library might read otherwise */
-	CHECK(parse("faces " GID " 17") && strstr(err, "no known step"));
+	CHECK(parse("fazes " GID " 17") && strstr(err, "no known step"));
 	CHECK(parse("prepare") && strstr(err, "no known step"));
 	CHECK(parse("resume " GID2 " 17") && strstr(err, "another GID"));
 	CHECK(parse("resume " GID "0 17") && strstr(err, "another GID"));
