@@ -4,7 +4,8 @@
  * running migr process to switch devices or report its state. One thread,
  * started with the first migr context and idle in accept(); it listens on
  * the abstract UNIX socket "migr/<pid>" and serves one request per
- * connection, from root or the process's own user (SO_PEERCRED).
+ * connection, from root or the process's own user (SO_PEERCRED, checked
+ * before anything is read: anyone else is closed on at once).
  *
  *   status\n                      -> one JSON line
  *   switch <device> [wait_ms]\n    -> one JSON line with the phase times
@@ -13,15 +14,19 @@
  *   partner OP ...\n                -> a moving partner's step (partner.h),
  *                                    relayed by migrd
  *
- * Each connection is read by a thread of its own, and switches and a
- * partner's steps run on two long-lived threads (see run_on()): a
- * partner's step must get through while this process runs a switch of
- * its own (it answers busy then), or two connected processes moved at
- * once would wait on each other.
+ * Each connection is read by a thread of its own (at most MAX_CONNS at
+ * once), within READ_DEADLINE_MS for the request and SEND_DEADLINE_MS for
+ * the reply, which is built in memory and sent without SIGPIPE: a client
+ * can neither kill the application nor make it pile up threads.
+ * Switches and a partner's steps run on two long-lived threads (see
+ * run_on()): a partner's step must get through while this process runs a
+ * switch of its own (it answers busy then), or two connected processes
+ * moved at once would wait on each other.
  * MIGR_CONTROL=0 in the environment turns it off.
  */
 #define _GNU_SOURCE /* struct ucred, accept4() */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,34 +35,59 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json_str.h"
 #include "partner.h"
 #include "switch.h"
 #include "ud_peers.h"
 
 #define DEFAULT_WAIT_MS 5000
 #define REQ_MAX 4096
+/*
+ * Connections served at once, each on a thread of its own. Without a cap
+ * a client that connects and never sends makes one thread per connection
+ * until the application runs out of memory or threads; one over the cap
+ * is closed at once. Requests are short and a switch runs one at a time,
+ * so this is far more than migrd and migrctl ever need together.
+ */
+#define MAX_CONNS 16
+/* The whole request line must come within this, however it trickles in */
+#define READ_DEADLINE_MS 2000
+/* ...and the whole reply go out within this, however slowly it is read */
+#define SEND_DEADLINE_MS 5000
 
 static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
 static LIST_HEAD(ctxs);
 static bool started;
+static bool listening; /* the control thread serves "migr/<pid>" */
+
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int conns; /* connection threads running */
 
 static void json_report(FILE *out, const char *dev, int ret,
 			const struct migr_switch_report *r)
 {
+	/* Names and reasons are text from elsewhere: escaped, never raw */
+	fputs("{\"device\":", out);
+	migr_json_str(out, dev);
+	fprintf(out, ",\"contexts\":%u,\"ok\":%s,\"error\":", r->contexts,
+		ret ? "false" : "true");
+	migr_json_str(out, r->error);
+	fputs(",\"from\":", out);
+	migr_json_str(out, r->from);
+	fputs(",\"to\":", out);
+	migr_json_str(out, r->to);
 	fprintf(out,
-		"{\"device\":\"%s\",\"contexts\":%u,\"ok\":%s,\"error\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
-		"\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
+		",\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
 		"\"release\":%.3f,\"rebuild\":%.3f,\"partner_reconnect\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
 		"\"partners\":%u,\"retries\":%u,"
 		"\"objects\":{\"pds\":%u,\"dms\":%u,\"mrs\":%u,\"mws\":%u,\"channels\":%u,\"cqs\":%u,\"srqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"replayed_wrs\":%u,\"partner_replayed_wrs\":%u,\"reposted_recvs\":%u,\"flushed\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
-		dev, r->contexts, ret ? "false" : "true", r->error, r->from,
-		r->to, r->rolled_back ? "true" : "false", r->ms_suspend,
-		r->ms_drain, r->ms_release, r->ms_rebuild, r->ms_partner,
-		r->ms_replay, r->ms_total, r->partners, r->retries, r->pds,
-		r->dms, r->mrs, r->mws, r->channels, r->cqs, r->srqs, r->qps,
-		r->ahs, r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
+		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
+		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
+		r->ms_total, r->partners, r->retries, r->pds, r->dms, r->mrs,
+		r->mws, r->channels, r->cqs, r->srqs, r->qps, r->ahs,
+		r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
 		r->reposted_recvs, r->flushed, r->shadowed, r->lost,
 		r->device_fds, r->device_maps);
 }
@@ -70,6 +100,8 @@ static int switch_all(const char *target, unsigned int wait_ms,
 	unsigned int n = 0;
 	int ret = ENOMEM;
 
+	/* Every string of the report is printed, even where no try set it */
+	memset(rep, 0, sizeof(*rep));
 	pthread_mutex_lock(&ctxs_lock);
 	list_for_each (&ctxs, ctx, entry)
 		n++;
@@ -132,16 +164,20 @@ static void do_status(FILE *out)
 		struct migr_qp *mqp;
 		bool qfirst = true;
 
+		const char *blocker;
+
 		pthread_rwlock_rdlock(&ctx->ctl_lock);
-		fprintf(out,
-			"%s{\"device\":\"%s\",\"lower\":\"%s\",\"switches\":%u,\"blocker\":\"%s\",\"qps\":[",
-			first ? "" : ",",
-			ibv_get_device_name(ctx->vctx.context.device),
-			ctx->lower ? ibv_get_device_name(ctx->lower->device) :
-				     "",
-			ctx->switches,
-			migr_record_blocker(ctx) ? migr_record_blocker(ctx) :
-						   "");
+		blocker = migr_record_blocker(ctx);
+		fprintf(out, "%s{\"device\":", first ? "" : ",");
+		migr_json_str(out,
+			      ibv_get_device_name(ctx->vctx.context.device));
+		fputs(",\"lower\":", out);
+		migr_json_str(out, ctx->lower ? ibv_get_device_name(
+							ctx->lower->device) :
+						"");
+		fprintf(out, ",\"switches\":%u,\"blocker\":", ctx->switches);
+		migr_json_str(out, blocker ? blocker : "");
+		fputs(",\"qps\":[", out);
 		pthread_mutex_lock(&ctx->rec.lock);
 		list_for_each (&ctx->rec.qps, mqp, entry) {
 			fprintf(out,
@@ -282,30 +318,95 @@ static void ud_job(void *arg)
 	migr_ud_serve(j->out, j->line);
 }
 
-static void serve(int fd, char *req, char *dev)
+/* Milliseconds until deadline (now_ms() time), 0 once it passed */
+static int ms_left(double deadline)
 {
-	struct timeval tv = { .tv_sec = 2 };
-	unsigned int wait_ms = DEFAULT_WAIT_MS;
+	double left = deadline - now_ms();
+
+	return left > 0 ? (int)left + 1 : 0;
+}
+
+/*
+ * Read one request into req (REQ_MAX + 1 bytes): up to its newline, the
+ * client's end of writing or REQ_MAX bytes. The whole of it must come
+ * within READ_DEADLINE_MS, however it trickles in. Its length, or -1.
+ */
+static ssize_t read_request(int fd, char *req)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	double deadline = now_ms() + READ_DEADLINE_MS;
 	size_t len = 0;
 	ssize_t n;
-	FILE *out;
 
-	out = fdopen(fd, "w");
-	if (!out) {
-		close(fd);
-		return;
-	}
-	/* Read the request either way, so a refused client gets its reply */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (len < REQ_MAX && (n = read(fd, req + len, REQ_MAX - len)) > 0) {
+	while (len < REQ_MAX) {
+		int ms = ms_left(deadline);
+
+		if (!ms)
+			return -1;
+		n = poll(&pfd, 1, ms);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n <= 0)
+			continue;
+		n = recv(fd, req + len, REQ_MAX - len, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (!n)
+			break;
 		len += n;
-		if (memchr(req, '\n', len))
+		if (memchr(req + len - n, '\n', n))
 			break;
 	}
 	req[len] = 0;
-	if (!peer_allowed(fd)) {
-		fprintf(out,
-			"{\"ok\":false,\"error\":\"permission denied\"}\n");
+	return len;
+}
+
+/*
+ * Send the reply within SEND_DEADLINE_MS. MSG_NOSIGNAL: a client gone
+ * before its reply must cost an error here, not the application's life
+ * (SIGPIPE's disposition is the application's, never ours to change).
+ */
+static void send_reply(int fd, const char *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	double deadline = now_ms() + SEND_DEADLINE_MS;
+
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		int ms;
+
+		if (n > 0) {
+			buf += n;
+			len -= n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return;
+		ms = ms_left(deadline);
+		if (!ms || (poll(&pfd, 1, ms) < 0 && errno != EINTR))
+			return;
+	}
+}
+
+/* fd's peer was allowed in (control_thread()); fd is closed by the caller */
+static void serve(int fd, char *req, char *dev)
+{
+	unsigned int wait_ms = DEFAULT_WAIT_MS;
+	char *buf = NULL;
+	size_t size = 0;
+	ssize_t len;
+	FILE *out;
+
+	/* Built in memory, so the work never writes to the socket itself */
+	out = open_memstream(&buf, &size);
+	if (!out)
+		return;
+	len = read_request(fd, req);
+	if (len < 0) {
+		fprintf(out, "{\"ok\":false,\"error\":\"no request in time\"}\n");
 	} else if (!strcmp(req, "status\n")) {
 		do_status(out);
 	} else if (!strncmp(req, "partner ", 8) && len &&
@@ -333,7 +434,29 @@ static void serve(int fd, char *req, char *dev)
 	} else {
 		fprintf(out, "{\"ok\":false,\"error\":\"bad request\"}\n");
 	}
-	fclose(out);
+	if (!fclose(out))
+		send_reply(fd, buf, size);
+	free(buf);
+}
+
+/* A slot for one more connection thread, if under MAX_CONNS */
+static bool conn_get(void)
+{
+	bool ok;
+
+	pthread_mutex_lock(&conns_lock);
+	ok = conns < MAX_CONNS;
+	if (ok)
+		conns++;
+	pthread_mutex_unlock(&conns_lock);
+	return ok;
+}
+
+static void conn_put(void)
+{
+	pthread_mutex_lock(&conns_lock);
+	conns--;
+	pthread_mutex_unlock(&conns_lock);
 }
 
 static void *serve_thread(void *arg)
@@ -343,10 +466,10 @@ static void *serve_thread(void *arg)
 
 	if (req && dev)
 		serve(fd, req, dev);
-	else
-		close(fd);
+	close(fd);
 	free(req);
 	free(dev);
+	conn_put();
 	return NULL;
 }
 
@@ -364,41 +487,78 @@ static void *control_thread(void *arg)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			/* Short of fds or memory for now: stay reachable */
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				poll(NULL, 0, 100);
+				continue;
+			}
 			return NULL;
 		}
-		if (pthread_create(&th, &attr, serve_thread,
-				   (void *)(intptr_t)fd))
+		/*
+		 * Whom we refuse gets nothing read or written, and no thread:
+		 * nothing another user does can reach the application.
+		 */
+		if (!peer_allowed(fd) || !conn_get()) {
 			close(fd);
+			continue;
+		}
+		if (pthread_create(&th, &attr, serve_thread,
+				   (void *)(intptr_t)fd)) {
+			conn_put();
+			close(fd);
+		}
 	}
 }
 
-/* Listen on "migr/<pid>" and serve it from a detached thread */
-static void start(void)
+/*
+ * Listen on "migr/<pid>" and serve it from a detached thread. A name
+ * another process holds already is not ours: migrd and migrctl would talk
+ * to that process instead, so it is said and nothing is served (nor is
+ * migrd told of us: migr_control_listening()).
+ */
+static void start(struct migr_context *ctx)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	const char *env = getenv("MIGR_CONTROL");
+	const char *why = NULL;
 	pthread_attr_t attr;
 	pthread_t th;
 	socklen_t len;
-	int fd;
+	int fd, ret;
 
 	if (env && !strcmp(env, "0"))
-		return;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
 		return;
 	len = offsetof(struct sockaddr_un, sun_path) + 1 +
 	      snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "migr/%d",
 		       getpid());
-	if (bind(fd, (struct sockaddr *)&sun, len) || listen(fd, 4)) {
-		close(fd);
-		return;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		why = strerror(errno);
+	} else if (bind(fd, (struct sockaddr *)&sun, len)) {
+		why = errno == EADDRINUSE ?
+			      "the name is in use by another process" :
+			      strerror(errno);
+	} else if (listen(fd, 4)) {
+		why = strerror(errno);
+	} else {
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ret = pthread_create(&th, &attr, control_thread,
+				     (void *)(intptr_t)fd);
+		pthread_attr_destroy(&attr);
+		if (ret)
+			why = strerror(ret);
+		else
+			listening = true;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, control_thread, (void *)(intptr_t)fd))
+	if (!why)
+		return;
+	verbs_err(&ctx->vctx,
+		  "no control socket @%s (%s): the process cannot be moved\n",
+		  sun.sun_path + 1, why);
+	if (fd >= 0)
 		close(fd);
-	pthread_attr_destroy(&attr);
 }
 
 void migr_control_add(struct migr_context *ctx)
@@ -408,9 +568,20 @@ void migr_control_add(struct migr_context *ctx)
 	if (!started) {
 		started = true;
 		migr_quiesce_init();
-		start();
+		start(ctx);
 	}
 	pthread_mutex_unlock(&ctxs_lock);
+}
+
+/* Is "migr/<pid>" ours and served? Only then may migrd be told of us */
+bool migr_control_listening(void)
+{
+	bool ret;
+
+	pthread_mutex_lock(&ctxs_lock);
+	ret = listening;
+	pthread_mutex_unlock(&ctxs_lock);
+	return ret;
 }
 
 /*

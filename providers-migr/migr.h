@@ -635,6 +635,7 @@ int migr_peer_tie(struct migr_qp *mqp, uint64_t id);
 
 /* control.c */
 void migr_control_add(struct migr_context *ctx);
+bool migr_control_listening(void);
 void migr_control_del(struct migr_context *ctx);
 struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn);
 

@@ -6,7 +6,8 @@
  * only the debug log says so. migrd learns the pid from SO_PEERCRED.
  *
  * MIGRD_SOCKET names another socket (tests); MIGR_CONTROL=0 (no control
- * socket, so nothing to register) turns this off too.
+ * socket, so nothing to register) turns this off too, as does a control
+ * socket that could not be opened (its name held by another process).
  */
 #define _GNU_SOURCE /* secure_getenv(): a set-uid program must not be steered */
 #include <errno.h>
@@ -58,6 +59,12 @@ void migr_register(struct migr_context *ctx)
 
 	if (ctl && !strcmp(ctl, "0"))
 		return;
+	/* Without our control socket migrd would reach whoever holds its name */
+	if (!migr_control_listening()) {
+		verbs_debug(&ctx->vctx,
+			    "no control socket, not registered with migrd\n");
+		return;
+	}
 	n = snprintf(line, sizeof(line), "migrd/1 register %s\n",
 		     ibv_get_device_name(ctx->vctx.context.device));
 	fd = migr_migrd_connect(SOCK_NONBLOCK, &path);
