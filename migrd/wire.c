@@ -32,12 +32,17 @@ void wire_sess_init(struct wire_sess *s, const uint8_t *psk, size_t psk_len)
 	s->psk_len = psk_len;
 }
 
-/* The key a frame is MACed with: the shared key until the handshake ends */
-static void frame_mac(const struct wire_sess *s, const uint8_t *buf, size_t len,
-		      uint8_t mac[SHA256_LEN])
+/*
+ * The key a frame is MACed with: the shared key until the handshake ends,
+ * then the session key of the direction it goes in
+ */
+static void frame_mac(const struct wire_sess *s, bool sending,
+		      const uint8_t *buf, size_t len, uint8_t mac[SHA256_LEN])
 {
+	const uint8_t *k = sending ? s->key_send : s->key_recv;
+
 	if (s->authed)
-		hmac_sha256(s->key, sizeof(s->key), buf, len, mac);
+		hmac_sha256(k, SHA256_LEN, buf, len, mac);
 	else
 		hmac_sha256(s->psk, s->psk_len, buf, len, mac);
 }
@@ -83,7 +88,7 @@ long wire_seal(struct wire_sess *s, uint8_t type, const void *body,
 	put_be(out + 16, len, 4);
 	if (len)
 		memcpy(out + WIRE_HDR_LEN, body, len);
-	frame_mac(s, out, WIRE_HDR_LEN + len, out + WIRE_HDR_LEN + len);
+	frame_mac(s, true, out, WIRE_HDR_LEN + len, out + WIRE_HDR_LEN + len);
 	return WIRE_HDR_LEN + len + SHA256_LEN;
 }
 
@@ -105,7 +110,7 @@ int wire_open(struct wire_sess *s, const uint8_t *buf, size_t len,
 			 len);
 		return -1;
 	}
-	frame_mac(s, buf, WIRE_HDR_LEN + blen, mac);
+	frame_mac(s, false, buf, WIRE_HDR_LEN + blen, mac);
 	if (!ct_equal(mac, buf + WIRE_HDR_LEN + blen, SHA256_LEN)) {
 		snprintf(
 			err, errlen,
@@ -142,10 +147,15 @@ static void proof(const struct wire_sess *s, const char *label,
 	hmac_sha256_final(&c, out);
 }
 
-/* Both sides switch to the session key and a fresh sequence space */
+/* Both sides switch to the session keys and a fresh sequence space */
 static void keyed(struct wire_sess *s)
 {
-	proof(s, "migrd session", s->nonce_c, s->nonce_s, s->key);
+	uint8_t c2s[SHA256_LEN], s2c[SHA256_LEN];
+
+	proof(s, "migrd session c2s", s->nonce_c, s->nonce_s, c2s);
+	proof(s, "migrd session s2c", s->nonce_c, s->nonce_s, s2c);
+	memcpy(s->key_send, s->server ? s2c : c2s, SHA256_LEN);
+	memcpy(s->key_recv, s->server ? c2s : s2c, SHA256_LEN);
 	s->authed = true;
 	s->send_seq = 1;
 	s->recv_any = false;
@@ -172,6 +182,7 @@ long wire_server_challenge(struct wire_sess *s, const struct wire_frame *hello,
 		snprintf(err, errlen, "expected a hello frame");
 		return -1;
 	}
+	s->server = true;
 	memcpy(s->nonce_c, hello->body, WIRE_NONCE_LEN);
 	if (fill_random(s->nonce_s, WIRE_NONCE_LEN)) {
 		snprintf(err, errlen, "no random bytes");

@@ -6,8 +6,10 @@
  *   | body (len bytes, at most WIRE_BODY_MAX) | HMAC-SHA256(header|body)
  *
  * integers big-endian. The handshake frames are keyed with the shared key;
- * after it, every frame with a session key derived from both nonces, and
- * each direction's seq must grow, so an old frame is refused when replayed.
+ * after it, every frame with its direction's session key, derived from both
+ * nonces (one for client to server, another for server to client, so a
+ * frame cannot be reflected back to its sender), and each direction's seq
+ * must grow, so an old frame is refused when replayed.
  */
 #ifndef MIGRD_WIRE_H
 #define MIGRD_WIRE_H
@@ -39,7 +41,9 @@ enum wire_type {
 };
 
 struct wire_sess {
-	uint8_t key[SHA256_LEN]; /* the session key, once authenticated */
+	/* the session keys, once authenticated: what this side sends, reads */
+	uint8_t key_send[SHA256_LEN], key_recv[SHA256_LEN];
+	bool server;
 	const uint8_t *psk; /* the shared key file's bytes */
 	size_t psk_len;
 	bool authed;

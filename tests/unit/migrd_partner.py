@@ -228,9 +228,10 @@ def peer_ask(port, key, line):
     ns = body[:32]
     assert body[32:] == proof(b"migrd server", nc, ns)
     s.sendall(frame(key, 3, 1, proof(b"migrd client", ns, nc)))
-    session = proof(b"migrd session", nc, ns)
-    s.sendall(frame(session, 4, 1, line.encode()))
-    reply = read(s, session)
+    c2s = proof(b"migrd session c2s", nc, ns)
+    s2c = proof(b"migrd session s2c", nc, ns)
+    s.sendall(frame(c2s, 4, 1, line.encode()))
+    reply = read(s, s2c)
     s.close()
     return json.loads(reply)
 

@@ -41,7 +41,10 @@ static void test_handshake(void)
 
 	CHECK(handshake(&cs, key, &ss, key) == 0);
 	CHECK(cs.authed && ss.authed);
-	CHECK(!memcmp(cs.key, ss.key, SHA256_LEN));
+	CHECK(!memcmp(cs.key_send, ss.key_recv, SHA256_LEN) &&
+	      !memcmp(cs.key_recv, ss.key_send, SHA256_LEN));
+	/* one key per direction */
+	CHECK(memcmp(cs.key_send, cs.key_recv, SHA256_LEN));
 	n = wire_seal(&cs, WIRE_REQ, "migrd/1 hello\n", 14, a);
 	CHECK(n == WIRE_HDR_LEN + 14 + SHA256_LEN);
 	CHECK(!wire_open(&ss, a, n, &f, err, sizeof(err)));
@@ -61,7 +64,7 @@ static void test_handshake(void)
 		struct wire_sess cs2, ss2;
 
 		CHECK(handshake(&cs2, key, &ss2, key) == 0);
-		CHECK(memcmp(cs2.key, cs.key, SHA256_LEN));
+		CHECK(memcmp(cs2.key_send, cs.key_send, SHA256_LEN));
 		n = wire_seal(&cs2, WIRE_REQ, "x\n", 2, a);
 		CHECK(wire_open(&ss, a, n, &f, err, sizeof(err)) == -1);
 	}
@@ -110,6 +113,16 @@ static void test_forged_frames(void)
 		memcpy(b, a, n);
 		b[i] ^= 0x10;
 		CHECK(wire_open(&ss, b, n, &f, err, sizeof(err)) == -1);
+	}
+	/* A frame the server sealed, reflected back to it: not the client's */
+	{
+		long m;
+
+		ss.send_seq = ss.recv_seq + 50; /* past what it received */
+		m = wire_seal(&ss, WIRE_RESP, "{}\n", 3, b);
+		CHECK(m > 0);
+		CHECK(wire_open(&ss, b, m, &f, err, sizeof(err)) == -1);
+		CHECK(strstr(err, "authentication code") != NULL);
 	}
 	/* A MAC made with the shared key instead of the session key */
 	{
