@@ -14,9 +14,11 @@ void conf_defaults(struct conf *c)
 	memset(c, 0, sizeof(*c));
 	strcpy(c->socket, MIGRD_SOCKET);
 	strcpy(c->key_file, MIGRD_KEY);
-	strcpy(c->listen, "0.0.0.0");
+	/* Peers are off until an address is configured */
+	strcpy(c->listen, "none");
 	c->port = MIGRD_PORT;
 	c->max_clients = 64;
+	c->max_peers = 16;
 }
 
 static char *trim(char *s)
@@ -93,6 +95,8 @@ int conf_load(struct conf *c, const char *path, int required, char *err,
 			bad = set_uint(&c->port, val, 1, 65535);
 		else if (!strcmp(name, "max_clients"))
 			bad = set_uint(&c->max_clients, val, 1, 1024);
+		else if (!strcmp(name, "max_peers"))
+			bad = set_uint(&c->max_peers, val, 1, 1024);
 		else {
 			snprintf(err, errlen, "%s:%d: unknown setting '%s'",
 				 path, lineno, name);

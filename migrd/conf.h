@@ -17,7 +17,8 @@ struct conf {
 	char key_file[256];
 	char listen[64]; /* peer listen address; "none" turns peers off */
 	unsigned int port;
-	unsigned int max_clients;
+	unsigned int max_clients; /* local connections at once */
+	unsigned int max_peers; /* peer (TCP) connections at once */
 };
 
 void conf_defaults(struct conf *c);

@@ -25,9 +25,20 @@
 
 struct migrd g;
 
+#define PEERS_PER_ADDR 4 /* peer connections at once from one address */
+
 static volatile sig_atomic_t stop;
+/*
+ * Local clients and peers have pools of their own: unauthenticated TCP
+ * connections must not keep local requests out, and one address must not
+ * take every peer slot.
+ */
 static pthread_mutex_t nconn_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int nconn;
+static unsigned int nlocal, npeers;
+static struct {
+	char addr[INET6_ADDRSTRLEN];
+	unsigned int n;
+} peer_addrs[1024]; /* max_peers is at most 1024 */
 
 struct conn {
 	int fd;
@@ -48,6 +59,63 @@ static void usage(FILE *f)
 		"             [--test-qp-owners FILE]\n");
 }
 
+/* Take a slot for a connection; 0, or -1 with why it gets none */
+static int slot_get(bool peer, const char *who, char *why, size_t len)
+{
+	int i, slot = -1;
+
+	if (!peer) {
+		if (nlocal >= g.conf.max_clients) {
+			snprintf(why, len, "%u local connections busy", nlocal);
+			return -1;
+		}
+		nlocal++;
+		return 0;
+	}
+	if (npeers >= g.conf.max_peers) {
+		snprintf(why, len, "%u peer connections busy", npeers);
+		return -1;
+	}
+	for (i = 0; i < (int)(sizeof(peer_addrs) / sizeof(peer_addrs[0]));
+	     i++) {
+		if (peer_addrs[i].n && !strcmp(peer_addrs[i].addr, who)) {
+			slot = i;
+			break;
+		}
+		if (!peer_addrs[i].n && slot < 0)
+			slot = i;
+	}
+	if (slot < 0 || peer_addrs[slot].n >= PEERS_PER_ADDR) {
+		snprintf(why, len, "%d connections from it busy",
+			 PEERS_PER_ADDR);
+		return -1;
+	}
+	snprintf(peer_addrs[slot].addr, sizeof(peer_addrs[slot].addr), "%s",
+		 who);
+	peer_addrs[slot].n++;
+	npeers++;
+	return 0;
+}
+
+static void slot_put(bool peer, const char *who)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&nconn_lock);
+	if (!peer) {
+		nlocal--;
+	} else {
+		npeers--;
+		for (i = 0; i < sizeof(peer_addrs) / sizeof(peer_addrs[0]); i++)
+			if (peer_addrs[i].n &&
+			    !strcmp(peer_addrs[i].addr, who)) {
+				peer_addrs[i].n--;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&nconn_lock);
+}
+
 static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
@@ -56,10 +124,8 @@ static void *conn_thread(void *arg)
 		peer_serve(c->fd, c->who);
 	else
 		local_serve(c->fd);
+	slot_put(c->peer, c->who);
 	free(c);
-	pthread_mutex_lock(&nconn_lock);
-	nconn--;
-	pthread_mutex_unlock(&nconn_lock);
 	return NULL;
 }
 
@@ -67,16 +133,19 @@ static void spawn(int fd, bool peer, const char *who)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	pthread_attr_t attr;
+	char why[64];
 	pthread_t th;
-	bool busy;
+	int busy;
 
+	if (!c) {
+		close(fd);
+		return;
+	}
 	pthread_mutex_lock(&nconn_lock);
-	busy = nconn >= g.conf.max_clients;
-	if (!busy)
-		nconn++;
+	busy = slot_get(peer, who, why, sizeof(why));
 	pthread_mutex_unlock(&nconn_lock);
-	if (busy || !c) {
-		log_warn("%s refused: %u connections busy", who, nconn);
+	if (busy) {
+		log_warn("%s%s refused: %s", peer ? "peer " : "", who, why);
 		free(c);
 		close(fd);
 		return;
@@ -88,10 +157,8 @@ static void spawn(int fd, bool peer, const char *who)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, conn_thread, c)) {
 		close(fd);
+		slot_put(peer, c->who);
 		free(c);
-		pthread_mutex_lock(&nconn_lock);
-		nconn--;
-		pthread_mutex_unlock(&nconn_lock);
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -116,10 +183,14 @@ static int listen_local(const char *path)
 			return -1;
 		}
 	}
-	/* A socket left by a migrd that died is removed; a live one is not */
+	/*
+	 * A socket left by a migrd that died is removed; a live one is not,
+	 * also when it is too busy to take us (its backlog full)
+	 */
 	fd = io_connect_unix(path, 1000);
-	if (fd >= 0) {
-		close(fd);
+	if (fd >= 0 || (errno != ECONNREFUSED && errno != ENOENT)) {
+		if (fd >= 0)
+			close(fd);
 		log_err("another migrd is already serving %s", path);
 		return -1;
 	}

@@ -19,15 +19,45 @@ void ops_error(struct sbuf *out, const char *err)
 	sb_add(out, "}", 1);
 }
 
-/* Root acts on any process, everyone else on their own only */
+/*
+ * Root acts on any process, everyone else on their own only: as the
+ * process is now (a set-uid execve changes its owner), and only if it is
+ * still the process listed (its start time)
+ */
 static bool allowed(const struct client *c, const struct proc_info *p)
 {
-	return c->uid == 0 || c->uid == p->uid;
+	unsigned long long start;
+	uid_t uid;
+
+	if (c->uid == 0)
+		return true;
+	return !proc_start(p->pid, &start) && start == p->start &&
+	       !proc_uid(p->pid, &uid) && uid == c->uid;
 }
 
-static void proc_entry(struct sbuf *out, const struct proc_info *p)
+/*
+ * One status, however many processes: a bound on its time (each process
+ * gets what is left, at most STATUS_PROC_MS) and on the replies it holds
+ */
+#define STATUS_DEADLINE_MS 10000
+#define STATUS_PROC_MS 5000
+#define STATUS_REPLIES_MAX (8 << 20)
+
+static long long now_ms(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* room: reply bytes this status may still take */
+static void proc_entry(struct sbuf *out, const struct proc_info *p,
+		       long long deadline, size_t *room)
+{
+	long long left = deadline - now_ms();
 	char *reply, err[256];
+	size_t len;
 
 	sb_printf(out, "{\"pid\":%d,\"uid\":%u,\"comm\":", p->pid,
 		  (unsigned int)p->uid);
@@ -35,13 +65,31 @@ static void proc_entry(struct sbuf *out, const struct proc_info *p)
 	sb_printf(out, ",\"registered\":%s,\"registered_devices\":",
 		  p->registered ? "true" : "false");
 	sb_json_str(out, p->devs);
-	if (proc_request(p->pid, "status\n", 5000, &reply, err, sizeof(err))) {
-		sb_printf(out, ",\"status\":null,\"error\":");
-		sb_json_str(out, err);
-	} else {
-		sb_printf(out, ",\"status\":%s", reply);
-		free(reply);
+	if (left <= 0) {
+		snprintf(err, sizeof(err),
+			 "pid %d: not asked: the status ran out of its %d s",
+			 p->pid, STATUS_DEADLINE_MS / 1000);
+		goto null;
 	}
+	if (proc_request(p->pid, "status\n",
+			 left < STATUS_PROC_MS ? left : STATUS_PROC_MS, &reply,
+			 err, sizeof(err)))
+		goto null;
+	len = strlen(reply);
+	if (len > *room) {
+		snprintf(err, sizeof(err),
+			 "pid %d: its status reply (%zu bytes) does not fit the %d MiB of one status",
+			 p->pid, len, STATUS_REPLIES_MAX >> 20);
+		free(reply);
+		goto null;
+	}
+	*room -= len;
+	sb_printf(out, ",\"status\":%s}", reply);
+	free(reply);
+	return;
+null:
+	sb_printf(out, ",\"status\":null,\"error\":");
+	sb_json_str(out, err);
 	sb_add(out, "}", 1);
 }
 
@@ -50,6 +98,8 @@ static void do_status(const struct req *r, const struct client *c,
 {
 	static const int max = REG_MAX;
 	struct proc_info *all = calloc(max, sizeof(*all));
+	long long deadline = now_ms() + STATUS_DEADLINE_MS;
+	size_t room = STATUS_REPLIES_MAX;
 	char err[128];
 	bool first = true;
 	int n, i;
@@ -79,7 +129,7 @@ static void do_status(const struct req *r, const struct client *c,
 			continue;
 		if (!first)
 			sb_add(out, ",", 1);
-		proc_entry(out, &all[i]);
+		proc_entry(out, &all[i], deadline, &room);
 		first = false;
 	}
 	sb_add(out, "]}", 2);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -16,17 +17,38 @@
 #include "sockio.h"
 
 #define PEER_IDLE_MS 30000
+#define PEER_HANDSHAKE_MS 5000 /* the whole handshake, however it trickles */
 #define PEER_REQS_MAX 64 /* per connection */
 #define PEER_LOG_MAX 96 /* of a request: a partner's line is cut short */
 
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
-/* Read one frame and check it; f->body points into buf */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* What is left until deadline, in ms (0: none) */
+static int left_ms(long long deadline)
+{
+	long long left = deadline - now_ms();
+
+	return left > 0 ? left : 0;
+}
+
+/*
+ * Read one frame, header and body within timeout_ms, and check it;
+ * f->body points into buf
+ */
 static int read_frame(int fd, struct wire_sess *s, uint8_t *buf,
 		      struct wire_frame *f, int timeout_ms, char *err,
 		      size_t errlen)
 {
+	long long deadline = now_ms() + timeout_ms;
 	long len;
 
 	if (io_read_full(fd, buf, WIRE_HDR_LEN, timeout_ms)) {
@@ -39,7 +61,7 @@ static int read_frame(int fd, struct wire_sess *s, uint8_t *buf,
 	if (len < 0)
 		return -1;
 	if (io_read_full(fd, buf + WIRE_HDR_LEN, len + SHA256_LEN,
-			 timeout_ms)) {
+			 left_ms(deadline))) {
 		snprintf(err, errlen, "truncated frame: %s", strerror(errno));
 		return -1;
 	}
@@ -57,6 +79,7 @@ static int send_frame(int fd, struct wire_sess *s, uint8_t type,
 
 void peer_serve(int fd, const char *who)
 {
+	long long deadline = now_ms() + PEER_HANDSHAKE_MS;
 	uint8_t *buf = malloc(WIRE_FRAME_MAX);
 	struct client c = { .peer = true };
 	struct sbuf out = {};
@@ -71,12 +94,17 @@ void peer_serve(int fd, const char *who)
 		goto done;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &i, sizeof(i));
 	wire_sess_init(&s, g.psk, g.psk_len);
-	if (read_frame(fd, &s, buf, &f, 5000, err, sizeof(err)))
+	/* One deadline for all of the handshake, not one per frame */
+	if (read_frame(fd, &s, buf, &f, left_ms(deadline), err, sizeof(err)))
 		goto refused;
 	n = wire_server_challenge(&s, &f, buf, err, sizeof(err));
-	if (n < 0 || io_write_all(fd, buf, n, 5000))
+	if (n < 0 || io_write_all(fd, buf, n, left_ms(deadline))) {
+		if (n >= 0)
+			snprintf(err, sizeof(err), "sending the challenge: %s",
+				 strerror(errno));
 		goto refused;
-	if (read_frame(fd, &s, buf, &f, 5000, err, sizeof(err)) ||
+	}
+	if (read_frame(fd, &s, buf, &f, left_ms(deadline), err, sizeof(err)) ||
 	    wire_server_verify(&s, &f, err, sizeof(err)))
 		goto refused;
 	log_info("peer %s authenticated", who);

@@ -1,14 +1,83 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /* migrd's side of a migr process's control socket (providers-migr/control.c) */
+#define _GNU_SOURCE /* struct ucred */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
 #include "migrd.h"
+#include "registry.h"
 #include "sockio.h"
+
+/*
+ * Requests in flight to one pid: a process that never answers holds at
+ * most this many migrd threads, whatever its owner sends.
+ */
+#define PROC_INFLIGHT_MAX 4
+/* A live process accepts at once; a longer request still connects fast */
+#define PROC_CONNECT_MS 5000
+/* Distinct pids with requests in flight: more than migrd has threads */
+#define PROC_TARGETS_MAX 2048
+
+static pthread_mutex_t inflight_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int pid;
+	int n;
+} inflight[PROC_TARGETS_MAX];
+
+/* Count one more request to pid; -1 if it has too many already */
+static int inflight_get(int pid)
+{
+	int i, slot = -1, ret = -1;
+
+	pthread_mutex_lock(&inflight_lock);
+	for (i = 0; i < PROC_TARGETS_MAX; i++) {
+		if (inflight[i].n && inflight[i].pid == pid) {
+			slot = i;
+			break;
+		}
+		if (!inflight[i].n && slot < 0)
+			slot = i;
+	}
+	if (slot >= 0 && inflight[slot].n < PROC_INFLIGHT_MAX) {
+		inflight[slot].pid = pid;
+		inflight[slot].n++;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&inflight_lock);
+	return ret;
+}
+
+static void inflight_put(int pid)
+{
+	int i;
+
+	pthread_mutex_lock(&inflight_lock);
+	for (i = 0; i < PROC_TARGETS_MAX; i++)
+		if (inflight[i].n && inflight[i].pid == pid) {
+			inflight[i].n--;
+			break;
+		}
+	pthread_mutex_unlock(&inflight_lock);
+}
+
+/* What is left of timeout_ms started at t0, in ms */
+static int left_ms(const struct timespec *t0, int timeout_ms)
+{
+	struct timespec t;
+	long long used;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	used = (t.tv_sec - t0->tv_sec) * 1000LL +
+	       (t.tv_nsec - t0->tv_nsec) / 1000000;
+	return used >= timeout_ms ? 0 : timeout_ms - used;
+}
 
 /* Relay only what parses: a reply is embedded into migrd's own JSON */
 static bool valid_json(const char *s, size_t len)
@@ -25,28 +94,72 @@ static bool valid_json(const char *s, size_t len)
 	return ok;
 }
 
-int proc_request(int pid, const char *line, int timeout_ms, char **reply,
-		 char *err, size_t errlen)
+/*
+ * Anyone may bind "@migr/<pid>" first: only the process pid itself may get
+ * what migrd sends there.
+ */
+static int check_holder(int fd, int pid, char *err, size_t errlen)
 {
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uid_t uid;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+		snprintf(err, errlen,
+			 "pid %d: cannot tell who holds its control socket: %s",
+			 pid, strerror(errno));
+		return -1;
+	}
+	if (proc_uid(pid, &uid)) {
+		snprintf(err, errlen, "pid %d: the process is gone", pid);
+		return -1;
+	}
+	/*
+	 * The listener must be the process itself: a name held by anyone
+	 * else is a squatter's. Its uid is the process's now, or root's (a
+	 * process that opened its device as root and dropped privileges)
+	 */
+	if (cred.pid != pid || (cred.uid != uid && cred.uid != 0)) {
+		snprintf(err, errlen,
+			 "pid %d: its control socket is held by pid %d uid %u, not by the process",
+			 pid, (int)cred.pid, (unsigned int)cred.uid);
+		return -1;
+	}
+	return 0;
+}
+
+static int request(int pid, const char *line, int timeout_ms, char **reply,
+		   char *err, size_t errlen)
+{
+	struct timespec t0;
 	char path[32];
 	ssize_t n;
-	int fd;
+	int fd, left;
 
+	/* One bound for connect, write and read together */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(path, sizeof(path), "@migr/%d", pid);
-	fd = io_connect_unix(path, timeout_ms);
+	fd = io_connect_unix(path, timeout_ms < PROC_CONNECT_MS ?
+					   timeout_ms :
+					   PROC_CONNECT_MS);
 	if (fd < 0) {
 		snprintf(err, errlen,
 			 "pid %d: cannot reach its control socket: %s", pid,
 			 strerror(errno));
 		return -1;
 	}
-	if (io_write_all(fd, line, strlen(line), 2000)) {
+	if (check_holder(fd, pid, err, errlen)) {
+		close(fd);
+		return -1;
+	}
+	left = left_ms(&t0, timeout_ms);
+	if (io_write_all(fd, line, strlen(line), left < 2000 ? left : 2000)) {
 		snprintf(err, errlen, "pid %d: sending the request failed: %s",
 			 pid, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	n = io_read_line(fd, reply, PROC_REPLY_MAX, timeout_ms);
+	n = io_read_line(fd, reply, PROC_REPLY_MAX, left_ms(&t0, timeout_ms));
 	close(fd);
 	if (n < 0) {
 		snprintf(err, errlen, "pid %d: no reply: %s", pid,
@@ -62,4 +175,20 @@ int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 		return -1;
 	}
 	return 0;
+}
+
+int proc_request(int pid, const char *line, int timeout_ms, char **reply,
+		 char *err, size_t errlen)
+{
+	int ret;
+
+	if (inflight_get(pid)) {
+		snprintf(err, errlen,
+			 "pid %d: %d requests to it are already in flight; try again later",
+			 pid, PROC_INFLIGHT_MAX);
+		return -1;
+	}
+	ret = request(pid, line, timeout_ms, reply, err, errlen);
+	inflight_put(pid);
+	return ret;
 }

@@ -9,7 +9,6 @@
 
 struct entry {
 	struct proc_info info;
-	unsigned long long start; /* /proc/<pid>/stat starttime */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -98,7 +97,7 @@ static bool fill(int pid, struct entry *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->info.pid = pid;
-	if (proc_start(pid, &e->start) || proc_uid(pid, &e->info.uid))
+	if (proc_start(pid, &e->info.start) || proc_uid(pid, &e->info.uid))
 		return false;
 	proc_comm(pid, e->info.comm, sizeof(e->info.comm));
 	return true;
@@ -115,7 +114,8 @@ void registry_add(int pid, const char *dev)
 	for (i = 0; i < nregs; i++)
 		if (regs[i].info.pid == pid) {
 			r = &regs[i];
-			if (r->start != e.start) /* a new process, same pid */
+			/* a new process, same pid */
+			if (r->info.start != e.info.start)
 				*r = e;
 			break;
 		}
@@ -143,7 +143,7 @@ static bool alive(const struct entry *r)
 {
 	unsigned long long start;
 
-	return !proc_start(r->info.pid, &start) && start == r->start;
+	return !proc_start(r->info.pid, &start) && start == r->info.start;
 }
 
 void registry_prune(void)
@@ -199,6 +199,20 @@ int registry_list(struct proc_info *out, int max)
 	for (i = 0; i < nregs && n < max; i++)
 		out[n++] = regs[i].info;
 	pthread_mutex_unlock(&lock);
+	/*
+	 * What registration read may be stale (a set-uid execve changes the
+	 * uid, an exec the comm): read them again, keep the same process only
+	 */
+	for (i = 0, k = 0; i < n; i++) {
+		unsigned long long start = out[i].start;
+
+		if (!fill(out[i].pid, &e) || e.info.start != start)
+			continue;
+		out[i].uid = e.info.uid;
+		memcpy(out[i].comm, e.info.comm, sizeof(out[i].comm));
+		out[k++] = out[i];
+	}
+	n = k;
 
 	pthread_mutex_lock(&scan_lock);
 	np = scan_unix(pids, REG_MAX);

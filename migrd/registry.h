@@ -14,16 +14,24 @@
 
 #define REG_MAX 1024
 
+/*
+ * uid and comm are read from /proc again each time it is listed; start
+ * tells the process from another with its pid later
+ */
 struct proc_info {
 	int pid;
 	uid_t uid;
+	unsigned long long start; /* /proc/<pid>/stat starttime */
 	char comm[32];
 	char devs[128]; /* devices it registered, space separated */
 	bool registered;
 };
 
 void registry_add(int pid, const char *dev);
-/* Prune the dead, then list every migr process (at most max) */
+/*
+ * Prune the dead, then list every migr process (at most max), with its
+ * credentials as they are now
+ */
 int registry_list(struct proc_info *out, int max);
 /* The process pid, if it is a live migr process */
 bool registry_find(int pid, struct proc_info *out);

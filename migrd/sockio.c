@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,7 @@ int io_read_full(int fd, void *buf, size_t len, int timeout_ms)
 ssize_t io_read_line(int fd, char **out, size_t max, int timeout_ms)
 {
 	long long deadline = now_ms() + timeout_ms;
-	size_t len = 0, cap = 256;
+	size_t len = 0, cap = max < 256 ? max : 256;
 	char *buf = malloc(cap + 1), *nl;
 	ssize_t n;
 
@@ -141,11 +142,20 @@ err:
 	return -1;
 }
 
+/* Give fd back its blocking mode: callers may use plain read()/write() */
+static int set_blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
 int io_connect_unix(const char *path, int timeout_ms)
 {
+	long long deadline = now_ms() + timeout_ms;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	size_t n = strlen(path);
-	socklen_t len;
+	socklen_t len, elen;
 	int fd, err;
 
 	if (n >= sizeof(sun.sun_path)) {
@@ -158,15 +168,44 @@ int io_connect_unix(const char *path, int timeout_ms)
 		sun.sun_path[0] = 0; /* abstract: no terminating NUL */
 	else
 		len++;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
-	(void)timeout_ms; /* local connects do not block on a listener */
-	if (connect(fd, (struct sockaddr *)&sun, len)) {
+	/*
+	 * A blocking connect to a listener that never accepts waits for
+	 * good once its backlog is full; non-blocking, AF_UNIX says EAGAIN
+	 * then (no EINPROGRESS), so retry until the deadline.
+	 */
+	for (;;) {
+		if (!connect(fd, (struct sockaddr *)&sun, len))
+			break;
 		err = errno;
-		close(fd);
-		errno = err;
-		return -1;
+		if (err == EINPROGRESS) {
+			if (wait_fd(fd, POLLOUT, deadline))
+				goto fail_errno;
+			elen = sizeof(err);
+			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen))
+				goto fail_errno;
+			if (err)
+				goto fail;
+			break;
+		}
+		if (err != EAGAIN && err != EINTR)
+			goto fail;
+		if (now_ms() >= deadline) {
+			err = ETIMEDOUT;
+			goto fail;
+		}
+		if (err == EAGAIN)
+			usleep(10000);
 	}
+	if (set_blocking(fd))
+		goto fail_errno;
 	return fd;
+fail_errno:
+	err = errno;
+fail:
+	close(fd);
+	errno = err;
+	return -1;
 }

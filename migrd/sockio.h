@@ -16,7 +16,10 @@ int io_read_full(int fd, void *buf, size_t len, int timeout_ms);
  * longer than max; ETIMEDOUT; ECONNRESET: EOF before the newline).
  */
 ssize_t io_read_line(int fd, char **out, size_t max, int timeout_ms);
-/* Connect to a UNIX socket path ('@' first: abstract) before timeout_ms */
+/*
+ * Connect to a UNIX socket path ('@' first: abstract) before timeout_ms,
+ * also when the listener's backlog is full (then ETIMEDOUT)
+ */
 int io_connect_unix(const char *path, int timeout_ms);
 
 #endif

@@ -17,7 +17,7 @@ mkdir -p "$RUN"
 # The same key on both hosts (a demonstration key, root's, 0600)
 install -m 0600 /dev/null "$RUN/key"
 echo "migr demonstration key" >"$RUN/key"
-migrd -f --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >"$LOGDIR/demo-two-migrd-$role.log" 2>&1 &
+migrd -f --config /dev/null --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$LOGDIR/demo-two-migrd-$role.log" 2>&1 &
 MIGRD=$!
 for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 ensure_rxe1 || { echo "rxe1 is not up"; exit 1; }

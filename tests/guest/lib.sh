@@ -107,12 +107,13 @@ two_host_env() {
 }
 
 # start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
-# its key in $RUN/key (the same NAME in both guests: the same key); sets
-# MIGRD and returns once the socket is there
+# its key in $RUN/key (the same NAME in both guests: the same key), peers
+# on every address (not migrd's default); sets MIGRD and returns once the
+# socket is there
 start_test_migrd() {
 	install -m 0600 /dev/null "$RUN/key"
 	echo "migr $1 test key" >"$RUN/key"
-	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >"$2" 2>&1 &
+	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$2" 2>&1 &
 	MIGRD=$!
 	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 }

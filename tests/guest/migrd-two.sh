@@ -19,7 +19,7 @@ mkdir -p "$RUN"
 key() { install -m 0600 /dev/null "$1"; echo "$2" >"$1"; }
 key "$RUN/key" "migr two-guest test key $(date +%Y)"
 : >"$MLOG"
-migrd -f --debug --config /dev/null --socket "$SOCK" --key "$RUN/key" >>"$MLOG" 2>&1 &
+migrd -f --debug --config /dev/null --socket "$SOCK" --listen 0.0.0.0 --key "$RUN/key" >>"$MLOG" 2>&1 &
 MIGRD=$!
 for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"

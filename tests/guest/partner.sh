@@ -21,7 +21,7 @@ MLOG=$LOGDIR/partner-migrd-$role.log
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1200 --stall-timeout 60"
 
 start_migrd() {
-	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --key "$RUN/key" >>"$MLOG" 2>&1 &
+	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >>"$MLOG" 2>&1 &
 	MIGRD=$!
 	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && return 0; sleep 0.1; done
 	return 1

@@ -36,6 +36,17 @@ static void test_conf(void)
 {
 	struct conf c;
 
+	/* Peers off until an address is configured; pools of their own */
+	conf_defaults(&c);
+	CHECK(!strcmp(c.listen, "none"));
+	CHECK(c.max_clients == 64 && c.max_peers == 16);
+	CHECK(!conf_load(&c, file("peers.conf", "max_peers = 8\n", 0644), 1,
+			 err, sizeof(err)));
+	CHECK(c.max_peers == 8 && c.max_clients == 64);
+	CHECK(load("max_peers = 0\n") &&
+	      strstr(err, "invalid value for max_peers"));
+	CHECK(load("max_peers = 1025\n") && strstr(err, "invalid value"));
+
 	conf_defaults(&c);
 	CHECK(!conf_load(&c,
 			 file("ok.conf",

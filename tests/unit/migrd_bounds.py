@@ -1,0 +1,506 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""What one local user or the network can make migrd wait for, hold or leak.
+
+Runs migrd in the foreground on temporary sockets with stand-in migr
+processes (they listen on @migr/<pid>) and checks that
+- a process whose listener never accepts blocks neither a status of the
+  others nor a later request, and requests to it fail within a bound, at
+  most 4 of them waiting at once;
+- one status is bounded in time (10 s) and in the replies it holds (8 MiB);
+and, as root,
+- a control socket bound by another user ("@migr/<pid of a process it does
+  not own>") gets nothing from migrd, and status and switch name its holder;
+- a process's owner is read at each request, not kept from its
+  registration;
+- idle TCP connections to the peer port do not keep local requests out, one
+  address holds at most 4, and a handshake has one deadline in all;
+- without --listen, migrd does not listen for peers.
+Exits 77 when not root (the root-only parts skipped). usage:
+migrd_bounds.py MIGRD; MIGRD_BOUNDS_ONLY=stuck,status,squat,owner,peers
+runs only those parts.
+"""
+import fcntl
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
+NOBODY = 65534
+ROOT = os.geteuid() == 0
+ONLY = os.environ.get("MIGRD_BOUNDS_ONLY", "stuck,status,squat,owner,peers")
+
+failed = 0
+passed = 0
+
+
+def check(name, cond, detail=""):
+    global failed, passed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {str(detail)[:600]}", file=sys.stderr)
+
+
+# A stand-in migr process, by mode:
+#   ok UID PAD DELAY  answers each line (after DELAY s) with PAD bytes of
+#                     padding, as UID when root
+#   stuck             listens with a backlog of 1 and never accepts
+#   squat PID         as nobody, holds "@migr/PID" and logs what it gets
+#   reg SOCK          registers with migrd as nobody, then is root again
+STANDIN = r"""
+import json, os, socket, sys, threading, time
+mode, logf = sys.argv[1], sys.argv[2]
+args = sys.argv[3:]
+def log(data):
+    with open(logf, "ab") as f:
+        f.write(data)
+def serve(srv, pad, delay):
+    while True:
+        c, _ = srv.accept()
+        def one(c):
+            c.settimeout(5)
+            try:
+                line = c.makefile("rb").readline()
+            except OSError:
+                line = b""
+            log(line)
+            if not line:
+                c.close()
+                return
+            time.sleep(delay)
+            r = {"ok": True, "pid": os.getpid()}
+            if pad:
+                r["pad"] = "y" * pad
+            try:
+                c.sendall((json.dumps(r) + "\n").encode())
+            except OSError:
+                pass
+            c.close()
+        threading.Thread(target=one, args=(c,), daemon=True).start()
+if mode == "ok":
+    uid, pad, delay = int(args[0]), int(args[1]), float(args[2])
+    if uid >= 0 and os.geteuid() == 0:
+        os.setgid(uid)
+        os.setuid(uid)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind("\0migr/%d" % os.getpid())
+    srv.listen(16)
+    threading.Thread(target=serve, args=(srv, pad, delay),
+                     daemon=True).start()
+elif mode == "stuck":
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind("\0migr/%d" % os.getpid())
+    srv.listen(1)
+elif mode == "squat":
+    os.setgid(65534)
+    os.setuid(65534)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind("\0migr/%d" % int(args[0]))
+    srv.listen(16)
+    threading.Thread(target=serve, args=(srv, 0, 0), daemon=True).start()
+elif mode == "reg":
+    os.setegid(65534)
+    os.seteuid(65534)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(args[0])
+    s.sendall(b"migrd/1 register migr_test0\n")
+    r = s.makefile("rb").readline()
+    assert json.loads(r)["ok"], r
+    s.close()
+    os.seteuid(0)
+    os.setegid(0)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+class Standin:
+    def __init__(self, tmp, name, mode, *args):
+        self.log = os.path.join(tmp, name + ".log")
+        open(self.log, "w").close()
+        os.chmod(self.log, 0o666)
+        self.p = subprocess.Popen(
+            [sys.executable, "-c", STANDIN, mode, self.log] +
+            [str(a) for a in args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.p.stdout.readline().strip() == "ready", name
+        self.pid = self.p.pid
+
+    def lines(self):
+        with open(self.log, "rb") as f:
+            return f.read()
+
+    def stop(self):
+        self.p.kill()
+        self.p.wait()
+
+
+def ask(sock, line, timeout=30):
+    """One request; (reply or None, seconds taken)"""
+    t0 = time.monotonic()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(sock)
+        s.sendall(line.encode())
+        raw = b""
+        while not raw.endswith(b"\n"):
+            b = s.recv(1 << 20)
+            if not b:
+                break
+            raw += b
+    except OSError:
+        raw = b""
+    finally:
+        s.close()
+    took = time.monotonic() - t0
+    try:
+        return json.loads(raw), took
+    except ValueError:
+        return None, took
+
+
+def ask_as(uid, sock, line):
+    code = ("import os, socket, sys; os.setgid(%d); os.setuid(%d); "
+            "s = socket.socket(socket.AF_UNIX); s.settimeout(30); "
+            "s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); "
+            "print(s.makefile().readline().strip())" % (uid, uid))
+    out = subprocess.run([sys.executable, "-c", code, sock, line],
+                         capture_output=True, text=True).stdout
+    try:
+        return json.loads(out)
+    except ValueError:
+        return None
+
+
+def start_migrd(tmp, name, *args):
+    sock = os.path.join(tmp, name + ".sock")
+    log = open(os.path.join(tmp, name + ".log"), "w")
+    p = subprocess.Popen([MIGRD, "-f", "--debug", "--config", "/dev/null",
+                          "--socket", sock] + list(args),
+                         stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(100):
+        if os.path.exists(sock):
+            return p, sock
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    sys.exit(f"migrd {name} did not start: see {log.name}")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def entry(r, pid):
+    for p in (r or {}).get("processes", []):
+        if p.get("pid") == pid:
+            return p
+    return None
+
+
+def stuck_process(tmp, sa, ok1, fakes):
+    """A listener that never accepts, its backlog full"""
+    stuck = Standin(tmp, "stuck", "stuck")
+    fakes.append(stuck)
+    fill = []
+    for _ in range(16):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setblocking(False)
+        try:
+            s.connect("\0migr/%d" % stuck.pid)
+        except BlockingIOError:
+            s.close()
+            break
+        fill.append(s)
+    check("stuck: backlog full", len(fill) < 16, len(fill))
+
+    r, took = ask(sa, "migrd/1 status\n", timeout=25)
+    e, st = entry(r, ok1.pid), entry(r, stuck.pid)
+    check("stuck: status of the others answered", r is not None and
+          e is not None and e.get("status", {}).get("ok") is True, r)
+    check("stuck: status within its bound", took < 12, took)
+    check("stuck: its entry fails naming it", st is not None and
+          st.get("status") is None and
+          st.get("error", "").startswith(f"pid {stuck.pid}: "), st)
+
+    # Many requests to it at once: at most 4 wait, the rest fail at once,
+    # and migrd still answers others
+    res = []
+
+    def one():
+        res.append(ask(sa, f"migrd/1 status {stuck.pid}\n", timeout=25))
+
+    threads = [threading.Thread(target=one) for _ in range(70)]
+    for t in threads:
+        t.start()
+        time.sleep(0.02)  # more at once than max_clients is not the point
+    time.sleep(0.5)
+    r, took = ask(sa, "migrd/1 hello\n", timeout=5)
+    check("stuck: hello while 70 requests to it", r is not None and
+          r.get("ok") is True and took < 3, (r, took))
+    for t in threads:
+        t.join()
+    slow = [x for x in res if x[1] > 3]
+    fast = [x for x in res if x[1] <= 3]
+    check("stuck: all 70 answered", len(res) == 70 and
+          all(x[0] is not None for x in res),
+          [x for x in res if x[0] is None][:3])
+    check("stuck: at most 4 wait on it", len(slow) <= 4,
+          [round(x[1], 1) for x in slow])
+    check("stuck: all within the bound", res and
+          max(x[1] for x in res) < 8, [round(x[1], 1) for x in slow])
+    in_flight = f"pid {stuck.pid}: 4 requests to it are already in flight"
+    check("stuck: the others refused at once, naming the pid",
+          len(fast) >= 60 and all(
+              (entry(x[0], stuck.pid) or {}).get("error", "")
+              .startswith(in_flight) for x in fast),
+          [x[0] for x in fast[:2]])
+
+    r, took = ask(sa, f"migrd/1 switch {stuck.pid} migr_x 1000\n",
+                  timeout=45)
+    check("stuck: switch fails within the bound", r is not None and
+          r.get("ok") is False and took < 8 and
+          r.get("error", "").startswith(f"pid {stuck.pid}: "), (r, took))
+    for s in fill:
+        s.close()
+    stuck.stop()
+    fakes.remove(stuck)
+
+
+def status_bounds(tmp, sa, ok1, fakes):
+    """One status: 10 s and 8 MiB of replies at most"""
+    slow = [Standin(tmp, f"slow{i}", "ok", NOBODY, 0, 4.5) for i in range(3)]
+    fakes.extend(slow)
+    r, took = ask(sa, "migrd/1 status\n", timeout=30)
+    late = [entry(r, s.pid) for s in slow]
+    check("status: one deadline for all", r is not None and took < 11.5,
+          took)
+    check("status: a process out of time has null and an error",
+          any(e and e.get("status") is None and e.get("error")
+              for e in late), late)
+    # Listed in any order: two of them fit the 10 s, whatever comes later
+    # (ok1 too) is cut short
+    check("status: those asked in time answered",
+          sum(1 for e in late if e and e.get("status")) == 2, late)
+    for s in slow:
+        s.stop()
+        fakes.remove(s)
+
+    big = [Standin(tmp, f"big{i}", "ok", NOBODY, 1000000, 0)
+           for i in range(9)]
+    fakes.extend(big)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(sa)
+    s.sendall(b"migrd/1 status\n")
+    raw = s.makefile("rb").readline()
+    s.close()
+    check("status: replies at most 8 MiB", len(raw) < (8 << 20) + 65536,
+          len(raw))
+    try:
+        r = json.loads(raw)
+    except ValueError:
+        r = None
+    over = [entry(r, b.pid) for b in big]
+    over = [e for e in over if e and e.get("status") is None]
+    check("status: the reply that does not fit has null and an error",
+          len(over) == 1 and "does not fit" in over[0].get("error", "") and
+          over[0]["error"].startswith(f"pid {over[0]['pid']}: "), over)
+    for b in big:
+        b.stop()
+        fakes.remove(b)
+
+
+def squatter(tmp, sa, fakes):
+    """nobody holds @migr/<pid of root's process>"""
+    victim = subprocess.Popen(["sleep", "300"])
+    try:
+        sq = Standin(tmp, "squat", "squat", victim.pid)
+        fakes.append(sq)
+        held = (f"pid {victim.pid}: its control socket is held by pid "
+                f"{sq.pid} uid {NOBODY}, not by the process")
+        r, _ = ask(sa, f"migrd/1 status {victim.pid}\n")
+        e = entry(r, victim.pid)
+        check("squat: listed", e is not None, r)
+        check("squat: status names the holder", e is not None and
+              e.get("status") is None and e.get("error") == held, e)
+        r, _ = ask(sa, f"migrd/1 switch {victim.pid} migr_x 1000\n")
+        check("squat: switch names the holder", r is not None and
+              r.get("ok") is False and r.get("error") == held, r)
+        time.sleep(0.5)
+        check("squat: the squatter got nothing", sq.lines() == b"",
+              sq.lines()[:200])
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def owner_now(tmp, sa, fakes):
+    """Registered as nobody, root now: nobody may no longer act on it"""
+    reg = Standin(tmp, "reg", "reg", sa)
+    fakes.append(reg)
+    r = ask_as(NOBODY, sa, f"migrd/1 status {reg.pid}\n")
+    check("owner: nobody refused after the uid changed", r is not None and
+          r.get("error") == f"permission denied: pid {reg.pid} belongs to "
+          "another user", r)
+    r = ask_as(NOBODY, sa, f"migrd/1 switch {reg.pid} migr_x 1000\n")
+    check("owner: nobody's switch refused", r is not None and
+          r.get("error") == f"permission denied: pid {reg.pid} belongs to "
+          "another user", r)
+    r = ask_as(NOBODY, sa, "migrd/1 status\n")
+    check("owner: not in nobody's status", r is not None and
+          entry(r, reg.pid) is None, r)
+    r, _ = ask(sa, f"migrd/1 status {reg.pid}\n")
+    e = entry(r, reg.pid)
+    check("owner: root's status shows uid 0", e is not None and
+          e.get("uid") == 0 and e.get("registered") is True, r)
+    reg.stop()
+    fakes.remove(reg)
+
+
+def peers(tmp, sa, port, keyf, procs):
+    """Idle TCP connections, one address, a trickled handshake"""
+    conns = []
+    for _ in range(70):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        conns.append(s)
+    time.sleep(0.5)
+    r, took = ask(sa, "migrd/1 hello\n", timeout=5)
+    check("peers: 70 idle TCP connections, a local request answered",
+          r is not None and r.get("ok") is True, (r, took))
+    # Closed at once: all but the 4 an address may hold
+    t0 = time.monotonic()
+    closed = 0
+    for s in conns:
+        s.settimeout(max(0.05, 1.0 - (time.monotonic() - t0)))
+        try:
+            if s.recv(1) == b"":
+                closed += 1
+        except OSError:
+            pass
+    check("peers: one address holds at most 4", closed >= 66, closed)
+    for s in conns:
+        s.close()
+    time.sleep(6)  # the 4 held ones time out
+
+    # A header trickled in: the handshake's deadline counts from the start
+    s = socket.create_connection(("127.0.0.1", port), timeout=20)
+    hdr = (b"MGRD" + bytes([1, 1, 0, 0]) + (0).to_bytes(8, "big") +
+           (32).to_bytes(4, "big"))
+    t0 = time.monotonic()
+    s.sendall(hdr[:-1])
+    time.sleep(4)
+    try:
+        s.sendall(hdr[-1:])
+        s.recv(100)
+    except OSError:
+        pass
+    took = time.monotonic() - t0
+    s.close()
+    check("peers: one deadline for the handshake", took < 6.5, took)
+
+    # The default: no listener for peers
+    port2 = free_port()
+    b, _ = start_migrd(tmp, "b", "--port", str(port2), "--key", keyf)
+    procs.append(b)
+    time.sleep(0.3)
+    try:
+        socket.create_connection(("127.0.0.1", port2), timeout=2).close()
+        listening = True
+    except OSError:
+        listening = False
+    check("peers: none by default", not listening)
+
+
+def lo_up():
+    """A new network namespace's loopback starts down"""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    fmt = "16sH14x"
+    ifr = fcntl.ioctl(s, 0x8913, struct.pack(fmt, b"lo", 0))  # SIOCGIFFLAGS
+    flags = struct.unpack(fmt, ifr)[1] | 1  # IFF_UP
+    fcntl.ioctl(s, 0x8914, struct.pack(fmt, b"lo", flags))  # SIOCSIFFLAGS
+    s.close()
+
+
+def main():
+    if not os.access(MIGRD, os.X_OK):
+        sys.exit(f"usage: {sys.argv[0]} MIGRD (not executable: {MIGRD})")
+    # As root, a network namespace of its own: other migr processes of this
+    # host (their @migr/<pid> sockets) are neither seen nor asked
+    if ROOT and os.environ.get("MIGRD_BOUNDS_NETNS") != "1" and \
+            shutil.which("unshare"):
+        env = dict(os.environ, MIGRD_BOUNDS_NETNS="1")
+        return subprocess.run(["unshare", "-n", "--", sys.executable,
+                               os.path.abspath(__file__), MIGRD],
+                              env=env).returncode
+    if os.environ.get("MIGRD_BOUNDS_NETNS") == "1":
+        lo_up()
+    with open("/proc/net/unix") as f:
+        if any("@migr/" in line for line in f):
+            print("skipped: migr processes run on this host; they would be "
+                  "asked too")
+            return 77
+    tmp = tempfile.mkdtemp(prefix="migrd-bounds-")
+    os.chmod(tmp, 0o755)  # the stand-ins run as nobody
+    keyf = os.path.join(tmp, "key")
+    with open(keyf, "wb") as f:
+        f.write(os.urandom(32))
+    os.chmod(keyf, 0o600)
+    port = free_port()
+    procs, fakes = [], []
+    try:
+        if ROOT:
+            a, sa = start_migrd(tmp, "a", "--listen", "127.0.0.1",
+                                "--port", str(port), "--key", keyf)
+        else:
+            a, sa = start_migrd(tmp, "a", "--listen", "none",
+                                "--key", keyf + ".none")
+        procs.append(a)
+        ok1 = Standin(tmp, "ok1", "ok", NOBODY, 0, 0)
+        fakes.append(ok1)
+        if "stuck" in ONLY:
+            stuck_process(tmp, sa, ok1, fakes)
+        if "status" in ONLY:
+            status_bounds(tmp, sa, ok1, fakes)
+        if ROOT:
+            if "squat" in ONLY:
+                squatter(tmp, sa, fakes)
+            if "owner" in ONLY:
+                owner_now(tmp, sa, fakes)
+            if "peers" in ONLY:
+                peers(tmp, sa, port, keyf, procs)
+        else:
+            print("not root: squatters, owners and peers not checked")
+    finally:
+        for f in fakes:
+            f.stop()
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    print(f"migrd_bounds: {passed} passed, {failed} failed (logs: {tmp})")
+    if failed:
+        return 1
+    subprocess.run(["rm", "-rf", tmp])
+    return 0 if ROOT else 77
+
+
+if __name__ == "__main__":
+    sys.exit(main())
