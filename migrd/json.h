@@ -35,11 +35,16 @@ struct json {
 	int n, cap;
 };
 
-/* Parse s[0..len) (trailing whitespace allowed); 0, or -1 if not JSON */
+/*
+ * Parse s[0..len) (trailing whitespace allowed); 0, or -1 if not JSON. An
+ * object naming one key twice (after unescaping) is refused: readers
+ * disagree on which one counts, so a sender could show one "ok" to one
+ * reader and another to the next.
+ */
 int json_parse(struct json *j, const char *s, size_t len, struct json_tok *t,
 	       int cap);
 
-/* The value of key in object obj, or -1 */
+/* The value of key in object obj (keys compared unescaped), or -1 */
 int json_get(const struct json *j, int obj, const char *key);
 /* Element i of array arr, or -1 */
 int json_at(const struct json *j, int arr, int i);
@@ -49,6 +54,12 @@ int json_key_at(const struct json *j, int obj, int i);
 /* Copy string token i, unescaped, into buf; false if not a string */
 bool json_str(const struct json *j, int i, char *buf, size_t len);
 double json_num(const struct json *j, int i, double dflt);
+/*
+ * Number token i if it is an integer within [min, max], else dflt: what a
+ * cast of json_num() would be, without its undefined cases (huge, inf).
+ */
+long long json_int(const struct json *j, int i, long long min, long long max,
+		   long long dflt);
 bool json_bool(const struct json *j, int i, bool dflt);
 
 #endif

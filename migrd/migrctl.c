@@ -159,7 +159,7 @@ static struct json *parse_json(const char *reply)
 		die("out of memory");
 	if (json_parse(j, reply, len, t, cap) || t[0].type != JSON_OBJECT)
 		die("migrd sent a reply that is not JSON");
-	if (json_num(j, json_get(j, 0, "v"), 0) != REQ_VERSION)
+	if (json_int(j, json_get(j, 0, "v"), 0, 255, 0) != REQ_VERSION)
 		die("migrd speaks another protocol version");
 	return j;
 }
@@ -169,7 +169,7 @@ static bool reply_ok(const struct json *j, char *err, size_t len)
 {
 	if (json_bool(j, json_get(j, 0, "ok"), false))
 		return true;
-	if (!json_str(j, json_get(j, 0, "error"), err, len))
+	if (!show_str(j, json_get(j, 0, "error"), err, len) || !err[0])
 		snprintf(err, len, "request failed");
 	return false;
 }
@@ -183,7 +183,7 @@ static struct json *parse_reply(const char *reply, int json_out)
 	if (reply_ok(j, err, sizeof(err)))
 		return j;
 	if (json_out) {
-		printf("%s\n", reply);
+		show_json_line(stdout, reply);
 		fflush(stdout);
 	}
 	die("%s", err);
@@ -242,16 +242,23 @@ static int drain(const struct opts *o)
 	if (!pids)
 		die("out of memory");
 	for (i = 0; (p = json_at(st, procs, i)) >= 0; i++) {
-		int pid = json_num(st, json_get(st, p, "pid"), 0);
+		int pid =
+			json_int(st, json_get(st, p, "pid"), 1, REQ_PID_MAX, 0);
 		int ctxs = json_get(st, json_get(st, p, "status"), "contexts");
 
-		if (runs_over(st, ctxs, o->from)) {
+		if (!pid) {
+			/* not a pid migrd sends: cannot be asked to move */
+			unknown++;
+			if (!o->json)
+				printf("a process without a valid pid: not moved\n");
+		} else if (runs_over(st, ctxs, o->from)) {
 			pids[n++] = pid;
 		} else if (ctxs < 0) {
 			/* it did not say where it runs: it may be there */
 			unknown++;
-			if (!json_str(st, json_get(st, p, "error"), err,
-				      sizeof(err)))
+			if (!show_str(st, json_get(st, p, "error"), err,
+				      sizeof(err)) ||
+			    !err[0])
 				snprintf(err, sizeof(err), "no status");
 			if (!o->json)
 				printf("pid %d: not moved, where it runs is not known: %s\n",
@@ -270,8 +277,9 @@ static int drain(const struct opts *o)
 		reply = call(&r, o->wait_ms + 60000);
 		j = parse_json(reply);
 		if (o->json)
-			printf("%s\n", reply);
-		if (reply_ok(j, err, sizeof(err))) {
+			show_json_line(stdout, reply);
+		/* moved only if migrd and each of its devices say so */
+		if (show_switch_moved(j, err, sizeof(err))) {
 			moved++;
 			if (!o->json)
 				show_switch(j);
@@ -361,7 +369,7 @@ int main(int argc, char **argv)
 	reply = call(&r, timeout);
 	j = parse_reply(reply, o.json);
 	if (o.json)
-		printf("%s\n", reply);
+		show_json_line(stdout, reply);
 	else if (r.op == REQ_STATUS)
 		show_status(j, o.pid != 0);
 	else if (r.op == REQ_SWITCH)
