@@ -207,9 +207,9 @@ static uint32_t expected_phys(const struct pline *pl, int i)
 {
 	uint32_t v;
 
-	if (pl->step != PAUTH_PREPARE && pl->step != PAUTH_FACES)
+	if (pl->step != PLINE_PREPARE && pl->step != PLINE_FACES)
 		return 0;
-	return pline_word(pl->at[i], PAUTH_PARTNER_PHYS_WORD, &v) ? 0 : v;
+	return pline_word(pl->at[i], PLINE_PARTNER_PHYS_WORD, &v) ? 0 : v;
 }
 
 /* What the kernel says of the claims in one process's reply */
@@ -496,7 +496,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		return;
 	}
 	key = expected_phys(&pl, 0);
-	if (!key && (pl.step == PAUTH_PREPARE || pl.step == PAUTH_FACES)) {
+	if (!key && (pl.step == PLINE_PREPARE || pl.step == PLINE_FACES)) {
 		refuse(x, out,
 		       "partner prepare line does not say which QP it faces");
 		return;
@@ -521,7 +521,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		refuse(x, out, err);
 		return;
 	}
-	if (pl.step == PAUTH_PREPARE || pl.step == PAUTH_FACES) {
+	if (pl.step == PLINE_PREPARE || pl.step == PLINE_FACES) {
 		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
 			 x->where, key);
 		refuse(x, out, err);
@@ -717,11 +717,11 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		refuse(x, out, err);
 		return;
 	}
-	if (pl.step == PAUTH_FACES) {
+	if (pl.step == PLINE_FACES) {
 		refuse(x, out, "permission denied: faces is migrd's own step");
 		return;
 	}
-	if (pl.step == PAUTH_FETCH) {
+	if (pl.step == PLINE_FETCH) {
 		relay(x, remote, out);
 		return;
 	}
@@ -733,7 +733,7 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 	if (remote)
 		snprintf(k.host, sizeof(k.host), "%s", r->host);
 	memcpy(k.gid, r->gid, sizeof(k.gid));
-	if (pl.step != PAUTH_PREPARE) {
+	if (pl.step != PLINE_PREPARE) {
 		for (i = 0; i < pl.nqp; i++) {
 			k.qpn = pl.qpn[i];
 			if (pauth_check(&k, r->pid, now_ms()))
@@ -746,7 +746,7 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 			return;
 		}
 		/* The partner reconnects to a QP of the asker's, or to none */
-		for (i = 0; pl.step == PAUTH_RECONNECT && i < pl.nqp; i++) {
+		for (i = 0; pl.step == PLINE_RECONNECT && i < pl.nqp; i++) {
 			uint32_t nq;
 			char gid[REQ_GID_LEN + 1], e[256];
 
@@ -774,7 +774,7 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 			return;
 		}
 		relay(x, remote, out);
-		if (pl.step != PAUTH_RESUME && pl.step != PAUTH_ABORT)
+		if (pl.step != PLINE_RESUME && pl.step != PLINE_ABORT)
 			return;
 		if (reply_results(out, &j, &t, &pid) >= -1 &&
 		    json_bool(&j, json_get(&j, 0, "ok"), false))

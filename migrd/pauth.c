@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* Partner requests: the line's QPs, and the grants of prepare (pauth.h) */
+/* The grants of prepare (pauth.h) */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -7,117 +7,6 @@
 #include <string.h>
 
 #include "pauth.h"
-
-static const char *const steps[] = {
-	[PAUTH_PREPARE] = "prepare", [PAUTH_SUSPEND] = "suspend",
-	[PAUTH_KEYS] = "keys",	     [PAUTH_RECONNECT] = "reconnect",
-	[PAUTH_RESUME] = "resume",   [PAUTH_ABORT] = "abort",
-	[PAUTH_RECVS] = "recvs",     [PAUTH_FETCH] = "fetch",
-	[PAUTH_FACES] = "faces",
-};
-
-static int parse_qpn(const char *s, uint32_t *qpn)
-{
-	unsigned long v = 0;
-	size_t i, n = strcspn(s, " ");
-
-	if (!n || n > 8)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v > 0xffffff)
-		return -1;
-	*qpn = v;
-	return 0;
-}
-
-/*
- * Read the way the library's partner_serve.c reads it (entries split at
- * " . ", each starting with its QPN), only stricter: single spaces, QPNs
- * of 24 bits in decimal. A line read differently there is refused here.
- */
-int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
-		size_t errlen)
-{
-	const char *p = line, *dot;
-	unsigned int i;
-	size_t n;
-
-	memset(pl, 0, sizeof(*pl));
-	n = strcspn(p, " ");
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
-		if (n == strlen(steps[i]) && !strncmp(p, steps[i], n))
-			break;
-	if (i == sizeof(steps) / sizeof(steps[0]) || p[n] != ' ')
-		return req_fail(err, errlen, "partner line has no known step");
-	pl->step = i;
-	p += n + 1;
-	if (strlen(p) <= REQ_GID_LEN || strncmp(p, gid, REQ_GID_LEN) ||
-	    p[REQ_GID_LEN] != ' ')
-		return req_fail(
-			err, errlen,
-			"partner line names another GID than the request");
-	p += REQ_GID_LEN + 1;
-	if (pl->step == PAUTH_KEYS) {
-		/* the pairs, then " . " before the first QP */
-		dot = strstr(p, " . ");
-		if (!dot)
-			return req_fail(err, errlen,
-					"partner keys line without QPs");
-		p = dot + 3;
-	}
-	for (;;) {
-		if (pl->nqp == PAUTH_QPS_MAX)
-			return req_fail(err, errlen,
-					"partner line names more than %d QPs",
-					PAUTH_QPS_MAX);
-		pl->at[pl->nqp] = p;
-		if (parse_qpn(p, &pl->qpn[pl->nqp]))
-			return req_fail(
-				err, errlen,
-				"partner line has an invalid QP number");
-		pl->nqp++;
-		dot = strstr(p, " . ");
-		if (!dot)
-			break;
-		p = dot + 3;
-	}
-	return 0;
-}
-
-int pline_reconnect(const char *at, uint32_t *qpn, char *gid)
-{
-	const char *p = at + strcspn(at, " ");
-	size_t n;
-
-	if (*p++ != ' ' || parse_qpn(p, qpn) || !*qpn)
-		return -1;
-	p += strcspn(p, " ");
-	if (*p++ != ' ')
-		return -1;
-	n = strspn(p, "0123456789abcdef");
-	if (n != REQ_GID_LEN || (p[n] && p[n] != ' '))
-		return -1;
-	memcpy(gid, p, n);
-	gid[n] = 0;
-	return 0;
-}
-
-int pline_word(const char *at, int k, uint32_t *v)
-{
-	const char *p = at;
-
-	/* an entry ends at " . " or the end of the line */
-	while (k--) {
-		p += strcspn(p, " ");
-		if (*p++ != ' ' || *p == '.')
-			return -1;
-	}
-	return parse_qpn(p, v);
-}
 
 struct grant {
 	struct pauth_key k;

@@ -23,59 +23,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "partner_line.h"
 #include "req.h"
 
-#define PAUTH_QPS_MAX 64 /* QPs per line, as the library serves them */
 #define PAUTH_LEASE_MS 660000 /* a step may wait 600 s for a drain */
 #define PAUTH_MAX 1024
-
-enum pauth_step {
-	PAUTH_PREPARE,
-	PAUTH_SUSPEND,
-	PAUTH_KEYS,
-	PAUTH_RECONNECT,
-	PAUTH_RESUME,
-	PAUTH_ABORT,
-	PAUTH_RECVS,
-	PAUTH_FETCH, /* read only, no grant: see below */
-	PAUTH_FACES, /* migrd's own question before a prepare (partner.c) */
-};
-
-/*
- * In a prepare's entry (and the faces step made of it), "QPN PEER_QPN
- * LEASE_MS ACCESS MKEY MADDR PEER_PHYS PEER_ID PARTNER_PHYS": the word that
- * says which lower QP of the partner's the asker's QP is connected to. A
- * partner's claim to the QP must name that one (partner.c).
- */
-#define PAUTH_PARTNER_PHYS_WORD 8
-
-/* What migrd reads of a partner line: the step and the QPs it names */
-struct pline {
-	enum pauth_step step;
-	int nqp;
-	uint32_t qpn[PAUTH_QPS_MAX];
-	const char *at[PAUTH_QPS_MAX]; /* each QP's entry in the line */
-};
-
-/*
- * "OP GID QPN ARGS [. QPN ARGS]..." or "keys GID PAIRS . QPN [. QPN]...",
- * GID the request's own. 0, or -1 with a one-line err (the line is never
- * echoed).
- */
-int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
-		size_t errlen);
-
-/*
- * A reconnect entry's new peer, "QPN NEW_QPN NEW_GID ...": 0, or -1 unless
- * NEW_QPN is 1..0xffffff in decimal and NEW_GID 32 lowercase hex digits.
- */
-int pline_reconnect(const char *at, uint32_t *qpn, char *gid);
-
-/*
- * Word k of an entry (0: its QPN) as a QP number, 0..0xffffff in decimal:
- * 0, or -1 if the entry has no such word.
- */
-int pline_word(const char *at, int k, uint32_t *v);
 
 /* Who asks, and which partner QP: the key of a grant */
 struct pauth_key {

@@ -28,14 +28,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "partner_line.h"
+
 #define REQ_VERSION 1
 #define REQ_MAX 4096
 #define REQ_NAME_MAX 64
 #define REQ_HOST_MAX 256
 #define REQ_WAIT_MAX 600000
 #define REQ_PID_MAX 4194304
-#define REQ_GID_LEN 32 /* hex digits, lowercase */
-#define REQ_PARTNER_LINE_MAX 3800
+#define REQ_GID_LEN PLINE_GID_LEN /* hex digits, lowercase */
+#define REQ_PARTNER_LINE_MAX PLINE_LINE_MAX
 
 enum req_op {
 	REQ_REGISTER,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "json_str.h"
+#include "partner_line.h"
 #include "partner.h"
 #include "switch.h"
 
@@ -237,7 +238,7 @@ void migr_partner_forget_ctx(struct migr_context *ctx)
 /* One QP of a request and what it answers */
 struct entry {
 	uint32_t qpn;
-	const char *args;
+	const char *entry, *args; /* "QPN ARGS", and ARGS */
 	struct migr_qp *mqp;
 	struct migr_context *ctx;
 	struct sess *s;
@@ -304,13 +305,15 @@ struct prepare_args {
 	uint64_t maddr, peer_id;
 };
 
-static bool read_prepare(const char *args, struct prepare_args *a)
+static bool read_prepare(const char *entry, const char *args,
+			 struct prepare_args *a)
 {
-	return sscanf(args,
-		      "%u %u %d %x %" SCNx64 " %u %" SCNx64 " %u", &a->peer_qpn,
+	/* PARTNER_PHYS as migrd reads it (it asks that QP's holder only) */
+	return sscanf(args, "%u %u %d %x %" SCNx64 " %u %" SCNx64, &a->peer_qpn,
 		      &a->lease, &a->access, &a->mkey, &a->maddr,
-		      &a->peer_phys, &a->peer_id, &a->partner_phys) == 8 &&
-	       a->partner_phys && a->partner_phys <= 0xffffff;
+		      &a->peer_phys, &a->peer_id) == 7 &&
+	       !pline_word(entry, PLINE_PARTNER_PHYS_WORD, &a->partner_phys) &&
+	       a->partner_phys;
 }
 
 static void do_prepare(struct entry *e, const union ibv_gid *gid)
@@ -321,7 +324,7 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	struct sess *s = e->s;
 	struct prepare_args a;
 
-	if (!read_prepare(e->args, &a) || a.lease < 100 || a.lease > 600000) {
+	if (!read_prepare(e->entry, e->args, &a) || a.lease < 100 || a.lease > 600000) {
 		FAILED(e, "bad prepare request");
 		return;
 	}
@@ -399,7 +402,7 @@ static void do_faces(struct entry *e)
 	char hex[33];
 
 	/* The prepare's arguments: is it the asker's QP this one faces? */
-	if (!read_prepare(e->args, &a)) {
+	if (!read_prepare(e->entry, e->args, &a)) {
 		FAILED(e, "bad faces request");
 		return;
 	}
@@ -833,31 +836,31 @@ bool migr_ctl_lock_briefly(struct migr_context *ctx)
 	return false;
 }
 
-#define MAX_ENTRIES 64
+#define MAX_ENTRIES PLINE_QPS_MAX
 
-/* Split "QPN ARGS . QPN ARGS ..." (in place) into entries */
-static unsigned int split(char *list, struct entry *v)
+/*
+ * The line as partner_line.c reads it (migrd reads it so too), its entries
+ * and the keys' pairs cut at " . " in copy, the copy of line pl points in
+ */
+static unsigned int split(const struct pline *pl, char *copy, const char *line,
+			  struct entry *v, char **pairs)
 {
-	unsigned int n = 0;
-	char *p = list, *dot;
+	int i;
 
-	while (p && *p && n < MAX_ENTRIES) {
-		char *end;
+	if (pl->pairs) {
+		*pairs = copy + (pl->pairs - line);
+		(*pairs)[pl->pairs_len] = 0;
+	}
+	for (i = 0; i < pl->nqp; i++) {
+		char *at = copy + (pl->at[i] - line), *dot = strstr(at, " . ");
 
-		while (*p == ' ')
-			p++;
-		dot = strstr(p, " . ");
 		if (dot)
 			*dot = 0;
-		memset(&v[n], 0, sizeof(v[n]));
-		v[n].qpn = strtoul(p, &end, 10);
-		if (end == p)
-			return 0;
-		v[n].args = end;
-		n++;
-		p = dot ? dot + 3 : NULL;
+		v[i].qpn = pl->qpn[i];
+		v[i].entry = at;
+		v[i].args = at + strcspn(at, " ");
 	}
-	return p && *p ? 0 : n;
+	return pl->nqp;
 }
 
 /* Lock the control path of every context the entries are in, once */
@@ -917,6 +920,95 @@ static void reply(FILE *out, struct entry *v, unsigned int n)
 	fprintf(out, "]}\n");
 }
 
+static void serve_each(struct entry *v, unsigned int n, const char *pairs,
+		       const union ibv_gid *gid,
+		       void (*fn)(struct entry *e, const union ibv_gid *gid))
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].mqp)
+			fn(&v[i], gid);
+}
+
+static void serve_prepare(struct entry *v, unsigned int n, const char *pairs,
+			  const union ibv_gid *gid)
+{
+	serve_each(v, n, pairs, gid, do_prepare);
+}
+
+static void faces_one(struct entry *e, const union ibv_gid *gid)
+{
+	do_faces(e);
+}
+
+static void serve_faces(struct entry *v, unsigned int n, const char *pairs,
+			const union ibv_gid *gid)
+{
+	serve_each(v, n, pairs, gid, faces_one);
+}
+
+static void serve_fetch(struct entry *v, unsigned int n, const char *pairs,
+			const union ibv_gid *gid)
+{
+	serve_each(v, n, pairs, gid, do_fetch);
+}
+
+static void serve_suspend(struct entry *v, unsigned int n, const char *pairs,
+			  const union ibv_gid *gid)
+{
+	do_suspend(v, n);
+}
+
+static void serve_reconnect(struct entry *v, unsigned int n, const char *pairs,
+			    const union ibv_gid *gid)
+{
+	do_reconnect(v, n);
+}
+
+static void serve_recvs(struct entry *v, unsigned int n, const char *pairs,
+			const union ibv_gid *gid)
+{
+	do_recvs(v, n);
+}
+
+static void serve_keys(struct entry *v, unsigned int n, const char *pairs,
+		       const union ibv_gid *gid)
+{
+	do_keys(v, n, pairs);
+}
+
+/* resume and abort: the session ends, whatever state it reached */
+static void end_one(struct entry *e, const union ibv_gid *gid)
+{
+	unsigned int replayed = end_sess(e->s, e->mqp);
+
+	RESULT(e, true, "{\"ok\":true,\"replayed\":%u}", replayed);
+}
+
+static void serve_end(struct entry *v, unsigned int n, const char *pairs,
+		      const union ibv_gid *gid)
+{
+	serve_each(v, n, pairs, gid, end_one);
+}
+
+/* What each step does with the entries it found; need_sess: a prepare's */
+static const struct {
+	void (*fn)(struct entry *v, unsigned int n, const char *pairs,
+		   const union ibv_gid *gid);
+	bool need_sess;
+} steps[] = {
+	[PLINE_PREPARE] = { serve_prepare, false },
+	[PLINE_FACES] = { serve_faces, false },
+	[PLINE_FETCH] = { serve_fetch, false },
+	[PLINE_SUSPEND] = { serve_suspend, true },
+	[PLINE_RECONNECT] = { serve_reconnect, true },
+	[PLINE_RECVS] = { serve_recvs, true },
+	[PLINE_KEYS] = { serve_keys, true },
+	[PLINE_RESUME] = { serve_end, true },
+	[PLINE_ABORT] = { serve_end, true },
+};
+
 /*
  * "OP GID QPN ARGS [. QPN ARGS]...", or for keys "keys GID PAIRS . QPN
  * [. QPN]...": every QP named has GID. Answered with one JSON line, a
@@ -925,11 +1017,11 @@ static void reply(FILE *out, struct entry *v, unsigned int n)
 void migr_partner_serve(FILE *out, const char *line)
 {
 	struct migr_context *locked[MAX_ENTRIES], *c2;
-	char op[16], gidhex[33], *copy, *list, *pairs = NULL;
+	char *copy, *pairs = NULL, why[128];
 	unsigned int i, n, nlocked = 0;
 	struct entry *v;
 	union ibv_gid gid;
-	int used = 0;
+	struct pline pl;
 
 	copy = strdup(line);
 	v = calloc(MAX_ENTRIES, sizeof(*v));
@@ -937,27 +1029,14 @@ void migr_partner_serve(FILE *out, const char *line)
 		fprintf(out, "{\"ok\":false,\"error\":\"out of memory\"}\n");
 		goto out_free;
 	}
-	if (sscanf(copy, "%15s %32s %n", op, gidhex, &used) != 2 || !used ||
-	    migr_gid_parse(gidhex, &gid)) {
+	if (pline_parse(line, NULL, &pl, why, sizeof(why)) ||
+	    pl.step >= sizeof(steps) / sizeof(steps[0]) ||
+	    !steps[pl.step].fn || migr_gid_parse(pl.gid, &gid)) {
 		fprintf(out,
 			"{\"ok\":false,\"error\":\"bad partner request\"}\n");
 		goto out_free;
 	}
-	list = copy + used;
-	if (!strcmp(op, "keys")) {
-		pairs = list;
-		list = strstr(list, " . ");
-		if (list) {
-			*list = 0;
-			list += 3;
-		}
-	}
-	n = list ? split(list, v) : 0;
-	if (!n) {
-		fprintf(out,
-			"{\"ok\":false,\"error\":\"bad partner request\"}\n");
-		goto out_free;
-	}
+	n = split(&pl, copy, line, v, &pairs);
 	if (!migr_control_lock(LOCK_MS)) {
 		fprintf(out,
 			"{\"ok\":false,\"busy\":true,\"error\":\"switching itself\"}\n");
@@ -990,10 +1069,9 @@ void migr_partner_serve(FILE *out, const char *line)
 		e->s = find_sess(e->ctx, e->qpn);
 		if (e->s)
 			e->s->deadline = now_ms() + e->s->lease_ms;
-		if (strcmp(op, "prepare") && strcmp(op, "faces") &&
-		    strcmp(op, "fetch") && !e->s) {
+		if (steps[pl.step].need_sess && !e->s) {
 			e->mqp = NULL;
-			if (!strcmp(op, "abort"))
+			if (pl.step == PLINE_ABORT)
 				RESULT(e, true, "{\"ok\":true,\"ended\":true}");
 			else
 				FAILED(e,
@@ -1001,40 +1079,7 @@ void migr_partner_serve(FILE *out, const char *line)
 				       e->qpn);
 		}
 	}
-	if (!strcmp(op, "prepare")) {
-		for (i = 0; i < n; i++)
-			if (v[i].mqp)
-				do_prepare(&v[i], &gid);
-	} else if (!strcmp(op, "faces")) {
-		for (i = 0; i < n; i++)
-			if (v[i].mqp)
-				do_faces(&v[i]);
-	} else if (!strcmp(op, "fetch")) {
-		for (i = 0; i < n; i++)
-			if (v[i].mqp)
-				do_fetch(&v[i], &gid);
-	} else if (!strcmp(op, "suspend")) {
-		do_suspend(v, n);
-	} else if (!strcmp(op, "reconnect")) {
-		do_reconnect(v, n);
-	} else if (!strcmp(op, "recvs")) {
-		do_recvs(v, n);
-	} else if (!strcmp(op, "keys")) {
-		do_keys(v, n, pairs);
-	} else if (!strcmp(op, "resume") || !strcmp(op, "abort")) {
-		for (i = 0; i < n; i++)
-			if (v[i].mqp) {
-				unsigned int replayed =
-					end_sess(v[i].s, v[i].mqp);
-
-				RESULT(&v[i], true,
-				       "{\"ok\":true,\"replayed\":%u}",
-				       replayed);
-			}
-	} else {
-		for (i = 0; i < n; i++)
-			FAILED(&v[i], "unknown partner request");
-	}
+	steps[pl.step].fn(v, n, pairs, &gid);
 	reply(out, v, n);
 out_unlock:
 	for (i = 0; i < nlocked; i++)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The partner lines migrd reads before relaying them (pline_parse() and
- * pline_reconnect() in pauth.c), for a request with a fixed GID. Any
+ * pline_reconnect() in partner_line.c, the library's parser too), for a request with a fixed GID. Any
  * bytes, not only those req.c lets through: the reader must hold anyway.
  */
 #include <string.h>
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(memchr(err, 0, sizeof(err)) && err[0]);
 		return 0;
 	}
-	FUZZ_ASSERT(pl.nqp >= 1 && pl.nqp <= PAUTH_QPS_MAX);
+	FUZZ_ASSERT(pl.nqp >= 1 && pl.nqp <= PLINE_QPS_MAX);
 	for (i = 0; i < pl.nqp; i++) {
 		FUZZ_ASSERT(pl.qpn[i] <= 0xffffff);
 		FUZZ_ASSERT(pl.at[i] > line && pl.at[i] < line + n);

@@ -24,32 +24,32 @@ static void lines(void)
 	int i, n;
 
 	CHECK(!parse("prepare " GID " 17 18 10000 7 4"));
-	CHECK(pl.step == PAUTH_PREPARE && pl.nqp == 1 && pl.qpn[0] == 17);
+	CHECK(pl.step == PLINE_PREPARE && pl.nqp == 1 && pl.qpn[0] == 17);
 	CHECK(!parse("suspend " GID " 17 5000 . 18 5000 . 16777215 5000"));
-	CHECK(pl.step == PAUTH_SUSPEND && pl.nqp == 3 && pl.qpn[1] == 18 &&
+	CHECK(pl.step == PLINE_SUSPEND && pl.nqp == 3 && pl.qpn[1] == 18 &&
 	      pl.qpn[2] == 0xffffff);
 	CHECK(!parse("reconnect " GID " 17 33 " GID2 " 12"));
-	CHECK(pl.step == PAUTH_RECONNECT && pl.nqp == 1 && pl.qpn[0] == 17);
+	CHECK(pl.step == PLINE_RECONNECT && pl.nqp == 1 && pl.qpn[0] == 17);
 	/* keys: the pairs come first, the QPs after " . " */
 	CHECK(!parse("keys " GID " 1a:2b,3c:4d . 17 . 18"));
-	CHECK(pl.step == PAUTH_KEYS && pl.nqp == 2 && pl.qpn[0] == 17 &&
+	CHECK(pl.step == PLINE_KEYS && pl.nqp == 2 && pl.qpn[0] == 17 &&
 	      pl.qpn[1] == 18);
 	CHECK(parse("keys " GID " 1a:2b,3c:4d") &&
 	      strstr(err, "keys line without QPs"));
 	CHECK(!parse("resume " GID " 17 . 18") && pl.nqp == 2);
-	CHECK(!parse("abort " GID " 17") && pl.step == PAUTH_ABORT);
-	CHECK(!parse("recvs " GID " 17 . 18") && pl.step == PAUTH_RECVS &&
+	CHECK(!parse("abort " GID " 17") && pl.step == PLINE_ABORT);
+	CHECK(!parse("recvs " GID " 17 . 18") && pl.step == PLINE_RECVS &&
 	      pl.nqp == 2 && pl.qpn[1] == 18);
 	CHECK(!parse("fetch " GID " 17 18 19 00000000000000aa 0 -") &&
-	      pl.step == PAUTH_FETCH && pl.nqp == 1 && pl.qpn[0] == 17);
+	      pl.step == PLINE_FETCH && pl.nqp == 1 && pl.qpn[0] == 17);
 
 	/* faces: migrd's own step, made of a prepare's entries */
 	CHECK(!parse("faces " GID " 17 18 10000 7 4 0 19 aa 20") &&
-	      pl.step == PAUTH_FACES && pl.nqp == 1);
+	      pl.step == PLINE_FACES && pl.nqp == 1);
 	{
 		uint32_t v = 0;
 
-		CHECK(!pline_word(pl.at[0], PAUTH_PARTNER_PHYS_WORD, &v) &&
+		CHECK(!pline_word(pl.at[0], PLINE_PARTNER_PHYS_WORD, &v) &&
 		      v == 20);
 		CHECK(!pline_word(pl.at[0], 0, &v) && v == 17);
 		CHECK(pline_word(pl.at[0], 9, &v));
@@ -60,7 +60,7 @@ static void lines(void)
 
 		/* an entry ends at " . ": the next one's words are not its */
 		CHECK(pline_word(pl.at[0], 2, &v));
-		CHECK(!pline_word(pl.at[1], PAUTH_PARTNER_PHYS_WORD, &v) &&
+		CHECK(!pline_word(pl.at[1], PLINE_PARTNER_PHYS_WORD, &v) &&
 		      v == 21);
 	}
 
@@ -80,10 +80,10 @@ static void lines(void)
 	CHECK(parse("resume " GID " -17") && strstr(err, "invalid QP"));
 	/* At most 64 QPs, as the library takes them */
 	n = snprintf(big, sizeof(big), "resume " GID " 1");
-	for (i = 2; i <= PAUTH_QPS_MAX; i++)
+	for (i = 2; i <= PLINE_QPS_MAX; i++)
 		n += snprintf(big + n, sizeof(big) - n, " . %d", i);
-	CHECK(!parse(big) && pl.nqp == PAUTH_QPS_MAX &&
-	      pl.qpn[PAUTH_QPS_MAX - 1] == PAUTH_QPS_MAX);
+	CHECK(!parse(big) && pl.nqp == PLINE_QPS_MAX &&
+	      pl.qpn[PLINE_QPS_MAX - 1] == PLINE_QPS_MAX);
 	snprintf(big + n, sizeof(big) - n, " . 99");
 	CHECK(parse(big) && strstr(err, "more than 64 QPs"));
 	/* The line is never echoed */
