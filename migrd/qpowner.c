@@ -169,6 +169,26 @@ static int dump_qps(struct nl_sock *nl, int index, struct qp_lookup *q,
 	return exchange(nl, msg, dump_cb, q, kerr);
 }
 
+/* A netlink socket, with d->index the device named d->name; NULL with err */
+static struct nl_sock *open_dev(struct dev_lookup *d, char *err, size_t errlen)
+{
+	struct nl_sock *nl = rdmanl_socket_alloc();
+
+	if (!nl) {
+		snprintf(err, errlen, "cannot open an RDMA netlink socket");
+		return NULL;
+	}
+	if (rdmanl_get_devices(nl, dev_cb, d)) {
+		snprintf(err, errlen, "RDMA netlink device query failed");
+	} else if (d->index < 0) {
+		snprintf(err, errlen, "no RDMA device '%s'", d->name);
+	} else {
+		return nl;
+	}
+	nl_socket_free(nl);
+	return NULL;
+}
+
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen)
 {
@@ -179,19 +199,9 @@ int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	bool portless = false;
 	uint32_t port;
 
-	nl = rdmanl_socket_alloc();
-	if (!nl) {
-		snprintf(err, errlen, "cannot open an RDMA netlink socket");
+	nl = open_dev(&d, err, errlen);
+	if (!nl)
 		return -1;
-	}
-	if (rdmanl_get_devices(nl, dev_cb, &d)) {
-		snprintf(err, errlen, "RDMA netlink device query failed");
-		goto out;
-	}
-	if (d.index < 0) {
-		snprintf(err, errlen, "no RDMA device '%s'", ibdev);
-		goto out;
-	}
 	/*
 	 * A QP lookup names a port (the kernel refuses one without): try each
 	 * until the QP is found or the port does not exist (EINVAL).
@@ -239,19 +249,9 @@ int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
 	struct nl_sock *nl;
 	int kerr = 0, ret = -1;
 
-	nl = rdmanl_socket_alloc();
-	if (!nl) {
-		snprintf(err, errlen, "cannot open an RDMA netlink socket");
+	nl = open_dev(&d, err, errlen);
+	if (!nl)
 		return -1;
-	}
-	if (rdmanl_get_devices(nl, dev_cb, &d)) {
-		snprintf(err, errlen, "RDMA netlink device query failed");
-		goto out;
-	}
-	if (d.index < 0) {
-		snprintf(err, errlen, "no RDMA device '%s'", ibdev);
-		goto out;
-	}
 	if (dump_qps(nl, d.index, &q, &kerr) || (kerr && kerr != ENOENT)) {
 		snprintf(err, errlen, "RDMA netlink QP dump of %s failed%s%s",
 			 ibdev, kerr ? ": " : "", kerr ? strerror(kerr) : "");

@@ -20,34 +20,23 @@ Exits 77 when not root (the root-only parts skipped). usage:
 migrd_bounds.py MIGRD; MIGRD_BOUNDS_ONLY=stuck,status,squat,owner,peers
 runs only those parts.
 """
-import fcntl
 import json
 import os
-import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from migrd_harness import (NOBODY, ROOT, Checks, ask_as, free_port,  # noqa: E402
+                           other_migr_processes, own_netns, start_migrd)
+
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
-NOBODY = 65534
-ROOT = os.geteuid() == 0
 ONLY = os.environ.get("MIGRD_BOUNDS_ONLY", "stuck,status,squat,owner,peers")
 
-failed = 0
-passed = 0
-
-
-def check(name, cond, detail=""):
-    global failed, passed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {str(detail)[:600]}", file=sys.stderr)
+check = Checks()
 
 
 # A stand-in migr process, by mode:
@@ -167,42 +156,6 @@ def ask(sock, line, timeout=30):
         return json.loads(raw), took
     except ValueError:
         return None, took
-
-
-def ask_as(uid, sock, line):
-    code = ("import os, socket, sys; os.setgid(%d); os.setuid(%d); "
-            "s = socket.socket(socket.AF_UNIX); s.settimeout(30); "
-            "s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); "
-            "print(s.makefile().readline().strip())" % (uid, uid))
-    out = subprocess.run([sys.executable, "-c", code, sock, line],
-                         capture_output=True, text=True).stdout
-    try:
-        return json.loads(out)
-    except ValueError:
-        return None
-
-
-def start_migrd(tmp, name, *args):
-    sock = os.path.join(tmp, name + ".sock")
-    log = open(os.path.join(tmp, name + ".log"), "w")
-    p = subprocess.Popen([MIGRD, "-f", "--debug", "--config", "/dev/null",
-                          "--socket", sock] + list(args),
-                         stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(100):
-        if os.path.exists(sock):
-            return p, sock
-        if p.poll() is not None:
-            break
-        time.sleep(0.05)
-    sys.exit(f"migrd {name} did not start: see {log.name}")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def entry(r, pid):
@@ -414,8 +367,8 @@ def peers(tmp, sa, port, keyf, procs):
     check("peers: one deadline for the handshake", took < 6.5, took)
 
     # The default: no listener for peers
-    port2 = free_port()
-    b, _ = start_migrd(tmp, "b", "--port", str(port2), "--key", keyf)
+    port2 = free_port("127.0.0.1")
+    b, _ = start_migrd(MIGRD, tmp, "b", "--port", str(port2), "--key", keyf)
     procs.append(b)
     time.sleep(0.3)
     try:
@@ -426,48 +379,30 @@ def peers(tmp, sa, port, keyf, procs):
     check("peers: none by default", not listening)
 
 
-def lo_up():
-    """A new network namespace's loopback starts down"""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    fmt = "16sH14x"
-    ifr = fcntl.ioctl(s, 0x8913, struct.pack(fmt, b"lo", 0))  # SIOCGIFFLAGS
-    flags = struct.unpack(fmt, ifr)[1] | 1  # IFF_UP
-    fcntl.ioctl(s, 0x8914, struct.pack(fmt, b"lo", flags))  # SIOCSIFFLAGS
-    s.close()
-
-
 def main():
     if not os.access(MIGRD, os.X_OK):
         sys.exit(f"usage: {sys.argv[0]} MIGRD (not executable: {MIGRD})")
-    # As root, a network namespace of its own: other migr processes of this
-    # host (their @migr/<pid> sockets) are neither seen nor asked
-    if ROOT and os.environ.get("MIGRD_BOUNDS_NETNS") != "1" and \
-            shutil.which("unshare"):
-        env = dict(os.environ, MIGRD_BOUNDS_NETNS="1")
-        return subprocess.run(["unshare", "-n", "--", sys.executable,
-                               os.path.abspath(__file__), MIGRD],
-                              env=env).returncode
-    if os.environ.get("MIGRD_BOUNDS_NETNS") == "1":
-        lo_up()
-    with open("/proc/net/unix") as f:
-        if any("@migr/" in line for line in f):
-            print("skipped: migr processes run on this host; they would be "
-                  "asked too")
-            return 77
+    rc = own_netns(__file__, [MIGRD])
+    if rc is not None:
+        return rc
+    if other_migr_processes():
+        print("skipped: migr processes run on this host; they would be "
+              "asked too")
+        return 77
     tmp = tempfile.mkdtemp(prefix="migrd-bounds-")
     os.chmod(tmp, 0o755)  # the stand-ins run as nobody
     keyf = os.path.join(tmp, "key")
     with open(keyf, "wb") as f:
         f.write(os.urandom(32))
     os.chmod(keyf, 0o600)
-    port = free_port()
+    port = free_port("127.0.0.1")
     procs, fakes = [], []
     try:
         if ROOT:
-            a, sa = start_migrd(tmp, "a", "--listen", "127.0.0.1",
+            a, sa = start_migrd(MIGRD, tmp, "a", "--listen", "127.0.0.1",
                                 "--port", str(port), "--key", keyf)
         else:
-            a, sa = start_migrd(tmp, "a", "--listen", "none",
+            a, sa = start_migrd(MIGRD, tmp, "a", "--listen", "none",
                                 "--key", keyf + ".none")
         procs.append(a)
         ok1 = Standin(tmp, "ok1", "ok", NOBODY, 0, 0)
@@ -495,8 +430,8 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-    print(f"migrd_bounds: {passed} passed, {failed} failed (logs: {tmp})")
-    if failed:
+    print(f"migrd_bounds: {check.passed} passed, {check.failed} failed (logs: {tmp})")
+    if check.failed:
         return 1
     subprocess.run(["rm", "-rf", tmp])
     return 0 if ROOT else 77

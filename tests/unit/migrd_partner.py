@@ -19,23 +19,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from migrd_harness import (NOBODY, ROOT, Checks, ask_as, free_port,  # noqa: E402
+                           other_migr_processes, own_netns, start_migrd)
+
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
 GID = "20010db8000000000000000000000001"  # documentation prefix
 PEER_GID = "20010db8000000000000000000000099"  # the asker's, as faced
-NOBODY = 65534
-ROOT = os.geteuid() == 0
 
-failed = 0
-passed = 0
-
-
-def check(name, cond, detail=""):
-    global failed, passed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name}: {detail}", file=sys.stderr)
+check = Checks()
 
 
 # A stand-in migr process: its control socket answers "partner OP GID QPN
@@ -168,40 +160,6 @@ def ask(sock, line):
     return json.loads(raw)
 
 
-def ask_as(uid, sock, line):
-    """The same from a process of another user, not a migr process"""
-    code = ("import os, socket, sys; os.setgid(%d); os.setuid(%d); "
-            "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
-            "s.sendall(sys.argv[2].encode()); "
-            "print(s.makefile().readline().strip())" % (uid, uid))
-    out = subprocess.run([sys.executable, "-c", code, sock, line],
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)
-
-
-def start_migrd(tmp, name, *args):
-    sock = os.path.join(tmp, name + ".sock")
-    log = open(os.path.join(tmp, name + ".log"), "w")
-    p = subprocess.Popen([MIGRD, "-f", "--debug", "--config", "/dev/null",
-                          "--socket", sock] + list(args),
-                         stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(100):
-        if os.path.exists(sock):
-            return p, sock
-        if p.poll() is not None:
-            break
-        time.sleep(0.05)
-    sys.exit(f"migrd {name} did not start: see {log.name}")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.2", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def peer_ask(port, key, line):
     """One request over migrd's peer link, as another migrd would"""
     def frame(k, typ, seq, body):
@@ -253,14 +211,12 @@ def pent(q, partner=None):
     return f"{q} 77 10000 7 4 0 {1000 + q} aa {5000 + q if partner is None else partner}"
 
 
-def other_migr_processes():
-    with open("/proc/net/unix") as f:
-        return [l for l in f if "@migr/" in l]
-
-
 def main():
     if not os.access(MIGRD, os.X_OK):
         sys.exit(f"usage: {sys.argv[0]} MIGRD (not executable: {MIGRD})")
+    rc = own_netns(__file__, [MIGRD])
+    if rc is not None:
+        return rc
     if other_migr_processes():
         print("skipped: migr processes run on this host; they would be "
               "asked too")
@@ -272,13 +228,13 @@ def main():
     with open(keyf, "wb") as f:
         f.write(key)
     os.chmod(keyf, 0o600)
-    port = free_port()
+    port = free_port("127.0.0.2")
     procs, fakes = [], []
     try:
         # Only root's key file is accepted; without root, peers are off
         owners = os.path.join(tmp, "qp-owners")
         open(owners, "w").close()
-        a, sa = start_migrd(tmp, "a", "--listen", "none", "--port",
+        a, sa = start_migrd(MIGRD, tmp, "a", "--listen", "none", "--port",
                             str(port), "--key",
                             keyf if ROOT else keyf + ".none",
                             "--test-qp-owners", owners)
@@ -300,10 +256,10 @@ def main():
                   "x" * 81 not in log and "secret" not in log)
             check(f"{name}: relays logged", "partner suspend" in log or
                   "partner resume" in log, log[-2000:])
-    print(f"migrd_partner: {passed} passed, {failed} failed (logs: {tmp})")
-    if not failed:
+    print(f"migrd_partner: {check.passed} passed, {check.failed} failed (logs: {tmp})")
+    if not check.failed:
         subprocess.run(["rm", "-rf", tmp])
-    return 1 if failed else 0
+    return 1 if check.failed else 0
 
 
 def owned_by(tmp, sa, f1, f2, fakes, host):
@@ -660,7 +616,7 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
 
     # Another host: a second migrd on 127.0.0.2 (not one of this host's
     # addresses) serves the same stand-ins
-    b, sb = start_migrd(tmp, "b", "--listen", "127.0.0.2", "--port",
+    b, sb = start_migrd(MIGRD, tmp, "b", "--listen", "127.0.0.2", "--port",
                         str(port), "--key", keyf, "--test-qp-owners",
                         os.path.join(tmp, "qp-owners"))
     procs.append(b)
