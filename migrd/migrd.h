@@ -51,6 +51,23 @@ void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out);
 int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 		 char *err, size_t errlen);
 
+/* One process of a fan-out, and what it answered */
+struct proc_ask {
+	int pid;
+	int rc; /* 0: reply; -1: err */
+	char *reply; /* its JSON line, to free */
+	char err[256];
+};
+
+/*
+ * line to every process of v[] at once (a few threads), each within per_ms
+ * and all before deadline (io_now_ms() time): a fan-out is bounded as a
+ * whole, whatever the processes do. A reply longer than max_reply counts
+ * as none (what a fan-out holds is bounded too).
+ */
+void proc_ask_all(struct proc_ask *v, int n, const char *line, int per_ms,
+		  long long deadline, size_t max_reply);
+
 /* local.c, peer.c: serve one accepted connection, then close it */
 void local_serve(int fd);
 void peer_serve(int fd, const char *who);

@@ -11,6 +11,7 @@
 #include "migrd.h"
 #include "qpowner.h"
 #include "registry.h"
+#include "sockio.h"
 
 void ops_error(struct sbuf *out, const char *err)
 {
@@ -43,19 +44,11 @@ static bool allowed(const struct client *c, const struct proc_info *p)
 #define STATUS_PROC_MS 5000
 #define STATUS_REPLIES_MAX (8 << 20)
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* room: reply bytes this status may still take */
 static void proc_entry(struct sbuf *out, const struct proc_info *p,
 		       long long deadline, size_t *room)
 {
-	long long left = deadline - now_ms();
+	long long left = deadline - io_now_ms();
 	char *reply, err[256];
 	size_t len;
 
@@ -98,7 +91,7 @@ static void do_status(const struct req *r, const struct client *c,
 {
 	static const int max = REG_MAX;
 	struct proc_info *all = calloc(max, sizeof(*all));
-	long long deadline = now_ms() + STATUS_DEADLINE_MS;
+	long long deadline = io_now_ms() + STATUS_DEADLINE_MS;
 	size_t room = STATUS_REPLIES_MAX;
 	char err[128];
 	bool first = true;

@@ -19,13 +19,15 @@
 #include "pauth.h"
 #include "qpowner.h"
 #include "registry.h"
+#include "sockio.h"
 
 #define PARTNER_TIMEOUT_MS 30000 /* some partner ops drain queues */
 #define PARTNER_PEER_TIMEOUT_MS 35000 /* the peer's 30 s, and the hop */
 /* A search for a QP that moved: all asked at once, each briefly */
 #define SEARCH_MS 2500
 #define SEARCH_PROC_MS 2000
-#define SEARCH_THREADS 8
+/* a partner's reply: up to 64 results of about 2 KiB (a fetch's keys) */
+#define SEARCH_REPLY_MAX (256 << 10)
 #define OP_LOG_MAX 32 /* only the line's first word is logged */
 
 /* One relayed request, for the replies and the log */
@@ -48,14 +50,6 @@ struct verdict {
 	log_dbg("partner %.*s for QP 0x%x on %s from %s: " fmt, (x)->op_len,   \
 		(x)->r->line, (x)->r->qpn, (x)->where, (x)->who,               \
 		##__VA_ARGS__)
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static void read_verdict(const char *reply, struct verdict *v)
 {
@@ -119,9 +113,9 @@ static void answered(const struct relay *x, struct sbuf *out, int pid,
 		     char *reply, const struct verdict *v)
 {
 	if (v->ok)
-		rlog(x, "pid %d: ok (%lld ms)", pid, now_ms() - x->t0);
+		rlog(x, "pid %d: ok (%lld ms)", pid, io_now_ms() - x->t0);
 	else
-		rlog(x, "pid %d: failed (%lld ms): %s", pid, now_ms() - x->t0,
+		rlog(x, "pid %d: failed (%lld ms): %s", pid, io_now_ms() - x->t0,
 		     v->error[0] ? v->error : "no reason given");
 	wrap(out, pid, reply, v);
 	free(reply);
@@ -355,48 +349,6 @@ static void holder_error(const struct relay *x, uint32_t qpn, int pid,
 		qpn, x->where, pid, comm[0] ? comm : "?");
 }
 
-/* One process of a search, asked on a thread of its own */
-struct asked {
-	const struct relay *x;
-	int pid, rc;
-	long long deadline;
-	char *reply;
-	struct verdict v;
-	char err[256];
-};
-
-struct search {
-	struct asked *a;
-	int n, next;
-	pthread_mutex_t lock;
-};
-
-static void *search_thread(void *arg)
-{
-	struct search *s = arg;
-	struct asked *a;
-	long long left;
-
-	for (;;) {
-		pthread_mutex_lock(&s->lock);
-		a = s->next < s->n ? &s->a[s->next++] : NULL;
-		pthread_mutex_unlock(&s->lock);
-		if (!a)
-			return NULL;
-		left = a->deadline - now_ms();
-		if (left > SEARCH_PROC_MS)
-			left = SEARCH_PROC_MS;
-		if (left <= 0) {
-			a->rc = -1;
-			snprintf(a->err, sizeof(a->err),
-				 "not asked before the search timed out");
-			continue;
-		}
-		a->rc = ask(a->x, a->pid, left, &a->reply, &a->v, a->err,
-			    sizeof(a->err));
-	}
-}
-
 /*
  * Nobody holds the number asked for as a lower QP: a QP that moved keeps
  * its old number as the one its peers know. Every migr process but the
@@ -407,73 +359,61 @@ static void *search_thread(void *arg)
 static void search_all(const struct relay *x, struct sbuf *out)
 {
 	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
-	struct search s = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	int n, i, nth, owner = -1, busy = -1;
-	pthread_t th[SEARCH_THREADS];
-	long long deadline = now_ms() + SEARCH_MS;
-	char err[512];
+	struct proc_ask *v = calloc(REG_MAX, sizeof(*v));
+	char line[REQ_PARTNER_LINE_MAX + 16], err[512];
+	int n, i, k = 0, owner = -1, busy = -1;
+	struct verdict verdict;
 	struct claims c;
 
-	s.a = calloc(REG_MAX, sizeof(*s.a));
-	if (!all || !s.a) {
+	if (!all || !v) {
 		refuse(x, out, "out of memory");
 		goto out;
 	}
 	n = registry_list(all, REG_MAX);
-	for (i = 0; i < n; i++) {
-		if (all[i].pid == x->asker)
-			continue;
-		s.a[s.n].x = x;
-		s.a[s.n].pid = all[i].pid;
-		s.a[s.n].deadline = deadline;
-		s.n++;
-	}
-	for (nth = 0; nth < SEARCH_THREADS && nth < s.n; nth++)
-		if (pthread_create(&th[nth], NULL, search_thread, &s))
-			break;
-	if (s.n && !nth)
-		search_thread(&s);
-	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-	for (i = 0; i < s.n; i++) {
-		struct asked *a = &s.a[i];
-
-		if (a->rc) {
-			rlog(x, "pid %d not asked: %s", a->pid, a->err);
+	for (i = 0; i < n; i++)
+		if (all[i].pid != x->asker)
+			v[k++].pid = all[i].pid;
+	snprintf(line, sizeof(line), "partner %s\n", x->r->line);
+	proc_ask_all(v, k, line, SEARCH_PROC_MS, io_now_ms() + SEARCH_MS,
+		     SEARCH_REPLY_MAX);
+	for (i = 0; i < k; i++) {
+		if (v[i].rc) {
+			rlog(x, "%s", v[i].err);
 			continue;
 		}
-		check_claims(x, a->pid, a->reply, &c);
-		if (c.forged)
+		check_claims(x, v[i].pid, v[i].reply, &c);
+		if (c.forged) {
 			log_warn("partner %.*s: %s; ignored", x->op_len,
 				 x->r->line, c.why);
-		else if (c.backed && owner >= 0) {
+		} else if (c.backed && owner >= 0) {
 			snprintf(err, sizeof(err),
 				 "pids %d and %d both claim QP 0x%x on %s; refused",
-				 s.a[owner].pid, a->pid, x->r->qpn, x->where);
+				 v[owner].pid, v[i].pid, x->r->qpn, x->where);
 			log_warn("partner %.*s: %s", x->op_len, x->r->line,
 				 err);
 			refuse(x, out, err);
 			goto out;
-		} else if (c.backed)
+		} else if (c.backed) {
 			owner = i;
-		else if (c.busy && busy < 0)
+		} else if (c.busy && busy < 0) {
 			busy = i;
+		}
 	}
 	if (owner < 0)
 		owner = busy;
 	if (owner >= 0) {
-		answered(x, out, s.a[owner].pid, s.a[owner].reply,
-			 &s.a[owner].v);
-		s.a[owner].reply = NULL;
+		read_verdict(v[owner].reply, &verdict);
+		answered(x, out, v[owner].pid, v[owner].reply, &verdict);
+		v[owner].reply = NULL;
 	} else {
 		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
 			 x->where, x->r->qpn);
 		refuse(x, out, err);
 	}
 out:
-	for (i = 0; s.a && i < s.n; i++)
-		free(s.a[i].reply);
-	free(s.a);
+	for (i = 0; v && i < k; i++)
+		free(v[i].reply);
+	free(v);
 	free(all);
 }
 
@@ -549,7 +489,7 @@ static void to_peer(const struct relay *x, struct sbuf *out)
 	}
 	read_verdict(out->p ? out->p : "", &v);
 	rlog(x, "relayed to its migrd: %s (%lld ms)%s%s",
-	     v.ok ? "ok" : "failed", now_ms() - x->t0, v.ok ? "" : ": ",
+	     v.ok ? "ok" : "failed", io_now_ms() - x->t0, v.ok ? "" : ": ",
 	     v.ok ? "" : v.error);
 }
 
@@ -736,7 +676,7 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 	if (pl.step != PLINE_PREPARE) {
 		for (i = 0; i < pl.nqp; i++) {
 			k.qpn = pl.qpn[i];
-			if (pauth_check(&k, r->pid, now_ms()))
+			if (pauth_check(&k, r->pid, io_now_ms()))
 				continue;
 			snprintf(
 				err, sizeof(err),
@@ -806,7 +746,7 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 			continue;
 		k.qpn = pl.qpn[i];
 		if (!(verified & (1ULL << i)) ||
-		    pauth_grant(&k, ppid, now_ms()))
+		    pauth_grant(&k, ppid, io_now_ms()))
 			rlog(x, "QP 0x%x prepared without a grant", k.qpn);
 	}
 	free(t);
@@ -831,7 +771,7 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
 	struct relay x = { .r = r,
 			   .where = r->host[0] ? r->host : "this host",
-			   .t0 = now_ms() };
+			   .t0 = io_now_ms() };
 	size_t op = strcspn(r->line, " ");
 	bool remote = r->host[0] && !addr_is_local(r->host);
 

@@ -24,18 +24,10 @@
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* What is left until deadline, in ms (0: none) */
 static int left_ms(long long deadline)
 {
-	long long left = deadline - now_ms();
+	long long left = deadline - io_now_ms();
 
 	return left > 0 ? left : 0;
 }
@@ -48,7 +40,7 @@ static int read_frame(int fd, struct wire_sess *s, uint8_t *buf,
 		      struct wire_frame *f, int timeout_ms, char *err,
 		      size_t errlen)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = io_now_ms() + timeout_ms;
 	long len;
 
 	if (io_read_full(fd, buf, WIRE_HDR_LEN, timeout_ms)) {
@@ -79,7 +71,7 @@ static int send_frame(int fd, struct wire_sess *s, uint8_t type,
 
 void peer_serve(int fd, const char *who)
 {
-	long long deadline = now_ms() + PEER_HANDSHAKE_MS;
+	long long deadline = io_now_ms() + PEER_HANDSHAKE_MS;
 	uint8_t *buf = malloc(WIRE_FRAME_MAX);
 	struct client c = { .peer = true };
 	struct sbuf out = {};

@@ -192,3 +192,76 @@ int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 	inflight_put(pid);
 	return ret;
 }
+
+/* A fan-out's threads take the next process until none is left */
+#define PROC_FANOUT 8
+
+struct fanout {
+	struct proc_ask *v;
+	int n, next, per_ms;
+	long long deadline;
+	size_t max_reply;
+	const char *line;
+	pthread_mutex_t lock;
+};
+
+static void *fanout_thread(void *arg)
+{
+	struct fanout *f = arg;
+	struct proc_ask *a;
+	long long left;
+
+	for (;;) {
+		pthread_mutex_lock(&f->lock);
+		a = f->next < f->n ? &f->v[f->next++] : NULL;
+		pthread_mutex_unlock(&f->lock);
+		if (!a)
+			return NULL;
+		left = f->deadline - io_now_ms();
+		if (left > f->per_ms)
+			left = f->per_ms;
+		if (left <= 0) {
+			snprintf(a->err, sizeof(a->err),
+				 "pid %d: not asked before the deadline",
+				 a->pid);
+			continue;
+		}
+		a->rc = proc_request(a->pid, f->line, left, &a->reply, a->err,
+				     sizeof(a->err));
+		if (!a->rc && strlen(a->reply) > f->max_reply) {
+			free(a->reply);
+			a->reply = NULL;
+			a->rc = -1;
+			snprintf(a->err, sizeof(a->err),
+				 "pid %d: its reply is longer than %zu bytes",
+				 a->pid, f->max_reply);
+		}
+	}
+}
+
+void proc_ask_all(struct proc_ask *v, int n, const char *line, int per_ms,
+		  long long deadline, size_t max_reply)
+{
+	struct fanout f = { .v = v,
+			    .n = n,
+			    .per_ms = per_ms,
+			    .deadline = deadline,
+			    .max_reply = max_reply,
+			    .line = line,
+			    .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t th[PROC_FANOUT];
+	int i, nth;
+
+	for (i = 0; i < n; i++) {
+		v[i].rc = -1;
+		v[i].reply = NULL;
+		v[i].err[0] = 0;
+	}
+	for (nth = 0; nth < PROC_FANOUT && nth < n; nth++)
+		if (pthread_create(&th[nth], NULL, fanout_thread, &f))
+			break;
+	if (!nth)
+		fanout_thread(&f);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+}

@@ -11,7 +11,7 @@
 
 #include "sockio.h"
 
-static long long now_ms(void)
+long long io_now_ms(void)
 {
 	struct timespec ts;
 
@@ -27,7 +27,7 @@ static int wait_fd(int fd, short events, long long deadline)
 	int n;
 
 	for (;;) {
-		left = deadline - now_ms();
+		left = deadline - io_now_ms();
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			return -1;
@@ -42,7 +42,7 @@ static int wait_fd(int fd, short events, long long deadline)
 
 int io_write_all(int fd, const void *buf, size_t len, int timeout_ms)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = io_now_ms() + timeout_ms;
 	const char *p = buf;
 	ssize_t n;
 
@@ -63,7 +63,7 @@ int io_write_all(int fd, const void *buf, size_t len, int timeout_ms)
 
 int io_read_full(int fd, void *buf, size_t len, int timeout_ms)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = io_now_ms() + timeout_ms;
 	char *p = buf;
 	ssize_t n;
 
@@ -88,7 +88,7 @@ int io_read_full(int fd, void *buf, size_t len, int timeout_ms)
 
 ssize_t io_read_line(int fd, char **out, size_t max, int timeout_ms)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = io_now_ms() + timeout_ms;
 	size_t len = 0, cap = max < 256 ? max : 256;
 	char *buf = malloc(cap + 1), *nl;
 	ssize_t n;
@@ -152,7 +152,7 @@ static int set_blocking(int fd)
 
 int io_connect_unix(const char *path, int timeout_ms)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = io_now_ms() + timeout_ms;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	size_t n = strlen(path);
 	socklen_t len, elen;
@@ -192,7 +192,7 @@ int io_connect_unix(const char *path, int timeout_ms)
 		}
 		if (err != EAGAIN && err != EINTR)
 			goto fail;
-		if (now_ms() >= deadline) {
+		if (io_now_ms() >= deadline) {
 			err = ETIMEDOUT;
 			goto fail;
 		}

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* Milliseconds of CLOCK_MONOTONIC: every deadline of migrd and migrctl */
+long long io_now_ms(void);
 /* Write all of buf before timeout_ms; 0 or -1 (errno) */
 int io_write_all(int fd, const void *buf, size_t len, int timeout_ms);
 /* Read exactly len bytes; 0, or -1 (errno; ECONNRESET on early EOF) */

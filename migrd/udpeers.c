@@ -35,8 +35,12 @@
 #include "migrd.h"
 #include "qpowner.h"
 #include "registry.h"
+#include "sockio.h"
 
-#define UDPEERS_TIMEOUT_MS 10000 /* a process applies a few AHs */
+#define UDPEERS_TIMEOUT_MS 10000 /* all processes, at once */
+#define UDPEERS_PROC_MS 5000 /* one process applies a few AHs */
+#define UDPEERS_REPLY_MAX (64 << 10) /* one process's */
+#define UDPEERS_REPLIES_MAX (4 << 20) /* all, held at once */
 #define UDPEERS_PEER_TIMEOUT_MS 30000 /* every process there, and the hop */
 
 /* Did the process's reply say "ok":true? Its "error" into err if not */
@@ -60,42 +64,55 @@ static bool reply_ok(const char *reply, char *err, size_t errlen)
 	return ok;
 }
 
-/* LINE to every migr process of this host but asker */
+/*
+ * LINE to every migr process of this host but asker, all at once and all
+ * within UDPEERS_TIMEOUT_MS, their replies within UDPEERS_REPLIES_MAX
+ */
 static void to_all(const struct req *r, int asker, struct sbuf *out)
 {
 	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
+	struct proc_ask *v = calloc(REG_MAX, sizeof(*v));
 	char line[REQ_PARTNER_LINE_MAX + 8], err[256], first[320] = "";
 	struct sbuf procs = {};
 	int n, i, k = 0;
 
-	if (!all) {
+	if (!all || !v) {
 		ops_error(out, "out of memory");
-		return;
+		goto out;
 	}
 	snprintf(line, sizeof(line), "ud %s\n", r->line);
 	n = registry_list(all, REG_MAX);
-	for (i = 0; i < n; i++) {
-		char *reply = NULL;
-
-		if (all[i].pid == asker)
-			continue;
-		sb_printf(&procs, "%s{\"pid\":%d,", k++ ? "," : "", all[i].pid);
-		if (proc_request(all[i].pid, line, UDPEERS_TIMEOUT_MS, &reply,
-				 err, sizeof(err))) {
+	/* all[] keeps the processes asked, in v[]'s order (their comm) */
+	for (i = 0; i < n; i++)
+		if (all[i].pid != asker) {
+			all[k] = all[i];
+			v[k++].pid = all[i].pid;
+		}
+	proc_ask_all(v, k, line, UDPEERS_PROC_MS,
+		     io_now_ms() + UDPEERS_TIMEOUT_MS, UDPEERS_REPLY_MAX);
+	for (i = 0; i < k; i++) {
+		sb_printf(&procs, "%s{\"pid\":%d,", i ? "," : "", v[i].pid);
+		if (!v[i].rc && procs.len + strlen(v[i].reply) >
+					UDPEERS_REPLIES_MAX) {
+			v[i].rc = -1;
+			snprintf(v[i].err, sizeof(v[i].err),
+				 "pid %d: its reply does not fit", v[i].pid);
+		}
+		if (v[i].rc) {
+			snprintf(err, sizeof(err), "%s", v[i].err);
 			sb_add(&procs, "\"error\":", 8);
 			sb_json_str(&procs, err);
 		} else {
-			sb_printf(&procs, "\"reply\":%s", reply);
-			if (reply_ok(reply, err, sizeof(err)))
+			sb_printf(&procs, "\"reply\":%s", v[i].reply);
+			if (reply_ok(v[i].reply, err, sizeof(err)))
 				err[0] = 0;
 		}
 		sb_add(&procs, "}", 1);
 		if (err[0] && !first[0])
 			snprintf(first, sizeof(first), "pid %d (%s): %s",
-				 all[i].pid, all[i].comm, err);
-		log_dbg("udpeers %.16s: pid %d: %s", r->line, all[i].pid,
+				 v[i].pid, all[i].comm, err);
+		log_dbg("udpeers %.16s: pid %d: %s", r->line, v[i].pid,
 			err[0] ? err : "ok");
-		free(reply);
 	}
 	sb_printf(out, "{\"v\":%d,\"ok\":%s", REQ_VERSION,
 		  first[0] ? "false" : "true");
@@ -104,7 +121,11 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 		sb_json_str(out, first);
 	}
 	sb_printf(out, ",\"procs\":[%s]}", procs.p ? procs.p : "");
+out:
 	sb_free(&procs);
+	for (i = 0; v && i < k; i++)
+		free(v[i].reply);
+	free(v);
 	free(all);
 }
 

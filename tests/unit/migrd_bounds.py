@@ -238,6 +238,11 @@ def status_bounds(tmp, sa, ok1, fakes):
     """One status: 10 s and 8 MiB of replies at most"""
     slow = [Standin(tmp, f"slow{i}", "ok", NOBODY, 0, 4.5) for i in range(3)]
     fakes.extend(slow)
+    # A UD relay asks every process at once, within one bound
+    r, took = ask(sa, "migrd/1 udpeers - probe\n", timeout=30)
+    check("udpeers: processes asked at once", r is not None and
+          r.get("ok") is True and took < 8 and
+          len(r.get("procs", [])) >= 3, (took, r))
     r, took = ask(sa, "migrd/1 status\n", timeout=30)
     late = [entry(r, s.pid) for s in slow]
     check("status: one deadline for all", r is not None and took < 11.5,
