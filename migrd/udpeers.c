@@ -136,6 +136,7 @@ out:
  */
 #define REC_ASKERS 64
 #define REC_QPS 512
+#define REC_LIST_MAX 16384 /* QPs of one device, every process's */
 #define PLACE_MAX 64
 
 struct rec_qp {
@@ -221,7 +222,7 @@ static void rec_add(struct rec *r, const struct rec *old, const char *place,
  */
 static int rec_probe(int tgid, char *err, size_t errlen)
 {
-	struct qp_holder *list = calloc(REC_QPS, sizeof(*list));
+	struct qp_holder *list = calloc(REC_LIST_MAX, sizeof(*list));
 	struct rec *r = calloc(1, sizeof(*r)), *slot;
 	unsigned long long start;
 	char line[128], hex[REQ_GID_LEN + 2];
@@ -253,7 +254,8 @@ static int rec_probe(int tgid, char *err, size_t errlen)
 			if (d->d_name[0] == '.' ||
 			    strlen(d->d_name) >= PLACE_MAX)
 				continue;
-			n = qpn_list(d->d_name, list, REC_QPS, err, errlen);
+			n = qpn_list(d->d_name, list, REC_LIST_MAX, err,
+				     errlen);
 			for (i = 0; i < n; i++)
 				if (list[i].pid > 0 &&
 				    proc_tgid(list[i].pid) == tgid)
