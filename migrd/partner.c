@@ -227,9 +227,9 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 	size_t len = strlen(reply);
 	int cap = len / 2 + 16, res, arr, i, rc;
 	struct json_tok *t = calloc(cap, sizeof(*t));
+	char e[256], gid[REQ_GID_LEN + 2];
 	uint32_t want;
 	struct pline pl;
-	char e[256];
 	struct json j;
 	double phys;
 	bool ok;
@@ -254,10 +254,18 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 		ok = json_bool(&j, json_get(&j, res, "ok"), false);
 		phys = json_num(&j, json_get(&j, res, "phys"), -1);
 		want = expected_phys(&pl, i);
+		/*
+		 * Asked at a GID it had before a switch, it names the one its
+		 * QP is on now (fetch): the QP is looked for there
+		 */
+		if (!json_str(&j, json_get(&j, res, "gid"), gid, sizeof(gid)) ||
+		    strlen(gid) != REQ_GID_LEN ||
+		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN)
+			snprintf(gid, sizeof(gid), "%s", x->r->gid);
 		rc = 0;
 		if (phys >= 1 && phys <= 0xffffff && phys == (uint32_t)phys &&
 		    (!want || want == (uint32_t)phys))
-			rc = asker_owns(pid, x->r->gid, phys, e, sizeof(e));
+			rc = asker_owns(pid, gid, phys, e, sizeof(e));
 		if (rc == 1) {
 			c->backed++;
 			continue;
@@ -277,6 +285,11 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 			snprintf(c->why, sizeof(c->why),
 				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold",
 				 pid, pl.qpn[i], x->where, (uint32_t)phys);
+		/* a claim checked at another GID than asked: say which */
+		if (strcmp(gid, x->r->gid))
+			snprintf(c->why + strlen(c->why),
+				 sizeof(c->why) - strlen(c->why),
+				 " (with GID %s)", gid);
 	}
 out:
 	free(t);

@@ -26,6 +26,7 @@ from migrd_harness import (NOBODY, ROOT, Checks, ask_as, free_port,  # noqa: E40
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
 GID = "20010db8000000000000000000000001"  # documentation prefix
 PEER_GID = "20010db8000000000000000000000099"  # the asker's, as faced
+MOVED_GID = "20010db8000000000000000000000023"  # where f2's QP 23 went
 
 check = Checks()
 
@@ -80,6 +81,10 @@ def real(op, rest):
         elif len(w) > 2 and w[1] == "big":
             res.append({"phys": phys, "ok": True, "op": op,
                         "pad": "y" * int(w[2])})
+        elif q == "23":
+            # moved to another device: its GID now is MOVED_GID
+            res.append({"phys": phys, "ok": True, "op": op,
+                        "gid": "20010db8000000000000000000000023"})
         else:
             res.append({"phys": phys, "ok": True, "op": op, "echo": e})
     r = {"ok": all(x["ok"] for x in res)}
@@ -564,10 +569,16 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
               f"partner suspend {GID} 17 5000\n", f1.lines())
 
         # An owner: PID 0 finds it, the line reaches it verbatim
-        f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
+        f2 = Fake(tmp, "f2", "17,18,20,21,22,23", NOBODY, sa)
         fakes.append(f2)
         BASE.extend((GID, 5000 + q, f2.pid) for q in (17, 18, 20, 21, 22))
+        # its QP 23 moved to another device: it holds 5023 with MOVED_GID
+        BASE.append((MOVED_GID, 5023, f2.pid))
         table(tmp)
+        r = asker(f"migrd/1 partner - 0 23 {GID} fetch {GID} 23 77 1077 "
+                  f"00000000000000aa 0 -\n")
+        check("claim checked at the GID it is on now", r.get("ok") is True
+              and r.get("pid") == f2.pid, r)
         r = asker(f"migrd/1 partner - 0 17 {GID} suspend {GID} 17 a:b,c  d.e_f-g\n")
         check("found", r.get("ok") is True and r.get("pid") == f2.pid and
               r["reply"]["results"] == [{"phys": 5017, "ok": True,
