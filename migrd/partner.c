@@ -363,13 +363,15 @@ static void holder_error(const struct relay *x, uint32_t qpn, int pid,
 }
 
 /*
- * Nobody holds the number asked for as a lower QP: a QP that moved keeps
- * its old number as the one its peers know. Every migr process but the
- * asker is asked at once, each for at most SEARCH_PROC_MS, all within
- * SEARCH_MS; exactly one must back its claim (two: refused, a virtual
- * number is one process's).
+ * A virtual number nobody answered for as its holder (a QP that moved
+ * keeps its old number as the one its peers know): every migr process but
+ * the asker (and asked, the holder already asked) at once, each for at
+ * most SEARCH_PROC_MS, all within SEARCH_MS; exactly one must back its
+ * claim (two: refused, a virtual number is one process's). None: refused
+ * with none.
  */
-static void search_all(const struct relay *x, struct sbuf *out)
+static void search_all(const struct relay *x, struct sbuf *out, int asked,
+		       const char *none)
 {
 	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
 	struct proc_ask *v = calloc(REG_MAX, sizeof(*v));
@@ -384,7 +386,7 @@ static void search_all(const struct relay *x, struct sbuf *out)
 	}
 	n = registry_list(all, REG_MAX);
 	for (i = 0; i < n; i++)
-		if (all[i].pid != x->asker)
+		if (all[i].pid != x->asker && all[i].pid != asked)
 			v[k++].pid = all[i].pid;
 	snprintf(line, sizeof(line), "partner %s\n", x->r->line);
 	proc_ask_all(v, k, line, SEARCH_PROC_MS, io_now_ms() + SEARCH_MS,
@@ -419,9 +421,7 @@ static void search_all(const struct relay *x, struct sbuf *out)
 		answered(x, out, v[owner].pid, v[owner].reply, &verdict);
 		v[owner].reply = NULL;
 	} else {
-		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
-			 x->where, x->r->qpn);
-		refuse(x, out, err);
+		refuse(x, out, none);
 	}
 out:
 	for (i = 0; v && i < k; i++)
@@ -431,16 +431,24 @@ out:
 }
 
 /*
- * PID 0: the process the kernel says holds the QP is asked, and only it:
- * for prepare and faces the lower QP the asker's QP is connected to, for
- * the other steps the number asked for. A number no process holds (a QP
- * that moved keeps its old one) is searched for among every migr process.
+ * PID 0. prepare and faces: the process the kernel says holds the lower QP
+ * the asker's QP is connected to, and only it. The other steps (a fetch):
+ * the number asked for is a virtual one, its process's own name for a QP
+ * that may have moved since (and whose number the device gave another QP
+ * since: rxe reuses them). Its holder is asked first if it is a migr
+ * process and keeps its claim if the kernel backs it; else every other
+ * migr process is asked (search_all()); if none claims it, the error says
+ * who holds the number.
  */
 static void find_owner(const struct relay *x, struct sbuf *out)
 {
 	char err[512], kern[64], e[256];
+	bool prepare, holder_migr;
 	struct proc_info p;
+	struct verdict v;
+	struct claims c;
 	struct pline pl;
+	char *reply;
 	uint32_t key;
 	int pid, rc;
 
@@ -448,8 +456,9 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		refuse(x, out, e);
 		return;
 	}
+	prepare = pl.step == PLINE_PREPARE || pl.step == PLINE_FACES;
 	key = expected_phys(&pl, 0);
-	if (!key && (pl.step == PLINE_PREPARE || pl.step == PLINE_FACES)) {
+	if (!key && prepare) {
 		refuse(x, out,
 		       "partner prepare line does not say which QP it faces");
 		return;
@@ -465,22 +474,37 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		refuse(x, out, err);
 		return;
 	}
-	if (!rc) {
-		if (pid && pid != x->asker && registry_find(pid, &p)) {
-			ask_checked(x, pid, PARTNER_TIMEOUT_MS, out);
-			return;
-		}
-		holder_error(x, key, pid, kern, err, sizeof(err));
-		refuse(x, out, err);
+	holder_migr = !rc && pid && pid != x->asker && registry_find(pid, &p);
+	if (prepare && holder_migr) {
+		ask_checked(x, pid, PARTNER_TIMEOUT_MS, out);
 		return;
 	}
-	if (pl.step == PLINE_PREPARE || pl.step == PLINE_FACES) {
+	if (!rc)
+		holder_error(x, key, pid, kern, err, sizeof(err));
+	else
 		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
 			 x->where, key);
+	if (prepare) {
 		refuse(x, out, err);
 		return;
 	}
-	search_all(x, out);
+	if (holder_migr &&
+	    !ask(x, pid, SEARCH_PROC_MS, &reply, &v, e, sizeof(e))) {
+		check_claims(x, pid, reply, &c);
+		if (c.forged) {
+			free(reply);
+			log_warn("partner %.*s: %s; refused", x->op_len,
+				 x->r->line, c.why);
+			refuse(x, out, c.why);
+			return;
+		}
+		if (c.backed || c.whole) {
+			answered(x, out, pid, reply, &v);
+			return;
+		}
+		free(reply);
+	}
+	search_all(x, out, holder_migr ? pid : 0, err);
 }
 
 /* HOST's migrd does the same there; its reply is returned as it is */

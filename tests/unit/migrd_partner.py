@@ -434,7 +434,19 @@ def claims(tmp, asker, f2, fakes, sa):
     check("prepare: nobody holds it", r.get("error") ==
           "no process on this host owns QP 0x270f", r)
     plain = subprocess.Popen(["sleep", "60"])
-    table(tmp, (GID, 7777, plain.pid))
+    table(tmp, (GID, 7777, plain.pid), (GID, 23, plain.pid),
+          (GID, 19, plain.pid))
+    # A fetch names a virtual number, which the device may have given a
+    # plain process since the QP moved: the mover's backed claim counts
+    r = asker(f"migrd/1 partner - 0 23 {GID} fetch {GID} 23 77 1077 "
+              f"00000000000000aa 0 -\n")
+    check("fetch: number reused by a plain process", r.get("ok") is True
+          and r.get("pid") == f2.pid, r)
+    r = asker(f"migrd/1 partner - 0 19 {GID} fetch {GID} 19 77 1077 "
+              f"00000000000000aa 0 -\n")
+    check("fetch: held by a plain process, claimed by none",
+          r.get("error", "").startswith(f"QP 0x13 on this host is owned by "
+                                        f"pid {plain.pid} (sleep"), r)
     r = asker(f"migrd/1 partner - 0 17 {GID} prepare {GID} {pent(17, 7777)}\n")
     plain.kill()
     plain.wait()
