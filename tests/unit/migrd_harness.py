@@ -10,6 +10,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.geteuid() == 0
@@ -99,3 +100,22 @@ def own_netns(script, args):
 def other_migr_processes():
     with open("/proc/net/unix") as f:
         return [line for line in f if "@migr/" in line]
+
+
+def setup(script, migrd, prefix):
+    """A test's start: migrd must be executable; as root, the test runs
+    again in a network namespace of its own; with other migr processes in
+    sight it is skipped (77). (exit code, None) to return at once, or
+    (None, a temporary directory the stand-ins, running as nobody, read)"""
+    if not os.access(migrd, os.X_OK):
+        sys.exit(f"usage: {script} MIGRD (not executable: {migrd})")
+    rc = own_netns(script, [migrd])
+    if rc is not None:
+        return rc, None
+    if other_migr_processes():
+        print("skipped: migr processes run on this host; they would be "
+              "asked too")
+        return 77, None
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(tmp, 0o755)
+    return None, tmp

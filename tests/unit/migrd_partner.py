@@ -16,12 +16,11 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from migrd_harness import (NOBODY, ROOT, Checks, ask_as, free_port,  # noqa: E402
-                           other_migr_processes, own_netns, start_migrd)
+                           setup, start_migrd)
 
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
 GID = "20010db8000000000000000000000001"  # documentation prefix
@@ -217,17 +216,9 @@ def pent(q, partner=None):
 
 
 def main():
-    if not os.access(MIGRD, os.X_OK):
-        sys.exit(f"usage: {sys.argv[0]} MIGRD (not executable: {MIGRD})")
-    rc = own_netns(__file__, [MIGRD])
+    rc, tmp = setup(__file__, MIGRD, "migrd-partner-")
     if rc is not None:
         return rc
-    if other_migr_processes():
-        print("skipped: migr processes run on this host; they would be "
-              "asked too")
-        return 77
-    tmp = tempfile.mkdtemp(prefix="migrd-partner-")
-    os.chmod(tmp, 0o755)  # the stand-ins run as nobody
     key = os.urandom(32)
     keyf = os.path.join(tmp, "key")
     with open(keyf, "wb") as f:
