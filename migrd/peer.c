@@ -24,14 +24,6 @@
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
-/* What is left until deadline, in ms (0: none) */
-static int left_ms(long long deadline)
-{
-	long long left = deadline - io_now_ms();
-
-	return left > 0 ? left : 0;
-}
-
 /*
  * Read one frame, header and body within timeout_ms, and check it;
  * f->body points into buf
@@ -53,7 +45,7 @@ static int read_frame(int fd, struct wire_sess *s, uint8_t *buf,
 	if (len < 0)
 		return -1;
 	if (io_read_full(fd, buf + WIRE_HDR_LEN, len + SHA256_LEN,
-			 left_ms(deadline))) {
+			 io_left_ms(deadline))) {
 		snprintf(err, errlen, "truncated frame: %s", strerror(errno));
 		return -1;
 	}
@@ -87,16 +79,16 @@ void peer_serve(int fd, const char *who)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &i, sizeof(i));
 	wire_sess_init(&s, g.psk, g.psk_len);
 	/* One deadline for all of the handshake, not one per frame */
-	if (read_frame(fd, &s, buf, &f, left_ms(deadline), err, sizeof(err)))
+	if (read_frame(fd, &s, buf, &f, io_left_ms(deadline), err, sizeof(err)))
 		goto refused;
 	n = wire_server_challenge(&s, &f, buf, err, sizeof(err));
-	if (n < 0 || io_write_all(fd, buf, n, left_ms(deadline))) {
+	if (n < 0 || io_write_all(fd, buf, n, io_left_ms(deadline))) {
 		if (n >= 0)
 			snprintf(err, sizeof(err), "sending the challenge: %s",
 				 strerror(errno));
 		goto refused;
 	}
-	if (read_frame(fd, &s, buf, &f, left_ms(deadline), err, sizeof(err)) ||
+	if (read_frame(fd, &s, buf, &f, io_left_ms(deadline), err, sizeof(err)) ||
 	    wire_server_verify(&s, &f, err, sizeof(err)))
 		goto refused;
 	log_info("peer %s authenticated", who);

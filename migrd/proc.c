@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -67,18 +66,6 @@ static void inflight_put(int pid)
 	pthread_mutex_unlock(&inflight_lock);
 }
 
-/* What is left of timeout_ms started at t0, in ms */
-static int left_ms(const struct timespec *t0, int timeout_ms)
-{
-	struct timespec t;
-	long long used;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	used = (t.tv_sec - t0->tv_sec) * 1000LL +
-	       (t.tv_nsec - t0->tv_nsec) / 1000000;
-	return used >= timeout_ms ? 0 : timeout_ms - used;
-}
-
 /* Relay only what parses: a reply is embedded into migrd's own JSON */
 static bool valid_json(const char *s, size_t len)
 {
@@ -131,13 +118,12 @@ static int check_holder(int fd, int pid, char *err, size_t errlen)
 static int request(int pid, const char *line, int timeout_ms, char **reply,
 		   char *err, size_t errlen)
 {
-	struct timespec t0;
+	long long deadline = io_now_ms() + timeout_ms;
 	char path[32];
 	ssize_t n;
 	int fd, left;
 
 	/* One bound for connect, write and read together */
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(path, sizeof(path), "@migr/%d", pid);
 	fd = io_connect_unix(path, timeout_ms < PROC_CONNECT_MS ?
 					   timeout_ms :
@@ -152,14 +138,14 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 		close(fd);
 		return -1;
 	}
-	left = left_ms(&t0, timeout_ms);
+	left = io_left_ms(deadline);
 	if (io_write_all(fd, line, strlen(line), left < 2000 ? left : 2000)) {
 		snprintf(err, errlen, "pid %d: sending the request failed: %s",
 			 pid, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	n = io_read_line(fd, reply, PROC_REPLY_MAX, left_ms(&t0, timeout_ms));
+	n = io_read_line(fd, reply, PROC_REPLY_MAX, io_left_ms(deadline));
 	close(fd);
 	if (n < 0) {
 		snprintf(err, errlen, "pid %d: no reply: %s", pid,

@@ -19,6 +19,13 @@ long long io_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+int io_left_ms(long long deadline)
+{
+	long long left = deadline - io_now_ms();
+
+	return left > 0 ? left : 0;
+}
+
 /* Wait for events on fd until the deadline; 0, or -1 with errno */
 static int wait_fd(int fd, short events, long long deadline)
 {

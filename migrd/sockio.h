@@ -8,6 +8,8 @@
 
 /* Milliseconds of CLOCK_MONOTONIC: every deadline of migrd and migrctl */
 long long io_now_ms(void);
+/* Milliseconds left until deadline (io_now_ms() time), 0 once it passed */
+int io_left_ms(long long deadline);
 /* Write all of buf before timeout_ms; 0 or -1 (errno) */
 int io_write_all(int fd, const void *buf, size_t len, int timeout_ms);
 /* Read exactly len bytes; 0, or -1 (errno; ECONNRESET on early EOF) */
