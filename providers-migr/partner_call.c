@@ -189,8 +189,12 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 							     -EREMOTEIO;
 		}
 		snprintf(obj, sizeof(obj), "%.*s", (int)rlen, res);
-		if (st->prepare && migr_json_true(obj, "notmine"))
+		if (st->prepare && migr_json_true(obj, "notmine")) {
+			/* why its holder disowns it, if nobody else owns it */
+			if (idx[i] == first)
+				migr_json_error(obj, err, errlen);
 			continue;
+		}
 		if (!migr_json_true(obj, "ok")) {
 			migr_json_error(obj, err, errlen);
 			fail_reason(p, st->op, err, errlen);
@@ -235,12 +239,17 @@ static int run_step(struct migr_partner *v, unsigned int n,
 			i++;
 			continue;
 		}
+		err[0] = 0;
 		got = batch(v, n, i, done, st, err, errlen);
 		if (got < 0)
 			ret = -got;
 		else if (!got && !done[i]) {
-			/* nobody here owns it after all: say so */
-			snprintf(err, errlen, "no process owns it");
+			char why[256];
+
+			/* nobody here owns it after all: say so, and why */
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "no process owns it%s%s%s",
+				 why[0] ? " (" : "", why, why[0] ? ")" : "");
 			fail_reason(&v[i], st->op, err, errlen);
 			ret = ENOENT;
 		}

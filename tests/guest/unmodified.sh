@@ -59,6 +59,19 @@ for n in $ONLY; do
 	[[ "$KNOWN" == *" $n "* ]] || { echo "unmodified.sh: no program named $n (known:$KNOWN)" >&2; exit 2; }
 done
 
+# connected PID: PID has QPs, each of them ready to send (RTS), within 30 s
+connected() {
+	local s
+	for _ in $(seq 300); do
+		s=$(migrctl status --pid "$1" --json 2>/dev/null |
+			grep -o '"state":[0-9]*' | sort -u)
+		[ "$s" = '"state":3' ] && return 0
+		sleep 0.1
+	done
+	echo "    pid $1: QP states after 30 s:" $s
+	return 1
+}
+
 lower_of() {
 	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
 }
@@ -207,6 +220,10 @@ for prog in "${PROGRAMS[@]}"; do
 		$cli $A_IP >"$log" 2>&1 &
 		P=$!
 		started "$P" || fail "${name}_client_started"
+		# ibv_srq_pingpong connects its 16 QPs one by one after the
+		# exchange: a move before the last would find its partner
+		# not yet connected (refused, rightly; seen in CI)
+		connected "$P" || fail "${name}_client_connected"
 		say "$name.cli"
 		await "$name.a1" || fail "${name}_a1"
 		move "${name}_b_moves" "$P" rxe1
