@@ -5,7 +5,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-apt_install cmake ninja-build pkgconf gcc libnl-3-dev libnl-route-3-dev \
+apt_install cmake ninja-build pkgconf gcc libnl-3-dev libnl-route-3-dev libssl-dev libjansson-dev \
 	libudev-dev libsystemd-dev pandoc python3-docutils curl ca-certificates patch
 
 out=$MIGR_BUILD/host

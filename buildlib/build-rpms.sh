@@ -35,7 +35,7 @@ git -C "$MIGR_TOP" rev-parse --git-dir >/dev/null 2>&1 || die "$MIGR_TOP is not 
 OUT=$MIGR_BUILD/rpms
 TOPDIR=$MIGR_BUILD/rpm-build
 
-apt_install rpm rpmlint file curl ca-certificates cmake ninja-build gcc pkgconf libnl-3-dev libnl-route-3-dev \
+apt_install rpm rpmlint file curl ca-certificates cmake ninja-build gcc pkgconf libnl-3-dev libnl-route-3-dev libssl-dev libjansson-dev \
 	libudev-dev libsystemd-dev python3-dev cython3 python3-docutils pandoc valgrind
 orig=$MIGR_CACHE/dl/$UPSTREAM_ORIG
 fetch_verified "$(debian_mirror)/$UPSTREAM_POOL/$UPSTREAM_ORIG" "$orig" "$UPSTREAM_ORIG_SHA256"

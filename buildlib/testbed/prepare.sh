@@ -16,12 +16,13 @@ KERNEL=6.12.107+deb13-amd64
 KERNEL_VERSION=6.12.107-1
 # The guest's userspace: RDMA tools from trixie (ibverbs-providers so that the
 # archive's tools see rxe0 too), test tooling, and the runtime libraries of our
-# IN_PLACE rdma-core build (libnl, libudev, libsystemd; pyverbs links libpython3.13).
+# IN_PLACE rdma-core build (libnl, libudev, libsystemd, OpenSSL, jansson;
+# pyverbs links libpython3.13).
 ROOTFS_PACKAGES=(
 	kmod iproute2 procps util-linux busybox strace iputils-ping
 	ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf criu
 	python3 python3-pytest libpython3.13
-	libnl-3-200 libnl-route-3-200 libudev1 libsystemd0
+	libnl-3-200 libnl-route-3-200 libudev1 libsystemd0 libssl3t64 libjansson4
 )
 # Initramfs modules: just what mounting the 9p root under an overlay takes.
 INITRAMFS_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
