@@ -193,15 +193,15 @@ int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
 }
 
 /*
- * The lower QP a claim to entry i must name: for prepare and faces, the
- * partner's QP the asker's QP is connected to; 0 for any other step (the
+ * The lower QP a claim to entry i must name: for prepare, faces and give,
+ * the partner's QP the asker's QP is connected to; 0 for any other step (the
  * claimant's own lower QP, whatever its number).
  */
 static uint32_t expected_phys(const struct pline *pl, int i)
 {
 	uint32_t v;
 
-	if (pl->step != PLINE_PREPARE && pl->step != PLINE_FACES)
+	if (!pline_names_partner(pl->step))
 		return 0;
 	return pline_word(pl->at[i], PLINE_PARTNER_PHYS_WORD, &v) ? 0 : v;
 }
@@ -219,7 +219,7 @@ struct claims {
  * Registration is no authorization: a result counts as the process's claim
  * to a QP only if it names the lower QP it holds ("phys"), the kernel says
  * the process owns that QP on a device with the request's GID, and, for
- * prepare and faces, it is the very QP the asker's QP is connected to.
+ * prepare, faces and give, it is the very QP the asker's QP is connected to.
  */
 static void check_claims(const struct relay *x, int pid, const char *reply,
 			 struct claims *c)
@@ -431,7 +431,7 @@ out:
 }
 
 /*
- * PID 0. prepare and faces: the process the kernel says holds the lower QP
+ * PID 0. prepare, faces and give: the process the kernel says holds the lower QP
  * the asker's QP is connected to, and only it. The other steps (a fetch):
  * the number asked for is a virtual one, its process's own name for a QP
  * that may have moved since (and whose number the device gave another QP
@@ -456,7 +456,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		refuse(x, out, e);
 		return;
 	}
-	prepare = pl.step == PLINE_PREPARE || pl.step == PLINE_FACES;
+	prepare = pline_names_partner(pl.step);
 	key = expected_phys(&pl, 0);
 	if (!key && prepare) {
 		refuse(x, out,
@@ -593,7 +593,7 @@ static int check_faces(const struct relay *x, bool remote,
 	 * search goes on to the process whose QP does
 	 */
 	len = snprintf(q.line, sizeof(q.line), "faces%s",
-		       x->r->line + strlen("prepare"));
+		       x->r->line + strcspn(x->r->line, " "));
 	if (len >= sizeof(q.line)) {
 		snprintf(err, errlen, "partner request too long to check");
 		return -1;
@@ -674,7 +674,9 @@ out:
 /*
  * A local migr process that is not root: prepare only for partner QPs that
  * face a QP of its own (check_faces), which grants them to it; every later
- * step only for QPs granted to it, with that partner pid.
+ * step only for QPs granted to it, with that partner pid. A give (its
+ * rkeys, to the QPs that connected to its QP first) is checked as a
+ * prepare is, and grants nothing.
  */
 static void checked(const struct relay *x, const struct client *c, bool remote,
 		    struct sbuf *out)
@@ -710,7 +712,7 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 	if (remote)
 		snprintf(k.host, sizeof(k.host), "%s", r->host);
 	memcpy(k.gid, r->gid, sizeof(k.gid));
-	if (pl.step != PLINE_PREPARE) {
+	if (pl.step != PLINE_PREPARE && pl.step != PLINE_GIVE) {
 		for (i = 0; i < pl.nqp; i++) {
 			k.qpn = pl.qpn[i];
 			if (pauth_check(&k, r->pid, io_now_ms()))
@@ -777,6 +779,9 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 	q.pid = ppid;
 	px.r = &q;
 	relay(&px, remote, out);
+	/* A give is one step, not a session */
+	if (pl.step == PLINE_GIVE)
+		return;
 	arr = reply_results(out, &j, &t, &pid);
 	for (i = 0; arr >= 0 && i < pl.nqp; i++) {
 		if (!res_ok(&j, json_at(&j, arr, i)))

@@ -53,13 +53,18 @@
  *       our device, context PEER_ID): its lower QP "phys", its context
  *       "peer" and the generation "gen" of its tables (0: never moved);
  *       unless GEN is that generation, "keys" (V:P,..., hex) of its MRs
- *       from the START-th, MIGR_FETCH_KEYS at most, and "next" (0: all)
+ *       from the START-th, MIGR_FETCH_KEYS at most, and "next" (0: all).
+ *       Keys only from a QP connected to the asker's: one not connected
+ *       yet ("withheld":true) gives them when it connects:
+ *   give GID QPN PEER_QPN 0 0 0 0 PEER_PHYS PEER_ID PARTNER_PHYS GEN LAST PAIRS
+ *       our rkeys (PAIRS V:P,... hex, or "-"), to its QP QPN facing ours;
+ *       LAST 1: they are all of generation GEN
  *
  * A process that does not own QPN replies "notmine"; one that is switching
  * itself replies "busy" (the mover backs off and tries again). Every other
  * result names the lower QP it holds, "phys": migrd takes a result as the
  * process's claim to the QP only if the kernel says the process owns that
- * QP (and, for prepare and faces, it is PARTNER_PHYS).
+ * QP (and, for prepare, faces and give, it is PARTNER_PHYS).
  */
 #ifndef MIGR_PARTNER_H
 #define MIGR_PARTNER_H
@@ -128,6 +133,17 @@ struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 				      const struct ibv_qp_attr *attr,
 				      uint32_t our_phys, union ibv_gid *gid,
 				      char *err, size_t errlen);
+
+/*
+ * After mqp (our lower QP our_phys) was connected to QP dest_qpn with GID
+ * dgid in another process (its lower QP partner_phys): if our tables ever
+ * changed, give that QP our rkeys, which its process could not fetch
+ * while ours was not connected yet (when it connected first). Called
+ * without our control path held. 0, or an errno with err.
+ */
+int migr_partner_give(struct migr_qp *mqp, uint32_t dest_qpn,
+		      const union ibv_gid *dgid, uint32_t our_phys,
+		      uint32_t partner_phys, char *err, size_t errlen);
 
 /* partner_serve.c: the partner side, one request line (after "partner ") */
 void migr_partner_serve(FILE *out, const char *line);

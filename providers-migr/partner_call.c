@@ -570,6 +570,7 @@ struct fetch {
 	unsigned int next, nkeys;
 	bool gid_moved; /* the GID asked at is one it had: gid replaced it */
 	union ibv_gid gid;
+	bool withheld; /* not connected to us yet: it gives them when it is */
 };
 
 static int fetch_args(struct migr_partner *p, char *buf, size_t len, void *arg)
@@ -615,6 +616,7 @@ static int fetch_take(struct migr_partner *p, const char *res, void *arg,
 	f->phys = v;
 	f->next = next;
 	f->gid_moved = migr_json_gid(res, "gid", &f->gid);
+	f->withheld = migr_json_true(res, "withheld");
 	if (f->x && fetch_keys(f, res)) {
 		snprintf(err, errlen, "its keys are malformed");
 		return EPROTO;
@@ -747,21 +749,88 @@ struct migr_xlate *migr_partner_fetch(struct migr_qp *mqp,
 		do {
 			ret = fetch_step(&p, &f, err, errlen);
 			f.from = f.next;
-		} while (!ret && f.next);
+		} while (!ret && f.next && !f.withheld);
 		if (ret) {
 			errno = ret;
 			return NULL;
 		}
-		__atomic_store_n(&x->gen, f.gen, __ATOMIC_RELEASE);
+		/* withheld: its give (do_give()) will say they are all in */
+		if (!f.withheld)
+			__atomic_store_n(&x->gen, f.gen, __ATOMIC_RELEASE);
 	}
 	if (replica_qpn(x, p.qpn, f.phys)) {
 		snprintf(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
-	verbs_info(
-		&mqp->ctx->vctx,
-		"QP 0x%x: its peer 0x%x at %s moved before, is QP 0x%x there; %u of its keys fetched\n",
-		mqp->vqp.qp.qp_num, p.qpn, p.host, f.phys, f.nkeys);
+	if (f.withheld)
+		verbs_info(
+			&mqp->ctx->vctx,
+			"QP 0x%x: its peer 0x%x at %s moved before, is QP 0x%x there; its keys are withheld until it connects\n",
+			mqp->vqp.qp.qp_num, p.qpn, p.host, f.phys);
+	else
+		verbs_info(
+			&mqp->ctx->vctx,
+			"QP 0x%x: its peer 0x%x at %s moved before, is QP 0x%x there; %u of its keys fetched\n",
+			mqp->vqp.qp.qp_num, p.qpn, p.host, f.phys, f.nkeys);
 	return x;
+}
+
+/* A give's chunk of our rkeys, and the numbers it names */
+struct give {
+	uint32_t our_phys, partner_phys;
+	uint64_t gen;
+	char pairs[KEYS_PER_LINE * 18 + 2];
+	bool last;
+};
+
+static int give_args(struct migr_partner *p, char *buf, size_t len, void *arg)
+{
+	struct give *g = arg;
+
+	/* A prepare's words (migrd checks it with the faces step), then ours */
+	snprintf(buf, len, "%u 0 0 0 0 %u %016" PRIx64 " %u %" PRIu64 " %d %s",
+		 p->mqp->vqp.qp.qp_num, g->our_phys, p->mqp->ctx->peer_id,
+		 g->partner_phys, g->gen, g->last, g->pairs);
+	return 0;
+}
+
+int migr_partner_give(struct migr_qp *mqp, uint32_t dest_qpn,
+		      const union ibv_gid *dgid, uint32_t our_phys,
+		      uint32_t partner_phys, char *err, size_t errlen)
+{
+	struct migr_context *ctx = mqp->ctx;
+	struct migr_partner p = { .mqp = mqp, .qpn = dest_qpn, .gid = *dgid };
+	struct give g = { .our_phys = our_phys, .partner_phys = partner_phys };
+	struct step st = { .op = "give",
+			   .args = give_args,
+			   .arg = &g,
+			   .prepare = true,
+			   .timeout_s = FETCH_TIMEOUT_S };
+	unsigned int start = 0, k;
+	int ret;
+
+	g.gen = __atomic_load_n(&ctx->xlate.gen, __ATOMIC_ACQUIRE);
+	if (!g.gen)
+		return 0;
+	if (migr_gid_host(&p.gid, p.host, sizeof(p.host))) {
+		snprintf(err, errlen, "its GID has no address to give at");
+		return EOPNOTSUPP;
+	}
+	if (host_quiet(p.host)) {
+		snprintf(err, errlen, "%s did not answer lately; not asked",
+			 p.host);
+		return ETIMEDOUT;
+	}
+	do {
+		pthread_mutex_lock(&ctx->rec.lock);
+		k = migr_rkey_pairs(ctx, start, KEYS_PER_LINE, g.pairs);
+		pthread_mutex_unlock(&ctx->rec.lock);
+		g.last = k < KEYS_PER_LINE;
+		if (!k)
+			snprintf(g.pairs, sizeof(g.pairs), "-");
+		ret = run_step_patient(&p, 1, &st, 10, err, errlen);
+		start += k;
+	} while (!ret && !g.last);
+	return ret;
 }

@@ -11,7 +11,7 @@ static const char *const steps[] = {
 	[PLINE_KEYS] = "keys",	     [PLINE_RECONNECT] = "reconnect",
 	[PLINE_RESUME] = "resume",   [PLINE_ABORT] = "abort",
 	[PLINE_RECVS] = "recvs",     [PLINE_FETCH] = "fetch",
-	[PLINE_FACES] = "faces",
+	[PLINE_FACES] = "faces",     [PLINE_GIVE] = "give",
 };
 
 static int __attribute__((format(printf, 3, 4)))

@@ -32,12 +32,22 @@ enum pline_step {
 	PLINE_RECVS,
 	PLINE_FETCH, /* a connect asks its peer: read only */
 	PLINE_FACES, /* migrd's own question before a prepare */
+	PLINE_GIVE, /* a connect hands its rkeys to the QP facing it */
 };
+
+/* Is the step routed and checked as a prepare is (PLINE_PARTNER_PHYS_WORD)? */
+static inline int pline_names_partner(enum pline_step step)
+{
+	return step == PLINE_PREPARE || step == PLINE_FACES ||
+	       step == PLINE_GIVE;
+}
 
 /*
  * In a prepare's entry (and the faces step made of it), "QPN PEER_QPN
  * LEASE_MS ACCESS MKEY MADDR PEER_PHYS PEER_ID PARTNER_PHYS": the word that
- * names the lower QP of the partner's the asker's QP is connected to
+ * names the lower QP of the partner's the asker's QP is connected to. A
+ * give's entry begins the same (LEASE_MS to MADDR 0), so that migrd checks
+ * it with the same faces step.
  */
 #define PLINE_PARTNER_PHYS_WORD 8
 

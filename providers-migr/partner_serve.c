@@ -428,7 +428,7 @@ static void do_faces(struct entry *e)
  * A QP of another process is being connected to this one (partner.h,
  * fetch): say which lower QP it must connect to, and, unless the asker
  * has them from generation GEN, our rkeys, MIGR_FETCH_KEYS at a time from the
- * START-th. Asked at a GID this process had before a switch (the
+ * START-th, if our QP faces it already. Asked at a GID this process had before a switch (the
  * application gave out the GID it read then), say the one that replaced
  * it. A QP connected to another QP answers notmine. Read only.
  */
@@ -442,7 +442,7 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 	uint64_t peer_id, gen, ours;
 	unsigned long start = 0;
 	union ibv_gid now;
-	bool probe, found;
+	bool probe, found, withheld;
 
 	if (sscanf(e->args, "%u %u %" SCNx64 " %" SCNu64 " %15s", &peer_qpn,
 		   &peer_phys, &peer_id, &gen, from) != 5) {
@@ -472,7 +472,14 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 		return;
 	}
 	ours = __atomic_load_n(&ctx->xlate.gen, __ATOMIC_ACQUIRE);
-	if (!probe && ours && ours != gen)
+	/*
+	 * Our rkeys grant access to our memory: only to the QP ours is
+	 * connected to. Not connected yet, we give them when we connect
+	 * (migr_partner_give()): anybody may ask a QP still in RESET or INIT.
+	 */
+	withheld = !probe && ours && ours != gen &&
+		   mqp->attr.qp_state < IBV_QPS_RTR;
+	if (!probe && ours && ours != gen && !withheld)
 		k = migr_rkey_pairs(ctx, start, MIGR_FETCH_KEYS, keys);
 	pthread_mutex_lock(&ctx->rec.lock);
 	found = migr_gid_history_find(&ctx->gid_history, gid, &now);
@@ -484,9 +491,9 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 	/* "phys", its lower QP, is in every result (reply()) */
 	RESULT(e, true,
 	       "{\"ok\":true,\"peer\":\"%016" PRIx64
-	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu%s}",
+	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu%s%s}",
 	       ctx->peer_id, ours, keys, k == MIGR_FETCH_KEYS ? start + k : 0,
-	       moved);
+	       moved, withheld ? ",\"withheld\":true" : "");
 }
 
 /*
@@ -721,6 +728,56 @@ static void do_keys(struct entry *v, unsigned int n, const char *pairs)
 		else
 			RESULT(&v[i], true, "{\"ok\":true}");
 	}
+}
+
+/*
+ * A process our QP connected to before its QP connected to ours withheld
+ * its rkeys then (do_fetch()); now that it is connected, it gives them
+ * (migrd checked, with the faces step, that it holds the QP ours faces):
+ * into the replica of its tables our QP was tied to at connect.
+ */
+static void do_give(struct entry *e)
+{
+	struct migr_qp *mqp = e->mqp;
+	struct prepare_args a;
+	const char *pairs;
+	uint64_t gen;
+	int last, n;
+
+	if (!read_prepare(e->entry, e->args, &a) ||
+	    sscanf(e->args,
+		   "%*u %*u %*d %*x %*x %*u %*x %*u %" SCNu64
+		   " %d %n",
+		   &gen, &last, &n) != 2 ||
+	    !gen || (last != 0 && last != 1)) {
+		FAILED(e, "bad give request");
+		return;
+	}
+	if (mqp->attr.qp_state < IBV_QPS_RTR ||
+	    faces_other(e, a.peer_qpn, a.peer_phys, a.partner_phys))
+		return;
+	if (e->ctx->switch_active || !mqp->lower) {
+		e->busy = true;
+		FAILED(e, "switching itself");
+		return;
+	}
+	if (mqp->remote != migr_peer_tables(e->ctx, a.peer_id)) {
+		FAILED(e, "QP 0x%x did not learn of context %016" PRIx64
+			  " at connect",
+		       e->qpn, a.peer_id);
+		return;
+	}
+	pairs = e->args + n;
+	if (strcmp(pairs, "-") && set_keys(e->ctx, mqp->remote, pairs)) {
+		FAILED(e, "bad give request");
+		return;
+	}
+	if (last)
+		__atomic_store_n(&mqp->remote->gen, gen, __ATOMIC_RELEASE);
+	verbs_info(&e->ctx->vctx,
+		   "QP 0x%x: its peer 0x%x, connected now, gave its keys%s\n",
+		   mqp->vqp.qp.qp_num, a.peer_qpn, last ? "" : " (in part)");
+	RESULT(e, true, "{\"ok\":true}");
 }
 
 /*
@@ -978,6 +1035,17 @@ static void serve_keys(struct entry *v, unsigned int n, const char *pairs,
 	do_keys(v, n, pairs);
 }
 
+static void give_one(struct entry *e, const union ibv_gid *gid)
+{
+	do_give(e);
+}
+
+static void serve_give(struct entry *v, unsigned int n, const char *pairs,
+		       const union ibv_gid *gid)
+{
+	serve_each(v, n, pairs, gid, give_one);
+}
+
 /* resume and abort: the session ends, whatever state it reached */
 static void end_one(struct entry *e, const union ibv_gid *gid)
 {
@@ -1001,6 +1069,7 @@ static const struct {
 	[PLINE_PREPARE] = { serve_prepare, false },
 	[PLINE_FACES] = { serve_faces, false },
 	[PLINE_FETCH] = { serve_fetch, false },
+	[PLINE_GIVE] = { serve_give, false },
 	[PLINE_SUSPEND] = { serve_suspend, true },
 	[PLINE_RECONNECT] = { serve_reconnect, true },
 	[PLINE_RECVS] = { serve_recvs, true },

@@ -349,6 +349,24 @@ static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
 	return x;
 }
 
+/*
+ * Our keys to the peer our QP now faces (partner_give), if it asked for
+ * them before we connected and was told to wait: without our control
+ * path held, as fetch_peer()
+ */
+static void give_peer(struct migr_qp *mqp, uint32_t dest_qpn,
+		      const union ibv_gid *dgid, uint32_t our_phys,
+		      uint32_t partner_phys)
+{
+	char err[512];
+
+	if (migr_partner_give(mqp, dest_qpn, dgid, our_phys, partner_phys, err,
+			      sizeof(err)))
+		verbs_info(&mqp->ctx->vctx,
+			   "QP 0x%x: could not give its keys to its peer 0x%x: %s\n",
+			   mqp->vqp.qp.qp_num, dest_qpn, err);
+}
+
 int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct migr_qp *mqp = to_mqp(qp);
@@ -356,6 +374,8 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	struct migr_context *peer = NULL;
 	bool connect = (attr_mask & IBV_QP_DEST_QPN) && (attr_mask & IBV_QP_AV);
 	struct migr_xlate *fetched = NULL;
+	uint32_t our_phys = 0;
+	bool give = false;
 	int ret;
 
 	if (connect)
@@ -389,8 +409,15 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 			moved.ah_attr.grh.dgid = lattr.ah_attr.grh.dgid;
 		migr_record_modify_qp(mqp, &moved, attr_mask);
 		migr_qp_update_slow(mqp);
+		/* a peer that connected first could not fetch our keys */
+		give = connect && !mqp->self &&
+		       (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_UC);
+		our_phys = mqp->lower->qp_num;
 	}
 	ctl_leave(qp->context);
+	if (give)
+		give_peer(mqp, attr->dest_qp_num, &lattr.ah_attr.grh.dgid,
+			  our_phys, lattr.dest_qp_num);
 	return ret;
 }
 

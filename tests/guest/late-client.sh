@@ -5,7 +5,10 @@
 # numbers and keys than the ones it announces. Then a client on B connects
 # to it: at connect, each side's migr library asks the other's, through
 # the two migrd, which lower QP to connect to and, once, what its rkeys
-# are now ("fetch"). Every WR of both is checked: READs, WRITEs and
+# are now ("fetch"). The server connects its QPs 3 s after the client
+# does: until then its library withholds its rkeys (anybody may ask a QP
+# that is not connected yet), and gives them to the client's QPs once it
+# has connected ("give"). Every WR of both is checked: READs, WRITEs and
 # atomics on the moved MRs included. Then the server moves back under
 # traffic, its client following. The server runs as nobody.
 # usage: late-client.sh a|b    (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
@@ -22,7 +25,7 @@ if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC"
 	install -m 0666 /dev/null "$VERBS_LOG_FILE"
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		migr-traffic -d migr_rxe0 --server $TRAFFIC >"$LOGDIR/late-client-server.log" 2>&1 &
+		migr-traffic -d migr_rxe0 --server $TRAFFIC --connect-delay 3 >"$LOGDIR/late-client-server.log" 2>&1 &
 	S=$!
 	started "$S" || fail server_started
 	# A QP held on rxe1 by another program: the server's QPs get other
@@ -32,6 +35,30 @@ if [ "$role" = a ]; then
 	sleep 1
 	# Nobody connected yet: no partner follows, the numbers change
 	switch_to server_moves_before_its_client "$S" rxe1 0
+	# Its QPs are not connected yet: a fetch that asks for its keys (here
+	# root's, through migrd, as a process of another host's would come)
+	# learns where the QP is, but no key
+	check unconnected_qp_withholds_keys python3 - "$S" "$MIGRD_SOCKET" <<'PY'
+import json, socket, subprocess, sys
+pid, sock = sys.argv[1], sys.argv[2]
+st = json.loads(subprocess.check_output(
+    ["migrctl", "status", "--pid", pid, "--json"]))
+qpn = st["processes"][0]["status"]["contexts"][0]["qps"][0]["qpn"]
+# rxe1's RoCE v2 GID of 10.9.0.11
+gid = next(open(f"/sys/class/infiniband/rxe1/ports/1/gids/{i}").read()
+           .strip().replace(":", "") for i in range(8)
+           if open(f"/sys/class/infiniband/rxe1/ports/1/gids/{i}").read()
+           .strip().endswith("ffff:0a09:000b"))
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock)
+s.sendall(f"migrd/1 partner 10.9.0.11 0 {qpn} {gid} fetch {gid} {qpn} "
+          f"1 1 0000000000000001 0 0\n".encode())
+r = json.loads(s.makefile().readline())
+print(r)
+res = r["reply"]["results"][0]
+assert res["ok"] and res["gen"] > 0, r
+assert res["keys"] == "" and res.get("withheld") is True, r
+PY
 	say a.moved
 	await b.running || fail b_running
 	switch_to server_moves_back_with_its_client "$S" rxe0 2
@@ -47,12 +74,13 @@ else
 		>"$LOGDIR/late-client-client.log" 2>&1 &
 	C=$!
 	started "$C" || fail client_started
-	sleep 4
-	# What the client's library learned at connect, and that it was needed
-	check client_fetched_moved_keys grep -q "moved before, is QP 0x[0-9a-f]* there; [1-9][0-9]* of its keys fetched" "$VERBS_LOG_FILE"
-	# ... once: its other QP of the same context only asks where it is
-	check client_fetched_once sh -c "[ \$(grep -c 'moved before, is QP' $VERBS_LOG_FILE) = 2 ] &&
-		[ \$(grep -c 'moved before, is QP 0x[0-9a-f]* there; [1-9]' $VERBS_LOG_FILE) = 1 ]"
+	# What the client's library learned at connect: where the server's
+	# QPs are, but not its keys, before they are connected; then the
+	# server gives them
+	check client_given_keys sh -c "for i in \$(seq 300); do
+		grep -q 'connected now, gave its keys\$' $VERBS_LOG_FILE && exit 0; sleep 0.1; done; exit 1"
+	check client_keys_withheld grep -q "moved before, is QP 0x[0-9a-f]* there; its keys are withheld until it connects" "$VERBS_LOG_FILE"
+	check client_asked_for_each_qp sh -c "[ \$(grep -c 'moved before, is QP' $VERBS_LOG_FILE) = 2 ]"
 	# the server's QPs are not on the numbers it announced
 	check client_connected_elsewhere sh -c "grep 'moved before, is QP' $VERBS_LOG_FILE |
 		sed -n 's/.*its peer \(0x[0-9a-f]*\) at .* is QP \(0x[0-9a-f]*\) there.*/\1 \2/p' | awk '\$1 != \$2' | grep -q ."
@@ -89,6 +117,9 @@ else
 	check pingpong_client_done sh -c "[ $rc -eq 0 ] && grep -q 'iters in' $LOGDIR/late-pingpong-client.log"
 	sed -n 's/^ *remote address:/    server said:/p' "$LOGDIR/late-pingpong-client.log"
 	check pingpong_client_told_of_the_move grep -q "moved to another GID since it gave it out" "$VERBS_LOG_FILE"
+	# ibv_rc_pingpong's server connects before it answers its client:
+	# the client fetches its keys at once
+	check pingpong_client_fetched_keys grep -q "moved before, is QP 0x[0-9a-f]* there; [1-9][0-9]* of its keys fetched" "$VERBS_LOG_FILE"
 fi
 kill -TERM "$MIGRD" 2>/dev/null
 summary "late-client $role"

@@ -89,6 +89,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		tr_chan_recv(eps[i], MSG_HELLO, &eps[i]->peer,
 			     sizeof(eps[i]->peer));
+	if (o.connect_delay > 0)
+		usleep(o.connect_delay * 1e6);
 	for (i = 0; i < n; i++)
 		tr_connect(eps[i]);
 	/* Nobody sends before both sides have posted their receives. */

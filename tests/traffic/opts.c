@@ -66,6 +66,8 @@ static void usage(FILE *f)
 		"      --json                 final summary as one JSON line\n"
 		"      --stall-timeout SEC    fail if nothing completes for SEC (default 60, 0: never)\n"
 		"      --connect-timeout SEC  keep trying to reach the server (default 10)\n"
+		"      --connect-delay SEC    connect the QPs SEC after the peer's hello\n"
+		"                             (its QPs are connected first)\n"
 		"      --hold-recvs SEC       at SIGUSR1, post no RECV for SEC seconds, or\n"
 		"                             until the next SIGUSR1 (the\n"
 		"                             peer's SENDs wait), to a QP or to the SRQ\n"
@@ -151,6 +153,7 @@ enum {
 	O_JSON,
 	O_STALL,
 	O_CONNECT,
+	O_CONNECT_DELAY,
 	O_UD_LOSS,
 	O_FAULT,
 	O_CLIENTS,
@@ -186,6 +189,7 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "stall-timeout", required_argument, NULL, O_STALL },
 		{ "connect-timeout", required_argument, NULL, O_CONNECT },
+		{ "connect-delay", required_argument, NULL, O_CONNECT_DELAY },
 		/* Not in --help: makes the checker's own tests fail. */
 		{ "inject-fault", required_argument, NULL, O_FAULT },
 		{ "help", no_argument, NULL, 'h' },
@@ -294,6 +298,10 @@ void tr_parse_opts(struct tr_opts *o, int argc, char **argv)
 		case O_CONNECT:
 			o->connect_timeout =
 				seconds(optarg, "bad --connect-timeout");
+			break;
+		case O_CONNECT_DELAY:
+			o->connect_delay =
+				seconds(optarg, "bad --connect-delay");
 			break;
 		case O_UD_LOSS:
 			o->ud_max_loss = seconds(optarg, "bad --ud-max-loss");

@@ -75,6 +75,7 @@ struct tr_opts {
 	bool json;
 	double stall_timeout;
 	double connect_timeout;
+	double connect_delay; /* after the hello, before the QPs connect */
 	double ud_max_loss; /* percent of UD datagrams that may be lost */
 	enum tr_fault fault;
 	unsigned int clients; /* a server's, on one device context */

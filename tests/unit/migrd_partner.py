@@ -62,7 +62,8 @@ def real(op, rest):
         phys = (6000 if forge else 5000) + int(q)
         if not forge and q not in owned:
             res.append({"ok": False, "notmine": True})
-        elif (not forge and op in ("prepare", "faces") and len(w) >= 9 and
+        elif (not forge and op in ("prepare", "faces", "give") and
+              len(w) >= 9 and
               w[8] != str(phys)):
             res.append({"ok": False, "notmine": True,
                         "error": "faces another"})
@@ -258,6 +259,12 @@ def main():
     return 1 if check.failed else 0
 
 
+def gent(q):
+    """A give's entry for QP q: QP 77 (lower 1000 + q, context aa) gives
+    its keys of generation 3, all of them, to QP q (lower 5000 + q)"""
+    return f"{q} 77 0 0 0 0 {1000 + q} aa {5000 + q} 3 1 1a:2b,3c:4d"
+
+
 def owned_by(tmp, sa, f1, f2, fakes, host):
     """A migr process that is not root (f1) asks for f2's QPs 17, 18, 20:
     QP N of f2 faces QP 1000 + N with PEER_GID; the owners file says whose
@@ -314,6 +321,14 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     check(tag + "prepare for a QP not facing the asker's", denied(
         r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
         f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+    # A give (rkeys to the QP that faces the giver's) is checked as a
+    # prepare is
+    r = step(f"give {GID} {gent(17)}", 0)
+    check(tag + "give for a QP not facing the asker's", denied(
+        r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
+        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+    before = f2.lines()
+    r = step(f"prepare {GID} {pent(17)}", 0)
     # faces carries the prepare's arguments (the partner answers notmine
     # for a QP that faces another QP than the one they name)
     check(tag + "only faces asked", f2.lines()[len(before):] ==
@@ -349,6 +364,17 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
         f"{PEER_GID}, which pid {f1.pid} does not own"), r)
     check(tag + "no prepare relayed", "prepare" not in f2.lines()[start:],
           f2.lines()[start:])
+    # f1 owns QP 1017: its give goes to f2, which opens no session
+    before = f2.lines()
+    r = step(f"give {GID} {gent(17)}", 0)
+    check(tag + "give facing the asker's", relayed_to_f2(r, "give"), r)
+    check(tag + "faces, then give", f2.lines()[len(before):] ==
+          f"partner faces {GID} {gent(17)}\n"
+          f"partner give {GID} {gent(17)}\n",
+          f2.lines()[len(before):])
+    r = step(f"suspend {GID} 17 5000")
+    check(tag + "a give opens no session",
+          "no partner session" in r.get("error", ""), r)
     # f1 owns QP 1017: prepare goes to f2, then the session's steps
     before = f2.lines()
     r = step(f"prepare {GID} {pent(17)}", 0)
