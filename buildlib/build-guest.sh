@@ -10,10 +10,14 @@ set -euo pipefail
 "$MIGR_TOP/buildlib/upstream.sh" >/dev/null
 "$MIGR_TOP/buildlib/buildroot.sh" ensure
 
+# IN_PLACE puts run-time files (ibacm's socket) under the build directory,
+# whose path may not fit a socket address (108 bytes) from a deep clone:
+# /run instead.
 out=$MIGR_BUILD/trixie
 if [ ! -f "$out/build.ninja" ]; then
 	"$MIGR_TOP/buildlib/buildroot.sh" run cmake -S "$MIGR_TOP" -B "$out" -GNinja \
 		-DIN_PLACE=1 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_RUNDIR=/run \
 		-DPYTHON_EXECUTABLE=/usr/bin/python3 >"$out.cmake.log" 2>&1 ||
 		{ tail -20 "$out.cmake.log" >&2; die "cmake failed (log: $out.cmake.log)"; }
 fi

@@ -41,9 +41,8 @@ stamp_text() {
 # and process goes away with it), /dev, /sys, a fresh /proc and /tmp, the repo
 # at its own path, a clean environment.
 inroot() {
-	local cwd=$PWD binds=("$MIGR_TOP") d
+	local cwd=$PWD binds=("$MIGR_TOP")
 	case $MIGR_BUILD/ in "$MIGR_TOP"/*) ;; *) [ -d "$MIGR_BUILD" ] && binds+=("$MIGR_BUILD") ;; esac
-	for d in "${binds[@]}"; do mkdir -p "$ROOT$d"; done
 	# The root sees only the repo: elsewhere, say so and run at the repo's top.
 	case $cwd/ in
 	"$MIGR_TOP"/* | "$MIGR_BUILD"/*) ;;
@@ -61,7 +60,8 @@ inroot() {
 		mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
 		mount -t tmpfs -o mode=1777 tmpfs "$R/dev/shm"
 		cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
-		for i in $(seq "$n"); do mount --rbind "$1" "$R$1"; shift; done
+		# mount points made after the fresh /tmp: a repo under /tmp
+		for i in $(seq "$n"); do mkdir -p "$R$1"; mount --rbind "$1" "$R$1"; shift; done
 		set +e
 		chroot "$R" /usr/bin/env -i \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
