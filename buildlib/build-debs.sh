@@ -48,8 +48,11 @@ git -C "$MIGR_TOP" rev-parse --git-dir >/dev/null 2>&1 || die "$MIGR_TOP is not 
 # inroot CMD...: CMD in the packaging root, the repo bind-mounted at its own
 # path, private mount+pid namespaces, a clean environment.
 inroot() {
+	local cc
 	mkdir -p "$ROOT$MIGR_TOP"
-	unshare --mount --pid --fork --kill-child --propagation private --mount-proc="$ROOT/proc" \
+	# ccache's directory at its own path; its compilers come first
+	mapfile -t cc < <(ccache_vars deb)
+	env "${cc[@]}" unshare --mount --pid --fork --kill-child --propagation private --mount-proc="$ROOT/proc" \
 		/bin/bash -c '
 		set -e
 		R=$1 top=$2; shift 2
@@ -57,10 +60,13 @@ inroot() {
 		mount -t sysfs sysfs "$R/sys"
 		mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
 		cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
-		mkdir -p "$R$top" # after the /tmp mount: the repo may live under /tmp
+		mkdir -p "$R$top" "$R$CCACHE_DIR" # after the /tmp mount: the repo may live under /tmp
 		mount --rbind "$top" "$R$top"
+		mount --bind "$CCACHE_DIR" "$R$CCACHE_DIR"
 		exec chroot "$R" /usr/bin/env -i \
-			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			PATH=/usr/lib/ccache:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			CCACHE_DIR="$CCACHE_DIR" CCACHE_BASEDIR="$CCACHE_BASEDIR" \
+			CCACHE_NOHASHDIR="$CCACHE_NOHASHDIR" CCACHE_MAXSIZE="$CCACHE_MAXSIZE" \
 			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 		' _ "$ROOT" "$MIGR_TOP" "$@"
 }
@@ -150,7 +156,7 @@ fi
 
 # 3. The packaging build root: trixie buildd + exactly the Build-Depends + lintian.
 build_deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$TREE/debian/control" | sed '$d')
-want_stamp=$(printf '%s\n%s\nlintian\n' "$(trixie_apt_lines)" "$build_deps")
+want_stamp=$(printf '%s\n%s\nlintian ccache\n' "$(trixie_apt_lines)" "$build_deps")
 if [ ! -x "$ROOT/usr/bin/dpkg-buildpackage" ] || [ "$(cat "$ROOT/etc/migr-pkgroot.stamp" 2>/dev/null)" != "$want_stamp" ]; then
 	apt_install mmdebstrap
 	if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
@@ -167,7 +173,7 @@ if [ ! -x "$ROOT/usr/bin/dpkg-buildpackage" ] || [ "$(cat "$ROOT/etc/migr-pkgroo
 	trixie_apt_lines >"$ROOT/etc/apt/sources.list"
 	log "installing rdma-core's Build-Depends in the packaging root"
 	{ inroot apt-get -q update && inroot sh -c "cd '$TREE' && apt-get -q -y --no-install-recommends build-dep ./" &&
-		inroot apt-get -q -y --no-install-recommends install lintian && inroot apt-get clean; } \
+		inroot apt-get -q -y --no-install-recommends install lintian ccache && inroot apt-get clean; } \
 		>>"$MIGR_CACHE/buildroot-trixie-deb.log" 2>&1 ||
 		{ tail -n 20 "$MIGR_CACHE/buildroot-trixie-deb.log" >&2; die "installing the Build-Depends failed (log: $MIGR_CACHE/buildroot-trixie-deb.log)"; }
 	echo "$want_stamp" >"$ROOT/etc/migr-pkgroot.stamp"

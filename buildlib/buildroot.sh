@@ -26,7 +26,7 @@ PACKAGES=(
 	cmake ninja-build pkgconf gcc
 	libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev libdrm-dev
 	libssl-dev libjansson-dev
-	python3-dev cython3 pandoc python3-docutils valgrind
+	python3-dev cython3 pandoc python3-docutils valgrind ccache
 )
 
 usage() { sed -n '6,8s/^# \{0,1\}//p' "$0" >&2; exit 2; }
@@ -41,8 +41,11 @@ stamp_text() {
 # and process goes away with it), /dev, /sys, a fresh /proc and /tmp, the repo
 # at its own path, a clean environment.
 inroot() {
-	local cwd=$PWD binds=("$MIGR_TOP")
+	local cwd=$PWD binds=("$MIGR_TOP") cc
 	case $MIGR_BUILD/ in "$MIGR_TOP"/*) ;; *) [ -d "$MIGR_BUILD" ] && binds+=("$MIGR_BUILD") ;; esac
+	# ccache's directory at its own path too; its compilers come first
+	mapfile -t cc < <(ccache_vars trixie)
+	binds+=("${cc[0]#CCACHE_DIR=}")
 	# The root sees only the repo: elsewhere, say so and run at the repo's top.
 	case $cwd/ in
 	"$MIGR_TOP"/* | "$MIGR_BUILD"/*) ;;
@@ -51,7 +54,7 @@ inroot() {
 	# The bash below is the namespace's PID 1 (which ignores signals it has no
 	# handler for, and reaps orphans); CMD runs as its child so that Ctrl-C and
 	# kill work on it. --kill-child: the namespace dies with this script.
-	unshare --mount --pid --fork --kill-child --propagation private --mount-proc="$ROOT/proc" \
+	env "${cc[@]}" unshare --mount --pid --fork --kill-child --propagation private --mount-proc="$ROOT/proc" \
 		/bin/bash -c '
 		set -e
 		R=$1 cwd=$2 n=$3; shift 3
@@ -64,7 +67,9 @@ inroot() {
 		for i in $(seq "$n"); do mkdir -p "$R$1"; mount --rbind "$1" "$R$1"; shift; done
 		set +e
 		chroot "$R" /usr/bin/env -i \
-			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			PATH=/usr/lib/ccache:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			CCACHE_DIR="$CCACHE_DIR" CCACHE_BASEDIR="$CCACHE_BASEDIR" \
+			CCACHE_NOHASHDIR="$CCACHE_NOHASHDIR" CCACHE_MAXSIZE="$CCACHE_MAXSIZE" \
 			HOME=/root LANG=C.UTF-8 /bin/sh -c "cd \"\$0\" && exec \"\$@\"" "$cwd" "$@"
 		rc=$?
 		exit $rc

@@ -51,6 +51,16 @@ fetch_verified() {
 	mv "$tmp" "$dest"
 }
 
+# Compiler output is cached (ccache) under $MIGR_CACHE/ccache-NAME: a clean
+# clone recompiles only what changed, not upstream's unchanged sources.
+# ccache_vars NAME: its environment, one VAR=value a line (paths taken
+# relative to the repo, so that another clone's builds hit too).
+ccache_vars() {
+	mkdir -p "$MIGR_CACHE/ccache-$1"
+	printf '%s\n' "CCACHE_DIR=$MIGR_CACHE/ccache-$1" "CCACHE_BASEDIR=$MIGR_TOP" \
+		CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=2G
+}
+
 # apt_install PKG...: install what is missing, quietly and idempotently.
 apt_install() {
 	local missing=() p
