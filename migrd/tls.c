@@ -280,17 +280,29 @@ static int fill(SSL *s, long long deadline)
 	}
 }
 
-/* A socket's errno, as the rest of migrd says it */
-static void io_error(int e, const char *what, char *err, size_t errlen)
+enum tls_op { TLS_HANDSHAKE, TLS_READ, TLS_WRITE };
+
+/*
+ * A socket's errno, in one line; an end between frames is "connection
+ * closed" alone (peer.c tells it from a failure)
+ */
+static void io_error(int e, enum tls_op op, bool sending, char *err,
+		     size_t errlen)
 {
+	const char *when = "";
+
+	if (op == TLS_HANDSHAKE)
+		when = " during the TLS handshake";
+	else if (sending)
+		when = " while sending";
+
 	if (e == ECONNRESET || e == EPIPE)
-		snprintf(err, errlen, "connection closed%s%s", *what ? " " : "",
-			 what);
+		snprintf(err, errlen, "connection closed%s", when);
 	else if (e == ETIMEDOUT)
-		snprintf(err, errlen, "timed out%s%s", *what ? " " : "", what);
+		snprintf(err, errlen, "timed out%s",
+			 *when ? when : " waiting for a frame");
 	else
-		snprintf(err, errlen, "%s%s%s", strerror(e), *what ? " " : "",
-			 what);
+		snprintf(err, errlen, "%s%s", strerror(e), when);
 }
 
 /*
@@ -338,8 +350,6 @@ static void ssl_error(SSL *s, int e, bool hs, char *err, size_t errlen)
 	ERR_clear_error();
 }
 
-enum tls_op { TLS_HANDSHAKE, TLS_READ, TLS_WRITE };
-
 /*
  * One OpenSSL call until it is done, moving its bytes between the memory
  * BIOs and the socket, every wait before deadline. 0 or -1 with err.
@@ -360,7 +370,7 @@ static int drive(SSL *s, enum tls_op op, void *buf, size_t len, size_t *done,
 		e = rc == 1 ? SSL_ERROR_NONE : SSL_get_error(s, rc);
 		/* Also an alert that says why this side gives up */
 		if (flush(s, deadline) && e != SSL_ERROR_SSL) {
-			io_error(errno, "sending", err, errlen);
+			io_error(errno, op, true, err, errlen);
 			return -1;
 		}
 		if (e == SSL_ERROR_NONE)
@@ -370,11 +380,7 @@ static int drive(SSL *s, enum tls_op op, void *buf, size_t len, size_t *done,
 			return -1;
 		}
 		if (fill(s, deadline)) {
-			io_error(errno,
-				 op == TLS_HANDSHAKE ?
-					 "during the TLS handshake" :
-					 "",
-				 err, errlen);
+			io_error(errno, op, false, err, errlen);
 			return -1;
 		}
 	}
