@@ -204,6 +204,11 @@ fail:
 	if (!strcmp(tmp, "connection closed"))
 		snprintf(err, errlen,
 			 "peer %s closed the connection (see its log)", host);
+	else if (!strcmp(tmp, "connection closed during the TLS handshake"))
+		snprintf(
+			err, errlen,
+			"peer %s closed the connection during the TLS handshake (an older migrd? see its log)",
+			host);
 	else if (!strncmp(tmp, "refused ", 8))
 		snprintf(err, errlen, "peer %s %s", host, tmp);
 	else

@@ -38,6 +38,7 @@ struct tls_key {
 /* A connection's app data: its socket, and why a callback refused */
 struct tls_conn {
 	int fd;
+	bool psk_offered; /* server: the client named a PSK */
 	char why[200];
 };
 
@@ -109,6 +110,7 @@ static int find_session(SSL *s, const unsigned char *id, size_t idlen,
 	struct tls_conn *c = SSL_get_app_data(s);
 
 	*sessp = NULL;
+	c->psk_offered = true;
 	if (idlen != strlen(TLS_PSK_IDENTITY) ||
 	    memcmp(id, TLS_PSK_IDENTITY, idlen)) {
 		snprintf(c->why, sizeof(c->why),
@@ -170,7 +172,12 @@ SSL_CTX *tls_ctx_new(bool server, const uint8_t *key, size_t len,
 	struct tls_key *k = calloc(1, sizeof(*k));
 	SSL_CTX *ctx = NULL;
 
-	if (!k || (alpn && strlen(alpn) >= sizeof(k->alpn)))
+	if (alpn && strlen(alpn) >= sizeof(k->alpn)) {
+		free(k);
+		snprintf(err, errlen, "ALPN name %s too long", alpn);
+		return NULL;
+	}
+	if (!k)
 		goto fail;
 	if (tls_psk_derive(key, len, k->psk))
 		goto fail;
@@ -328,6 +335,14 @@ static void ssl_error(SSL *s, int e, bool hs, char *err, size_t errlen)
 	else if (ERR_GET_LIB(code) != ERR_LIB_SSL)
 		snprintf(err, errlen, "TLS %s failed: %s",
 			 hs ? "handshake" : "record", code ? why : "no reason");
+	else if (SSL_is_server(s) && hs && !c->psk_offered &&
+		 ERR_GET_REASON(code) == SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM)
+		/* TLS, but not us: it wants a certificate */
+		snprintf(err, errlen,
+			 "client offered no pre-shared key, not a migrd (%s)",
+			 why);
+	else if (hs && ERR_GET_REASON(code) == SSL_R_WRONG_VERSION_NUMBER)
+		snprintf(err, errlen, "not TLS 1.3, an older migrd? (%s)", why);
 	else if (ERR_GET_REASON(code) == SSL_R_BINDER_DOES_NOT_VERIFY)
 		snprintf(err, errlen, "wrong key (%s)", why);
 	else if (hs &&

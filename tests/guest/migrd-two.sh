@@ -34,7 +34,7 @@ if [ "$role" = a ]; then
 	echo "$SP $qpn" >"$INFO.tmp" && mv "$INFO.tmp" "$INFO"
 	check a_waits_for_b sh -c "for i in \$(seq 110); do [ -f $DONE ] && exit 0; sleep 1; done; exit 1"
 	check a_authenticated_b grep -q "peer 10.9.0.2 authenticated" "$MLOG"
-	check a_refused_plain_bytes grep -q "peer 10.9.0.2 refused: TLS handshake failed" "$MLOG"
+	check a_refused_plain_bytes grep -Eq "peer 10.9.0.2 refused: (not TLS 1.3|TLS handshake failed)" "$MLOG"
 	check a_refused_wrong_key grep -q "peer 10.9.0.2 refused: wrong key (binder does not verify)" "$MLOG"
 	kill -TERM "$SP"; wait "$SP"
 	check a_selfpair_ok grep -q 'selfpair: OK' "$LOGDIR/migrd-two-selfpair.log"
