@@ -349,8 +349,8 @@ static void ssl_error(SSL *s, int e, bool hs, char *err, size_t errlen)
 		 (ERR_GET_REASON(code) == SSL_R_TLSV1_ALERT_DECRYPT_ERROR ||
 		  ERR_GET_REASON(code) == SSL_R_SSLV3_ALERT_ILLEGAL_PARAMETER))
 		/*
-		 * A server whose binder check fails says decrypt_error
-		 * (OpenSSL 3.5), or illegal_parameter (3.0)
+		 * A server whose binder check fails says illegal_parameter
+		 * (OpenSSL 3.0), or decrypt_error (newer ones, as RFC 8446)
 		 */
 		snprintf(err, errlen,
 			 "refused the TLS handshake: wrong key? (%s)", why);
