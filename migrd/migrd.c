@@ -20,6 +20,7 @@
 #include "migrd.h"
 #include "registry.h"
 #include "sockio.h"
+#include "tls.h"
 
 #define PRUNE_EVERY_S 10
 
@@ -329,6 +330,7 @@ static int parse_args(int argc, char **argv, bool *fg)
  */
 static int load_key(void)
 {
+	uint8_t psk[TLS_PSK_LEN];
 	char err[512];
 
 	if (access(g.conf.key_file, F_OK) && errno == ENOENT) {
@@ -341,6 +343,13 @@ static int load_key(void)
 		log_err("%s", err);
 		return -1;
 	}
+	/* The TLS link keys with a PSK derived from it (tls.c): now, not late */
+	if (tls_psk_derive(g.psk, g.psk_len, psk)) {
+		log_err("cannot derive the peer link's key from %s (OpenSSL's HKDF)",
+			g.conf.key_file);
+		return -1;
+	}
+	OPENSSL_cleanse(psk, sizeof(psk));
 	return 0;
 }
 

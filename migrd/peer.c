@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* migrd to migrd over TCP: handshake, then request/reply frames (wire.h) */
+/* migrd to migrd over TCP: TLS 1.3 (tls.h), then request/reply frames */
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,60 +16,50 @@
 #include "log.h"
 #include "migrd.h"
 #include "sockio.h"
+#include "tls.h"
+#include "wire.h"
 
 #define PEER_IDLE_MS 30000
 #define PEER_HANDSHAKE_MS 5000 /* the whole handshake, however it trickles */
+#define PEER_CALL_MS 5000 /* a client's handshake, and sending its request */
 #define PEER_REQS_MAX 64 /* per connection */
 #define PEER_LOG_MAX 96 /* of a request: a partner's line is cut short */
 
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
-/*
- * Read one frame, header and body within timeout_ms, and check it;
- * f->body points into buf
- */
-static int read_frame(int fd, struct wire_sess *s, uint8_t *buf,
-		      struct wire_frame *f, int timeout_ms, char *err,
-		      size_t errlen)
-{
-	long long deadline = io_now_ms() + timeout_ms;
-	long len;
+/* One context per side, keyed once from the key file (g.psk) */
+static SSL_CTX *ctxs[2];
+static char ctx_err[160];
+static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
 
-	if (io_read_full(fd, buf, WIRE_HDR_LEN, timeout_ms)) {
-		snprintf(err, errlen, "reading a frame: %s",
-			 errno == ECONNRESET ? "connection closed" :
-					       strerror(errno));
-		return -1;
+static void ctx_init(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ctxs[i] = tls_ctx_new(i, g.psk, g.psk_len, TLS_ALPN, ctx_err,
+				      sizeof(ctx_err));
+		if (!ctxs[i])
+			log_err("%s", ctx_err);
 	}
-	len = wire_peek_len(buf, err, errlen);
-	if (len < 0)
-		return -1;
-	if (io_read_full(fd, buf + WIRE_HDR_LEN, len + SHA256_LEN,
-			 io_left_ms(deadline))) {
-		snprintf(err, errlen, "truncated frame: %s", strerror(errno));
-		return -1;
-	}
-	return wire_open(s, buf, WIRE_HDR_LEN + len + SHA256_LEN, f, err,
-			 errlen);
 }
 
-static int send_frame(int fd, struct wire_sess *s, uint8_t type,
-		      const void *body, size_t len, uint8_t *buf)
+static SSL_CTX *ctx_get(bool server, char *err, size_t errlen)
 {
-	long n = wire_seal(s, type, body, len, buf);
-
-	return n < 0 ? -1 : io_write_all(fd, buf, n, 5000);
+	pthread_once(&ctx_once, ctx_init);
+	if (!ctxs[server])
+		snprintf(err, errlen, "%s", ctx_err);
+	return ctxs[server];
 }
 
 void peer_serve(int fd, const char *who)
 {
-	long long deadline = io_now_ms() + PEER_HANDSHAKE_MS;
-	uint8_t *buf = malloc(WIRE_FRAME_MAX);
+	uint8_t *buf = malloc(REQ_MAX);
 	struct client c = { .peer = true };
 	struct sbuf out = {};
-	struct wire_frame f;
-	struct wire_sess s;
+	SSL_CTX *ctx;
+	SSL *s = NULL;
 	char err[256];
 	struct req r;
 	long n;
@@ -77,32 +68,24 @@ void peer_serve(int fd, const char *who)
 	if (!buf)
 		goto done;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &i, sizeof(i));
-	wire_sess_init(&s, g.psk, g.psk_len);
-	/* One deadline for all of the handshake, not one per frame */
-	if (read_frame(fd, &s, buf, &f, io_left_ms(deadline), err, sizeof(err)))
+	ctx = ctx_get(true, err, sizeof(err));
+	if (!ctx)
 		goto refused;
-	n = wire_server_challenge(&s, &f, buf, err, sizeof(err));
-	if (n < 0 || io_write_all(fd, buf, n, io_left_ms(deadline))) {
-		if (n >= 0)
-			snprintf(err, sizeof(err), "sending the challenge: %s",
-				 strerror(errno));
-		goto refused;
-	}
-	if (read_frame(fd, &s, buf, &f, io_left_ms(deadline), err, sizeof(err)) ||
-	    wire_server_verify(&s, &f, err, sizeof(err)))
+	/* One deadline for all of the handshake, not one per message */
+	s = tls_accept(ctx, fd, PEER_HANDSHAKE_MS, err, sizeof(err));
+	if (!s)
 		goto refused;
 	log_info("peer %s authenticated", who);
 	for (i = 0; i < PEER_REQS_MAX; i++) {
-		if (read_frame(fd, &s, buf, &f, PEER_IDLE_MS, err,
-			       sizeof(err))) {
-			if (strcmp(err, "reading a frame: connection closed"))
+		n = tls_read_frame(s, buf, REQ_MAX, PEER_IDLE_MS, err,
+				   sizeof(err));
+		if (n < 0) {
+			if (strcmp(err, "connection closed"))
 				log_warn("peer %s: %s; closing", who, err);
 			goto done;
 		}
 		out.len = 0;
-		if (f.type != WIRE_REQ)
-			ops_error(&out, "expected a request frame");
-		else if (req_parse((char *)f.body, f.len, &r, err, sizeof(err)))
+		if (req_parse((char *)buf, n, &r, err, sizeof(err)))
 			ops_error(&out, err);
 		else
 			ops_run(&r, &c, &out);
@@ -111,18 +94,22 @@ void peer_serve(int fd, const char *who)
 			out.oom = false;
 			ops_error(&out, "reply too large for one frame");
 		}
-		shown = f.len ? (int)f.len - 1 : 0; /* the newline */
+		shown = n ? (int)n - 1 : 0; /* the newline */
 		if (shown > PEER_LOG_MAX)
 			shown = PEER_LOG_MAX;
-		log_dbg("peer %s: %.*s -> %zu bytes", who, shown,
-			(char *)f.body, out.len);
-		if (send_frame(fd, &s, WIRE_RESP, out.p, out.len, buf))
+		log_dbg("peer %s: %.*s -> %zu bytes", who, shown, (char *)buf,
+			out.len);
+		if (tls_write_frame(s, out.p, out.len, 5000, err,
+				    sizeof(err))) {
+			log_warn("peer %s: %s; closing", who, err);
 			goto done;
+		}
 	}
 	goto done;
 refused:
 	log_warn("peer %s refused: %s", who, err);
 done:
+	tls_free(s);
 	sb_free(&out);
 	free(buf);
 	close(fd);
@@ -177,9 +164,10 @@ static int tcp_connect(const char *host, unsigned int port, int timeout_ms,
 int peer_call(const char *host, const char *line, int timeout_ms,
 	      struct sbuf *out, char *err, size_t errlen)
 {
-	uint8_t *buf;
-	struct wire_frame f;
-	struct wire_sess s;
+	uint8_t *buf = NULL;
+	char tmp[256];
+	SSL_CTX *ctx;
+	SSL *s = NULL;
 	int fd, ret = -1;
 	long n;
 
@@ -190,48 +178,43 @@ int peer_call(const char *host, const char *line, int timeout_ms,
 			 host, g.conf.key_file);
 		return -1;
 	}
-	fd = tcp_connect(host, g.conf.port, 5000, err, errlen);
+	ctx = ctx_get(false, err, errlen);
+	if (!ctx)
+		return -1;
+	fd = tcp_connect(host, g.conf.port, PEER_CALL_MS, err, errlen);
 	if (fd < 0)
 		return -1;
-	buf = malloc(WIRE_FRAME_MAX);
+	buf = malloc(WIRE_BODY_MAX);
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	wire_sess_init(&s, g.psk, g.psk_len);
-	n = wire_client_hello(&s, buf);
-	if (n < 0 || io_write_all(fd, buf, n, 5000) ||
-	    read_frame(fd, &s, buf, &f, 5000, err, errlen)) {
-		if (n < 0 || !err[0])
-			snprintf(err, errlen, "handshake with %s failed", host);
 		goto fail;
 	}
-	n = wire_client_auth(&s, &f, buf, err, errlen);
-	if (n < 0 || io_write_all(fd, buf, n, 5000))
+	s = tls_connect(ctx, fd, PEER_CALL_MS, err, errlen);
+	if (!s ||
+	    tls_write_frame(s, line, strlen(line), PEER_CALL_MS, err, errlen))
 		goto fail;
-	if (send_frame(fd, &s, WIRE_REQ, line, strlen(line), buf) ||
-	    read_frame(fd, &s, buf, &f, timeout_ms, err, errlen))
+	n = tls_read_frame(s, buf, WIRE_BODY_MAX, timeout_ms, err, errlen);
+	if (n < 0)
 		goto fail;
-	if (f.type != WIRE_RESP) {
-		snprintf(err, errlen, "unexpected frame type %u", f.type);
-		goto fail;
-	}
-	sb_add(out, (char *)f.body, f.len);
+	sb_add(out, (char *)buf, n);
 	ret = 0;
 	goto out;
 fail:
-	if (strstr(err, "connection closed"))
+	snprintf(tmp, sizeof(tmp), "%s", err);
+	if (!strcmp(tmp, "connection closed"))
+		snprintf(err, errlen,
+			 "peer %s closed the connection (see its log)", host);
+	else if (!strcmp(tmp, "connection closed during the TLS handshake"))
 		snprintf(
 			err, errlen,
-			"peer %s closed the connection (wrong key? see its log)",
+			"peer %s closed the connection during the TLS handshake (an older migrd? see its log)",
 			host);
-	else if (strncmp(err, "peer ", 5)) {
-		char tmp[256];
-
-		snprintf(tmp, sizeof(tmp), "peer %s: %s", host, err);
-		snprintf(err, errlen, "%s", tmp);
-	}
+	else if (!strncmp(tmp, "refused ", 8))
+		snprintf(err, errlen, "peer %s %s", host, tmp);
+	else
+		snprintf(err, errlen, "peer %s: %s", host, tmp);
 out:
+	tls_free(s);
 	free(buf);
 	close(fd);
 	return ret;

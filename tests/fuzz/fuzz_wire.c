@@ -1,98 +1,71 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Peer frames (wire.c) as a peer daemon, or anyone reaching migrd's port,
- * sends them: wire_peek_len() on the header, wire_open() on the whole
- * frame in a fresh session with a fixed key, and, for a frame that opens,
- * the handshake step its type calls for.
+ * What a peer daemon sends once the TLS handshake is done (OpenSSL parses
+ * the records): frames (wire.h), each read as peer.c reads them, its
+ * header by wire_peek_len() against the request cap, its body through
+ * req_parse(). The input is the decrypted stream, frames one after the
+ * other, as many as it holds.
  */
 #include <string.h>
 
 #include "fuzz.h"
+#include "req.h"
 #include "wire.h"
-
-/* Not a secret: the seeds are sealed with it so that mutants reach past
- * the MAC check */
-static const uint8_t key[] = "migr fuzz key, public on purpose";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint8_t out[WIRE_FRAME_MAX];
-	struct wire_frame f, f2;
-	struct wire_sess s;
-	char err[128];
-	long n;
+	char err[128], line[REQ_MAX + 1];
+	size_t off = 0;
+	struct req r;
+	long len;
+	int n;
 
-	if (size >= WIRE_HDR_LEN) {
-		n = wire_peek_len(data, err, sizeof(err));
-		FUZZ_ASSERT(n >= -1 && n <= WIRE_BODY_MAX);
-	}
-	wire_sess_init(&s, key, sizeof(key) - 1);
-	if (wire_open(&s, data, size, &f, err, sizeof(err))) {
-		FUZZ_ASSERT(memchr(err, 0, sizeof(err)) && err[0]);
-		return 0;
-	}
-	FUZZ_ASSERT(f.len <= WIRE_BODY_MAX && f.body == data + WIRE_HDR_LEN &&
-		    WIRE_HDR_LEN + f.len + SHA256_LEN == size);
-	/* the same frame again is a replay */
-	FUZZ_ASSERT(wire_open(&s, data, size, &f2, err, sizeof(err)) == -1);
-	switch (f.type) {
-	case WIRE_HELLO:
-		n = wire_server_challenge(&s, &f, out, err, sizeof(err));
-		FUZZ_ASSERT(n == -1 || n <= WIRE_FRAME_MAX);
-		break;
-	case WIRE_CHALLENGE:
-		n = wire_client_auth(&s, &f, out, err, sizeof(err));
-		FUZZ_ASSERT(n == -1 || (n <= WIRE_FRAME_MAX && s.authed));
-		break;
-	case WIRE_AUTH:
-		if (!wire_server_verify(&s, &f, err, sizeof(err)))
-			FUZZ_ASSERT(s.authed);
-		break;
+	while (size - off >= WIRE_HDR_LEN) {
+		len = wire_peek_len(data + off, REQ_MAX, err, sizeof(err));
+		if (len < 0) {
+			/* refused before anything of it is read */
+			FUZZ_ASSERT(memchr(err, 0, sizeof(err)) && err[0]);
+			return 0;
+		}
+		FUZZ_ASSERT(len <= REQ_MAX);
+		off += WIRE_HDR_LEN;
+		if ((size_t)len > size - off)
+			return 0; /* truncated: the reader waits, then fails */
+		if (req_parse((const char *)data + off, len, &r, err,
+			      sizeof(err))) {
+			FUZZ_ASSERT(memchr(err, 0, sizeof(err)) && err[0]);
+		} else {
+			n = req_format(&r, line, sizeof(line));
+			FUZZ_ASSERT(n > 0 && n <= REQ_MAX);
+		}
+		off += len;
 	}
 	return 0;
 }
 
-/* proof = HMAC(key, label | n1 | n2), as wire.c computes it */
-static void proof(const char *label, const uint8_t *n1, const uint8_t *n2,
-		  uint8_t *out)
-{
-	struct hmac_sha256 c;
-
-	hmac_sha256_init(&c, key, sizeof(key) - 1);
-	hmac_sha256_update(&c, label, strlen(label));
-	hmac_sha256_update(&c, n1, WIRE_NONCE_LEN);
-	hmac_sha256_update(&c, n2, WIRE_NONCE_LEN);
-	hmac_sha256_final(&c, out);
-}
-
-/*
- * Frames sealed with the key, one of each type. A fresh session's nonces
- * are zero, so a challenge and an auth carrying the right proofs for
- * them open and pass their handshake step.
- */
+/* Frames a peer sends: the requests a peer may make, two in a stream */
 void fuzz_seeds(void (*add)(const void *buf, size_t len))
 {
-	static const uint8_t zero[WIRE_NONCE_LEN];
-	static const char req[] = "migrd/1 hello\n";
-	static const char resp[] = "{\"v\":1,\"ok\":true,\"version\":1}";
-	uint8_t out[WIRE_FRAME_MAX], body[WIRE_NONCE_LEN + SHA256_LEN];
-	struct wire_sess s;
-	long n;
+	static const char *const s[] = {
+		"migrd/1 hello\n",
+		"migrd/1 qpn-owner - rxe0 17\n",
+		"migrd/1 udpeers - probe\n",
+	};
+	uint8_t buf[256];
+	size_t off = 0, n;
+	unsigned int i;
 
-	wire_sess_init(&s, key, sizeof(key) - 1);
-	memset(body, 0x5a, WIRE_NONCE_LEN);
-	n = wire_seal(&s, WIRE_HELLO, body, WIRE_NONCE_LEN, out);
-	add(out, n);
-	proof("migrd server", zero, body, body + WIRE_NONCE_LEN);
-	n = wire_seal(&s, WIRE_CHALLENGE, body, sizeof(body), out);
-	add(out, n);
-	proof("migrd client", zero, zero, body);
-	n = wire_seal(&s, WIRE_AUTH, body, SHA256_LEN, out);
-	add(out, n);
-	n = wire_seal(&s, WIRE_REQ, req, strlen(req), out);
-	add(out, n);
-	n = wire_seal(&s, WIRE_RESP, resp, strlen(resp), out);
-	add(out, n);
-	n = wire_seal(&s, WIRE_RESP, "", 0, out);
-	add(out, n);
+	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		n = strlen(s[i]);
+		wire_put_len(buf, n);
+		memcpy(buf + WIRE_HDR_LEN, s[i], n);
+		add(buf, WIRE_HDR_LEN + n);
+	}
+	for (i = 0; i < 2; i++) {
+		n = strlen(s[i]);
+		wire_put_len(buf + off, n);
+		memcpy(buf + off + WIRE_HDR_LEN, s[i], n);
+		off += WIRE_HDR_LEN + n;
+	}
+	add(buf, off);
 }

@@ -5,8 +5,9 @@
 # off rxe0 but one that cannot move, and back; bad requests, unknown pids and
 # devices and another user's process are refused with one-line errors;
 # processes that never registered are found, dead ones pruned; peer
-# authentication over TCP (to itself), qpn-owner via RDMA netlink, a forged
-# frame refused; and migr processes run on as before without migrd.
+# authentication over TLS (to itself), qpn-owner via RDMA netlink, plain
+# bytes, another key and another version refused; and migr processes run on
+# as before without migrd.
 . "$(dirname "$0")/lib.sh"
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 RUN=/run/migrd-test # guest-local: no UNIX socket on the shared 9p mount
@@ -166,30 +167,29 @@ qpn=$(migrctl status --pid "$SP" --json | python3 -c 'import json,sys; print(jso
 check qpn_owner_local sh -c "migrctl qpn-owner rxe0 $qpn | tee $LOGDIR/migrd-qpn.txt | grep -q 'pid $SP (migr, selfpair)'"
 one_line_error qpn_owner_unknown "no QP 16777215 on rxe0" migrctl qpn-owner rxe0 16777215
 
-# Peers: authenticated to itself over TCP; a forged frame is refused
+# Peers: authenticated to itself over TLS 1.3 (PSK from the key file);
+# plain bytes, another key and another version are refused and logged
+PEERTLS=$MIGR_TOP/tests/guest/peer-tls.py
 check peer_ping_self sh -c "migrctl peer-ping 127.0.0.1 | tee $LOGDIR/migrd-ping.txt | grep -q 'authenticated'"
 check qpn_owner_via_peer sh -c "migrctl qpn-owner --host 127.0.0.1 rxe0 $qpn | grep -q 'pid $SP'"
-check forged_frame_refused python3 - "$PORT" <<'PY'
+check peer_tls_python sh -c "python3 $PEERTLS $RUN/key 127.0.0.1 $PORT | grep -q '\"ok\":true'"
+check plain_bytes_refused python3 - "$PORT" <<'PY'
 import socket, struct, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-body = b"\0" * 32
-s.sendall(b"MGRD" + struct.pack(">BBHQI", 1, 1, 0, 0, len(body)) + body + b"\x42" * 32)
+s.sendall(b"MGRD" + struct.pack(">BBHQI", 1, 1, 0, 0, 32) + b"\0" * 64)
 try:
-    assert s.recv(100) == b"", "migrd answered a forged hello"
+    # nothing, or a TLS alert record (type 21)
+    assert s.recv(100)[:1] in (b"", b"\x15"), "migrd answered plain bytes"
 except ConnectionResetError:
     pass
 PY
-check forged_frame_logged grep -q 'refused: bad message authentication code' "$LOGDIR/migrd.log"
-check wrong_peer_version_refused python3 - "$PORT" <<'PY'
-import socket, struct, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-s.sendall(b"MGRD" + struct.pack(">BBHQI", 2, 1, 0, 0, 32) + b"\0" * 64)
-try:
-    assert s.recv(100) == b"", "migrd answered a frame of version 2"
-except ConnectionResetError:
-    pass
-PY
-check wrong_peer_version_logged grep -q 'peer speaks protocol version 2, this migrd speaks 1' "$LOGDIR/migrd.log"
+check plain_bytes_logged grep -Eq 'peer 127.0.0.1 refused: (not TLS 1.3|TLS handshake failed)' "$LOGDIR/migrd.log"
+install -m 0600 /dev/null "$RUN/key2"
+head -c 32 /dev/urandom | base64 >"$RUN/key2"
+check wrong_key_refused sh -c "! python3 $PEERTLS $RUN/key2 127.0.0.1 $PORT >$LOGDIR/migrd-wrongkey.txt && grep -q '^error: .*alert' $LOGDIR/migrd-wrongkey.txt"
+check wrong_key_logged grep -q 'peer 127.0.0.1 refused: wrong key (binder does not verify)' "$LOGDIR/migrd.log"
+check wrong_peer_version_refused sh -c "! python3 $PEERTLS $RUN/key 127.0.0.1 $PORT migrd/2 >$LOGDIR/migrd-version.txt && grep -qi '^error: .*no.application.protocol' $LOGDIR/migrd-version.txt"
+check wrong_peer_version_logged grep -q 'peer speaks protocol migrd/2, this migrd speaks migrd/1' "$LOGDIR/migrd.log"
 install -m 0644 "$RUN/key" "$RUN/key644"
 check loose_key_refused sh -c "! migrd -f --config $RUN/migrd.conf --socket $RUN/x.sock --port 7476 --key $RUN/key644 2>$LOGDIR/migrd-key.err && grep -q 'must be owned by root with mode 0600' $LOGDIR/migrd-key.err"
 

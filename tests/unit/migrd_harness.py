@@ -109,7 +109,7 @@ def setup(script, migrd, prefix):
     (None, a temporary directory the stand-ins, running as nobody, read)"""
     if not os.access(migrd, os.X_OK):
         sys.exit(f"usage: {script} MIGRD (not executable: {migrd})")
-    rc = own_netns(script, [migrd])
+    rc = own_netns(script, [migrd] + sys.argv[2:])
     if rc is not None:
         return rc, None
     if other_migr_processes():

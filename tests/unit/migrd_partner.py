@@ -6,11 +6,10 @@ Runs migrd in the foreground on temporary sockets, with stand-in migr
 processes (they listen on @migr/<pid> and answer "partner ..." lines as the
 library will), and checks routing, replies, refusals and the log. As root
 it also runs a second migrd on 127.0.0.2 and relays to it over the
-authenticated peer link, and speaks that link itself to check what a peer
-may ask. usage: migrd_partner.py MIGRD
+authenticated peer link (TLS 1.3), and speaks that link itself (by
+PEER_CLIENT) to check what a peer may ask, and who is refused.
+usage: migrd_partner.py MIGRD PEER_CLIENT
 """
-import hashlib
-import hmac
 import json
 import os
 import socket
@@ -23,6 +22,8 @@ from migrd_harness import (NOBODY, ROOT, Checks, ask_as, free_port,  # noqa: E40
                            setup, start_migrd)
 
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
+# tests/unit/peer_client: a client of the peer link
+PEER_CLIENT = sys.argv[2] if len(sys.argv) > 2 else "peer_client"
 GID = "20010db8000000000000000000000001"  # documentation prefix
 PEER_GID = "20010db8000000000000000000000099"  # the asker's, as faced
 MOVED_GID = "20010db8000000000000000000000023"  # where f2's QP 23 went
@@ -165,38 +166,15 @@ def ask(sock, line):
     return json.loads(raw)
 
 
-def peer_ask(port, key, line):
-    """One request over migrd's peer link, as another migrd would"""
-    def frame(k, typ, seq, body):
-        hdr = (b"MGRD" + bytes([1, typ, 0, 0]) + seq.to_bytes(8, "big") +
-               len(body).to_bytes(4, "big"))
-        return hdr + body + hmac.new(k, hdr + body, hashlib.sha256).digest()
-
-    def read(s, k):
-        hdr = s.recv(20, socket.MSG_WAITALL)
-        n = int.from_bytes(hdr[16:20], "big")
-        rest = s.recv(n + 32, socket.MSG_WAITALL)
-        body, mac = rest[:n], rest[n:]
-        assert hmac.compare_digest(
-            mac, hmac.new(k, hdr + body, hashlib.sha256).digest())
-        return body
-
-    def proof(label, a, b):
-        return hmac.new(key, label + a + b, hashlib.sha256).digest()
-
-    s = socket.create_connection(("127.0.0.2", port), timeout=40)
-    nc = os.urandom(32)
-    s.sendall(frame(key, 1, 0, nc))
-    body = read(s, key)
-    ns = body[:32]
-    assert body[32:] == proof(b"migrd server", nc, ns)
-    s.sendall(frame(key, 3, 1, proof(b"migrd client", ns, nc)))
-    c2s = proof(b"migrd session c2s", nc, ns)
-    s2c = proof(b"migrd session s2c", nc, ns)
-    s.sendall(frame(c2s, 4, 1, line.encode()))
-    reply = read(s, s2c)
-    s.close()
-    return json.loads(reply)
+def peer_ask(port, keyf, line, alpn="migrd/1"):
+    """One request over migrd's peer link (TLS 1.3, PSK from keyf), as
+    another migrd would send it, by PEER_CLIENT (Python's ssl has no TLS
+    1.3 PSK here): its JSON reply, or {"client": the client's error}"""
+    p = subprocess.run([PEER_CLIENT, keyf, alpn, "127.0.0.2", str(port),
+                        line], capture_output=True, text=True, timeout=60)
+    if p.returncode:
+        return {"client": p.stderr.strip()}
+    return json.loads(p.stdout)
 
 
 # The stand-in for the kernel's RDMA resource tracking: "GID QPN PID" lines.
@@ -695,24 +673,80 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
           f"(port {port})", r)
 
     # What a peer may ask
-    r = peer_ask(port, key,
+    r = peer_ask(port, keyf,
                  f"migrd/1 partner - 0 17 {GID} resume {GID} 17\n")
     check("peer: partner -", r.get("ok") is True and r.get("pid") == f2.pid,
           r)
-    r = peer_ask(port, key,
+    r = peer_ask(port, keyf,
                  f"migrd/1 partner 127.0.0.1 0 17 {GID} resume {GID} 17\n")
     check("peer: partner HOST refused",
           r.get("error") == "request not allowed from a peer", r)
-    r = peer_ask(port, key, "migrd/1 udpeers - probe\n")
+    r = peer_ask(port, keyf, "migrd/1 udpeers - probe\n")
     check("peer: udpeers -", r.get("ok") is True and any(
         p.get("pid") == f2.pid for p in r.get("procs", [])), r)
-    r = peer_ask(port, key, "migrd/1 udpeers 127.0.0.1 probe\n")
+    r = peer_ask(port, keyf, "migrd/1 udpeers 127.0.0.1 probe\n")
     check("peer: udpeers HOST refused",
           r.get("error") == "request not allowed from a peer", r)
-    r = peer_ask(port, key, "migrd/1 status\n")
+    r = peer_ask(port, keyf, "migrd/1 status\n")
     check("peer: status refused",
           r.get("error") == "request not allowed from a peer", r)
+    peer_refusals(tmp, port, keyf, procs)
 
+
+def peer_refusals(tmp, port, keyf, procs):
+    """Who the peer link refuses: another key, another version. A replay
+    needs no check here: TLS 1.3 keys each connection anew (both randoms,
+    an ECDHE share), so recorded bytes do not decrypt on another one, and
+    its record sequence numbers refuse a record repeated on the same one
+    (test_tls replays a whole session)."""
+    blog = os.path.join(tmp, "b.log")
+
+    def logged(text):
+        time.sleep(0.2)
+        with open(blog) as f:
+            return text in f.read()
+
+    other = os.path.join(tmp, "key2")
+    with open(other, "wb") as f:
+        f.write(os.urandom(32))
+    os.chmod(other, 0o600)
+    r = peer_ask(port, other, "migrd/1 hello\n")
+    check("peer: wrong key refused", r.get("client", "").startswith(
+        "refused the TLS handshake: wrong key? ("), r)
+    check("peer: wrong key logged",
+          logged("refused: wrong key (binder does not verify)"))
+    r = peer_ask(port, keyf, "migrd/1 hello\n", "migrd/2")
+    check("peer: other version refused", r.get("client", "").startswith(
+        "refused the TLS handshake: it does not speak migrd/2 ("), r)
+    check("peer: other version logged", logged(
+        "refused: peer speaks protocol migrd/2, this migrd speaks migrd/1"))
+    r = peer_ask(port, keyf, "migrd/1 hello\n", "-")
+    check("peer: no version refused", "client" in r, r)
+    check("peer: no version logged", logged(
+        "refused: peer named no protocol version (ALPN), this migrd speaks "
+        "migrd/1"))
+    r = peer_ask(port, keyf, "migrd/1 hello\n")
+    check("peer: right key and version", r.get("ok") is True, r)
+    # A migrd with another key: its error says so, in one line
+    c, sc = start_migrd(MIGRD, tmp, "c", "--listen", "none", "--port",
+                        str(port), "--key", other)
+    procs.append(c)
+    r = ask(sc, "migrd/1 peer-ping 127.0.0.2\n")
+    check("peer: migrd with another key refused", r.get("ok") is False and
+          r.get("error", "").startswith(
+              "peer 127.0.0.2 refused the TLS handshake: wrong key? ("), r)
+    # Plain bytes, not TLS: refused at once, logged
+    s = socket.create_connection(("127.0.0.2", port), timeout=5)
+    s.sendall(b"MGRD\1\1\0\0" + b"\0" * 40)
+    try:
+        check("peer: plain bytes unanswered", s.recv(100)[:1] in
+              (b"", b"\x15"))  # nothing, or a TLS alert
+    except ConnectionResetError:
+        pass
+    s.close()
+    check("peer: plain bytes logged",
+          logged("refused: not TLS 1.3, an older migrd? (wrong version "
+                 "number)"))
 
 if __name__ == "__main__":
     sys.exit(main())
