@@ -32,7 +32,7 @@ bool migr_json_gid(const json_t *obj, const char *key, union ibv_gid *gid)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
 
-	return s && strlen(s) == 32 && !migr_gid_parse(s, gid);
+	return s && !migr_gid_parse(s, gid);
 }
 
 static int read_line(int fd, char *buf, size_t len)

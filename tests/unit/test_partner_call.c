@@ -18,7 +18,7 @@
 #include "switch.h"
 #include "unit.h"
 
-/* What partner_call.c needs of the rest of the library, for suspend */
+/* What partner_call.c needs of the rest of the library, stood in for */
 int migr_marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -223,6 +223,49 @@ static void test_prepare(void)
 	CHECK(!p.prepared && strstr(err, "no process owns it (faces another)"));
 }
 
+/* fetch: what a peer's QP is now, and the GID it moved to */
+static void test_fetch(void)
+{
+	struct ibv_qp_attr attr = { .dest_qp_num = 0x11 };
+	union ibv_gid gid = {}, was;
+
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid.raw[10] = attr.ah_attr.grh.dgid.raw[11] = 0xff;
+	attr.ah_attr.grh.dgid.raw[12] = 10;
+	attr.ah_attr.grh.dgid.raw[15] = 2;
+	memset(&was, 0x5a, sizeof(was));
+
+	/* a GID in the result: connect there */
+	gid = was;
+	answer = WRAP("{\"ok\":true,\"results\":[{\"ok\":true,\"phys\":18,"
+		      "\"peer\":\"aa\",\"gen\":0,\"next\":0,"
+		      "\"gid\":\"fe800000000000000000000000000001\"}]}");
+	errno = EINVAL;
+	CHECK(!migr_partner_fetch(&mqp, &attr, 5, &gid, err, sizeof(err)) &&
+	      errno == 0);
+	CHECK(gid.raw[0] == 0xfe && gid.raw[1] == 0x80 && gid.raw[15] == 1);
+
+	/* one nested elsewhere, or not 32 digits: not its GID */
+	gid = was;
+	answer = WRAP("{\"ok\":true,\"results\":[{\"ok\":true,\"phys\":18,"
+		      "\"peer\":\"aa\",\"gen\":0,\"next\":0,\"x\":"
+		      "{\"gid\":\"fe800000000000000000000000000001\"}}]}");
+	CHECK(!migr_partner_fetch(&mqp, &attr, 5, &gid, err, sizeof(err)) &&
+	      errno == 0 && !memcmp(&gid, &was, sizeof(gid)));
+	answer = WRAP("{\"ok\":true,\"results\":[{\"ok\":true,\"phys\":18,"
+		      "\"peer\":\"aa\",\"gen\":0,\"next\":0,"
+		      "\"gid\":\"fe800000000000000000000000000001\\\"\"}]}");
+	CHECK(!migr_partner_fetch(&mqp, &attr, 5, &gid, err, sizeof(err)) &&
+	      errno == 0 && !memcmp(&gid, &was, sizeof(gid)));
+
+	/* its QP number must be one */
+	answer = WRAP("{\"ok\":true,\"results\":[{\"ok\":true,"
+		      "\"phys\":16777216,\"peer\":\"aa\",\"gen\":0,"
+		      "\"next\":0}]}");
+	CHECK(!migr_partner_fetch(&mqp, &attr, 5, &gid, err, sizeof(err)) &&
+	      errno == EPROTO && strstr(err, "lacks its QP"));
+}
+
 int main(void)
 {
 	char path[128];
@@ -233,6 +276,7 @@ int main(void)
 	}
 	test_suspend();
 	test_prepare();
+	test_fetch();
 	unlink(path);
 	return unit_done("partner_call");
 }
