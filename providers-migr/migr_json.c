@@ -52,7 +52,7 @@ long long migr_json_int(const json_t *obj, const char *key, long long min,
 		n = json_integer_value(v);
 	} else if (json_is_real(v)) {
 		d = json_real_value(v);
-		/* in the range of long long first: the cast is undefined outside */
+		/* in long long's range first: the cast is undefined outside */
 		if (!(d >= -0x1p63 && d < 0x1p63))
 			return dflt;
 		n = (long long)d;

@@ -167,13 +167,15 @@ void fuzz_seeds(void (*add)(const void *buf, size_t len))
 	static const char *const s[] = {
 		"{\"v\":1,\"ok\":true}",
 		"{\"v\":1,\"ok\":false,\"error\":\"no \\\"migr\\\" \\u00e9\"}",
-		"{\"l\":[1,-2.5e3,0,1e300,{\"x\":null},[],{},\"\\ud83d\\ude00\"]}",
+		"{\"l\":[1,-2.5e3,0,1e300,{\"x\":null},[],{},"
+		"\"\\ud83d\\ude00\"]}",
 		"{\"a\":{\"b\":{\"c\":[true,false,null]}},\"a2\":\"\\/\\b\\f\\n\\r\\t\"}",
 		"{\"ok\":false,\"o\\u006b\":true}",
-		"{\"v\":1,\"ok\":true,\"pid\":42,\"reply\":{\"ok\":true,\"results\":"
-		"[{\"phys\":17,\"ok\":true,\"peer\":\"00000000000000ff\","
-		"\"mkey\":\"1f\",\"maddr\":\"7f0000001000\",\"access\":15,"
-		"\"keys\":\"1:2,3:4\",\"gid\":\"fe800000000000000000000000000001\"}]}}",
+		"{\"v\":1,\"ok\":true,\"pid\":42,\"reply\":{\"ok\":true,"
+		"\"results\":[{\"phys\":17,\"ok\":true,"
+		"\"peer\":\"00000000000000ff\",\"mkey\":\"1f\","
+		"\"maddr\":\"7f0000001000\",\"access\":15,\"keys\":\"1:2,3:4\","
+		"\"gid\":\"fe800000000000000000000000000001\"}]}}",
 	};
 	unsigned int i;
 

@@ -211,7 +211,8 @@ static void test_prepare(void)
 
 	partner(&p);
 	answer = WRAP("{\"ok\":true,\"results\":[{\"ok\":true,"
-		      "\"peer\":\"0x00aa\",\"mkey\":\"1f\",\"maddr\":\"7f\"}]}");
+		      "\"peer\":\"0x00aa\",\"mkey\":\"1f\","
+		      "\"maddr\":\"7f\"}]}");
 	CHECK(migr_partners_prepare(&p, 1, wait, err, sizeof(err)) == EPROTO);
 	CHECK(!p.prepared && strstr(err, "lacks its context"));
 
