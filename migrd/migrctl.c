@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "json.h"
 #include "migrctl.h"
 #include "req.h"
 #include "sockio.h"
@@ -148,36 +147,31 @@ static void copy_name(char *dst, size_t cap, const char *what, const char *s)
 }
 
 /* Parse a reply; one that is not migrd's is the one-line error */
-static struct json *parse_json(const char *reply)
+static json_t *parse_json(const char *reply)
 {
-	size_t len = strlen(reply);
-	int cap = len / 2 + 16;
-	struct json *j = calloc(1, sizeof(*j));
-	struct json_tok *t = calloc(cap, sizeof(*t));
+	json_t *j = migr_json_parse(reply, strlen(reply));
 
-	if (!j || !t)
-		die("out of memory");
-	if (json_parse(j, reply, len, t, cap) || t[0].type != JSON_OBJECT)
+	if (!j)
 		die("migrd sent a reply that is not JSON");
-	if (json_int(j, json_get(j, 0, "v"), 0, 255, 0) != REQ_VERSION)
+	if (migr_json_int(j, "v", 0, 255, 0) != REQ_VERSION)
 		die("migrd speaks another protocol version");
 	return j;
 }
 
 /* True if j says ok; else false with its error in err */
-static bool reply_ok(const struct json *j, char *err, size_t len)
+static bool reply_ok(const json_t *j, char *err, size_t len)
 {
-	if (json_bool(j, json_get(j, 0, "ok"), false))
+	if (migr_json_true(j, "ok"))
 		return true;
-	if (!show_str(j, json_get(j, 0, "error"), err, len) || !err[0])
+	if (!show_str(j, "error", err, len) || !err[0])
 		snprintf(err, len, "request failed");
 	return false;
 }
 
 /* Parse a reply; a refusal becomes the one-line error */
-static struct json *parse_reply(const char *reply, int json_out)
+static json_t *parse_reply(const char *reply, int json_out)
 {
-	struct json *j = parse_json(reply);
+	json_t *j = parse_json(reply);
 	char err[512];
 
 	if (reply_ok(j, err, sizeof(err)))
@@ -202,14 +196,14 @@ static void need_ibdev(const char *what, const char *name)
 
 /* Whether a process's contexts (a status reply's array) include one over
  * lower */
-static bool runs_over(const struct json *st, int ctxs, const char *lower)
+static bool runs_over(const json_t *ctxs, const char *lower)
 {
+	const json_t *c;
 	char name[64];
-	int k, c;
+	size_t k;
 
-	for (k = 0; (c = json_at(st, ctxs, k)) >= 0; k++)
-		if (json_str(st, json_get(st, c, "lower"), name,
-			     sizeof(name)) &&
+	json_array_foreach(ctxs, k, c)
+		if (migr_json_text(c, "lower", name, sizeof(name)) &&
 		    !strcmp(name, lower))
 			return true;
 	return false;
@@ -225,9 +219,11 @@ static bool runs_over(const struct json *st, int ctxs, const char *lower)
 static int drain(const struct opts *o)
 {
 	struct req r = { .op = REQ_STATUS };
-	int procs, p, i, n = 0, moved = 0, unknown = 0;
+	int i, n = 0, moved = 0, unknown = 0;
+	const json_t *procs, *p;
 	char err[512];
-	struct json *st, *j;
+	json_t *st, *j;
+	size_t k;
 	int *pids;
 
 	need_ibdev("device", o->from);
@@ -235,30 +231,26 @@ static int drain(const struct opts *o)
 	if (!strcmp(o->from, o->dev))
 		die("drain: --from and --device both name %s", o->dev);
 	st = parse_reply(call(&r, 30000), 0);
-	procs = json_get(st, 0, "processes");
-	for (i = 0; json_at(st, procs, i) >= 0; i++)
-		;
-	pids = calloc(i + 1, sizeof(*pids));
+	procs = json_object_get(st, "processes");
+	pids = calloc(json_array_size(procs) + 1, sizeof(*pids));
 	if (!pids)
 		die("out of memory");
-	for (i = 0; (p = json_at(st, procs, i)) >= 0; i++) {
-		int pid =
-			json_int(st, json_get(st, p, "pid"), 1, REQ_PID_MAX, 0);
-		int ctxs = json_get(st, json_get(st, p, "status"), "contexts");
+	json_array_foreach(procs, k, p) {
+		int pid = migr_json_int(p, "pid", 1, REQ_PID_MAX, 0);
+		const json_t *ctxs = json_object_get(
+			json_object_get(p, "status"), "contexts");
 
 		if (!pid) {
 			/* not a pid migrd sends: cannot be asked to move */
 			unknown++;
 			if (!o->json)
 				printf("a process without a valid pid: not moved\n");
-		} else if (runs_over(st, ctxs, o->from)) {
+		} else if (runs_over(ctxs, o->from)) {
 			pids[n++] = pid;
-		} else if (ctxs < 0) {
+		} else if (!ctxs) {
 			/* it did not say where it runs: it may be there */
 			unknown++;
-			if (!show_str(st, json_get(st, p, "error"), err,
-				      sizeof(err)) ||
-			    !err[0])
+			if (!show_str(p, "error", err, sizeof(err)) || !err[0])
 				snprintf(err, sizeof(err), "no status");
 			if (!o->json)
 				printf("pid %d: not moved, where it runs is not known: %s\n",
@@ -288,6 +280,7 @@ static int drain(const struct opts *o)
 			       err);
 		}
 		fflush(stdout);
+		json_decref(j);
 	}
 	if (!o->json && n)
 		printf("%s: %d of %d processes moved to %s\n", o->from, moved,
@@ -310,7 +303,7 @@ int main(int argc, char **argv)
 	struct opts o = {};
 	struct req r = {};
 	const char *cmd;
-	struct json *j;
+	json_t *j;
 	char *reply;
 	int i = 1, timeout = 30000;
 

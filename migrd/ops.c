@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "json.h"
 #include "log.h"
+#include "migr_json.h"
 #include "migrd.h"
 #include "qpowner.h"
 #include "registry.h"
@@ -133,43 +133,36 @@ out:
 /* The process's own verdict: its reply's top-level "ok" */
 static bool reply_ok(const char *reply)
 {
-	size_t len = strlen(reply);
-	int cap = len / 2 + 16;
-	struct json_tok *t = calloc(cap, sizeof(*t));
-	struct json j;
-	bool ok = false;
+	json_t *j = migr_json_parse(reply, strlen(reply));
+	bool ok = migr_json_true(j, "ok");
 
-	if (t && !json_parse(&j, reply, len, t, cap))
-		ok = json_bool(&j, json_get(&j, 0, "ok"), false);
-	free(t);
+	json_decref(j);
 	return ok;
 }
 
 /* The first error a process's switch reply names, for a one-line error */
 static void switch_error(const char *reply, char *err, size_t len)
 {
-	size_t rlen = strlen(reply);
-	int cap = rlen / 2 + 16, sw, i;
-	struct json_tok *t = calloc(cap, sizeof(*t));
-	struct json j;
+	json_t *j = migr_json_parse(reply, strlen(reply));
+	const json_t *sw;
+	size_t i;
 
 	snprintf(err, len, "switch failed");
-	if (!t || json_parse(&j, reply, rlen, t, cap))
+	if (!j)
+		return;
+	if (migr_json_text(j, "error", err, len) && err[0])
 		goto out;
-	if (json_str(&j, json_get(&j, 0, "error"), err, len) && err[0])
-		goto out;
-	sw = json_get(&j, 0, "switch");
-	for (i = 0; json_at(&j, sw, i) >= 0; i++)
-		if (json_str(&j, json_get(&j, json_at(&j, sw, i), "error"), err,
-			     len) &&
+	sw = json_object_get(j, "switch");
+	for (i = 0; i < json_array_size(sw); i++)
+		if (migr_json_text(json_array_get(sw, i), "error", err, len) &&
 		    err[0])
 			goto out;
-	if (json_at(&j, sw, 0) < 0)
+	if (!json_array_size(sw))
 		snprintf(err, len, "the process has no open migr device");
 	else
 		snprintf(err, len, "switch failed");
 out:
-	free(t);
+	json_decref(j);
 }
 
 static void do_switch(const struct req *r, const struct client *c,

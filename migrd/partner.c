@@ -6,15 +6,16 @@
  * hands it the line on its control socket ("partner LINE").
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
 #include "locate.h"
 #include "log.h"
+#include "migr_json.h"
 #include "migrd.h"
 #include "pauth.h"
 #include "qpowner.h"
@@ -53,19 +54,13 @@ struct verdict {
 
 static void read_verdict(const char *reply, struct verdict *v)
 {
-	size_t len = strlen(reply);
-	int cap = len / 2 + 16;
-	struct json_tok *t = calloc(cap, sizeof(*t));
-	struct json j;
+	json_t *j = migr_json_parse(reply, strlen(reply));
 
 	memset(v, 0, sizeof(*v));
-	if (t && !json_parse(&j, reply, len, t, cap)) {
-		v->ok = json_bool(&j, json_get(&j, 0, "ok"), false);
-		v->notmine = json_bool(&j, json_get(&j, 0, "notmine"), false);
-		json_str(&j, json_get(&j, 0, "error"), v->error,
-			 sizeof(v->error));
-	}
-	free(t);
+	v->ok = migr_json_true(j, "ok");
+	v->notmine = migr_json_true(j, "notmine");
+	migr_json_text(j, "error", v->error, sizeof(v->error));
+	json_decref(j);
 }
 
 /* migrd's reply: the process's verdict, its pid and its reply whole */
@@ -224,41 +219,38 @@ struct claims {
 static void check_claims(const struct relay *x, int pid, const char *reply,
 			 struct claims *c)
 {
-	size_t len = strlen(reply);
-	int cap = len / 2 + 16, res, arr, i, rc;
-	struct json_tok *t = calloc(cap, sizeof(*t));
+	json_t *j = migr_json_parse(reply, strlen(reply));
 	char e[256], gid[REQ_GID_LEN + 2];
+	const json_t *arr, *res;
 	uint32_t want;
 	struct pline pl;
-	struct json j;
 	double phys;
+	int i, rc;
 	bool ok;
 
 	memset(c, 0, sizeof(*c));
-	if (!t || json_parse(&j, reply, len, t, cap) ||
-	    pline_parse(x->r->line, x->r->gid, &pl, e, sizeof(e))) {
+	if (!j || pline_parse(x->r->line, x->r->gid, &pl, e, sizeof(e))) {
 		c->whole = true;
 		goto out;
 	}
-	c->busy = json_bool(&j, json_get(&j, 0, "busy"), false);
-	arr = json_get(&j, 0, "results");
-	if (arr < 0 || t[arr].type != JSON_ARRAY) {
+	c->busy = migr_json_true(j, "busy");
+	arr = json_object_get(j, "results");
+	if (!json_is_array(arr)) {
 		c->whole = true;
 		goto out;
 	}
 	for (i = 0; i < pl.nqp; i++) {
-		res = json_at(&j, arr, i);
-		if (res < 0 ||
-		    json_bool(&j, json_get(&j, res, "notmine"), false))
+		res = json_array_get(arr, i);
+		if (!res || migr_json_true(res, "notmine"))
 			continue;
-		ok = json_bool(&j, json_get(&j, res, "ok"), false);
-		phys = json_num(&j, json_get(&j, res, "phys"), -1);
+		ok = migr_json_true(res, "ok");
+		phys = migr_json_num(res, "phys", -1);
 		want = expected_phys(&pl, i);
 		/*
 		 * Asked at a GID it had before a switch, it names the one its
 		 * QP is on now (fetch): the QP is looked for there
 		 */
-		if (!json_str(&j, json_get(&j, res, "gid"), gid, sizeof(gid)) ||
+		if (!migr_json_text(res, "gid", gid, sizeof(gid)) ||
 		    strlen(gid) != REQ_GID_LEN ||
 		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN)
 			snprintf(gid, sizeof(gid), "%s", x->r->gid);
@@ -292,7 +284,7 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 				 " (with GID %s)", gid);
 	}
 out:
-	free(t);
+	json_decref(j);
 }
 
 /*
@@ -542,28 +534,22 @@ static void relay(const struct relay *x, bool remote, struct sbuf *out)
 }
 
 /*
- * A relayed reply parsed (*t to free): its "pid" and the token of its
- * process's "results", or -1 without them, -2 if it is not JSON.
+ * A relayed reply parsed into *j (NULL if it is not JSON; json_decref()
+ * it): its "pid", and its process's "results", or NULL without them.
  */
-static int reply_results(const struct sbuf *out, struct json *j,
-			 struct json_tok **t, int *pid)
+static const json_t *reply_results(const struct sbuf *out, json_t **j,
+				   int *pid)
 {
 	const char *s = out->p ? out->p : "";
-	size_t len = strlen(s);
-	int cap = len / 2 + 16, rep;
 
-	*pid = 0;
-	*t = calloc(cap, sizeof(**t));
-	if (!*t || json_parse(j, s, len, *t, cap))
-		return -2;
-	*pid = json_num(j, json_get(j, 0, "pid"), 0);
-	rep = json_get(j, 0, "reply");
-	return rep < 0 ? -1 : json_get(j, rep, "results");
+	*j = migr_json_parse(s, strlen(s));
+	*pid = migr_json_int(*j, "pid", 0, INT_MAX, 0);
+	return json_object_get(json_object_get(*j, "reply"), "results");
 }
 
-static bool res_ok(const struct json *j, int res)
+static bool res_ok(const json_t *res)
 {
-	return res >= 0 && json_bool(j, json_get(j, res, "ok"), false);
+	return migr_json_true(res, "ok");
 }
 
 /*
@@ -581,9 +567,9 @@ static int check_faces(const struct relay *x, bool remote,
 	struct req q = *x->r;
 	struct relay fx = *x;
 	struct sbuf out = {};
-	struct json_tok *t = NULL;
-	struct json j;
-	int res, arr, i, n, ret = -1;
+	const json_t *arr, *res;
+	json_t *j = NULL;
+	int i, n, ret = -1;
 	double phys;
 	size_t len;
 
@@ -601,37 +587,32 @@ static int check_faces(const struct relay *x, bool remote,
 	fx.r = &q;
 	relay(&fx, remote, &out);
 	*verified = 0;
-	arr = reply_results(&out, &j, &t, ppid);
+	arr = reply_results(&out, &j, ppid);
 	/*
 	 * Switching itself: the mover backs off and asks again (a process
 	 * busy as a whole answers with no result per QP)
 	 */
-	if (arr != -2 &&
-	    json_bool(&j, json_get(&j, json_get(&j, 0, "reply"), "busy"),
-		      false)) {
+	if (migr_json_true(json_object_get(j, "reply"), "busy")) {
 		*busy = out;
 		memset(&out, 0, sizeof(out));
 		ret = 1;
 		goto out;
 	}
-	if (arr < 0 || *ppid <= 0) {
+	if (!arr || *ppid <= 0) {
 		/* migrd's own refusal (no owner...) is the answer */
-		if (arr == -2 ||
-		    !json_str(&j, json_get(&j, 0, "error"), e, sizeof(e)))
+		if (!migr_json_text(j, "error", e, sizeof(e)))
 			snprintf(e, sizeof(e), "no answer to the faces step");
 		snprintf(err, errlen, "%s", e);
 		goto out;
 	}
 	for (i = 0, n = 0; i < pl->nqp; i++) {
-		res = json_at(&j, arr, i);
-		if (res >= 0 &&
-		    json_bool(&j, json_get(&j, res, "notmine"), false))
+		res = json_array_get(arr, i);
+		if (migr_json_true(res, "notmine"))
 			continue;
-		phys = json_num(&j, json_get(&j, res, "peer_phys"), -1);
-		if (!res_ok(&j, res) || phys < 1 || phys > 0xffffff ||
+		phys = migr_json_num(res, "peer_phys", -1);
+		if (!res_ok(res) || phys < 1 || phys > 0xffffff ||
 		    phys != (uint32_t)phys ||
-		    !json_str(&j, json_get(&j, res, "peer_gid"), gid,
-			      sizeof(gid)) ||
+		    !migr_json_text(res, "peer_gid", gid, sizeof(gid)) ||
 		    strlen(gid) != REQ_GID_LEN ||
 		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN) {
 			snprintf(
@@ -666,7 +647,7 @@ static int check_faces(const struct relay *x, bool remote,
 	}
 	ret = 0;
 out:
-	free(t);
+	json_decref(j);
 	sb_free(&out);
 	return ret;
 }
@@ -682,15 +663,15 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		    struct sbuf *out)
 {
 	const struct req *r = x->r;
-	struct json_tok *t = NULL;
+	const json_t *arr;
 	struct pauth_key k = {};
 	uint64_t verified;
 	struct pline pl;
 	struct req q;
 	struct relay px = *x;
 	char err[512];
-	struct json j;
-	int i, arr, ppid, pid;
+	json_t *j;
+	int i, ppid, pid;
 
 	if (pline_parse(r->line, r->gid, &pl, err, sizeof(err))) {
 		refuse(x, out, err);
@@ -755,13 +736,13 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		relay(x, remote, out);
 		if (pl.step != PLINE_RESUME && pl.step != PLINE_ABORT)
 			return;
-		if (reply_results(out, &j, &t, &pid) >= -1 &&
-		    json_bool(&j, json_get(&j, 0, "ok"), false))
+		reply_results(out, &j, &pid);
+		if (migr_json_true(j, "ok"))
 			for (i = 0; i < pl.nqp; i++) {
 				k.qpn = pl.qpn[i];
 				pauth_drop(&k, r->pid);
 			}
-		free(t);
+		json_decref(j);
 		return;
 	}
 	i = check_faces(x, remote, &pl, k.pid, &verified, &ppid, out, err,
@@ -782,16 +763,16 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 	/* A give is one step, not a session */
 	if (pl.step == PLINE_GIVE)
 		return;
-	arr = reply_results(out, &j, &t, &pid);
-	for (i = 0; arr >= 0 && i < pl.nqp; i++) {
-		if (!res_ok(&j, json_at(&j, arr, i)))
+	arr = reply_results(out, &j, &pid);
+	for (i = 0; i < pl.nqp; i++) {
+		if (!res_ok(json_array_get(arr, i)))
 			continue;
 		k.qpn = pl.qpn[i];
 		if (!(verified & (1ULL << i)) ||
 		    pauth_grant(&k, ppid, io_now_ms()))
 			rlog(x, "QP 0x%x prepared without a grant", k.qpn);
 	}
-	free(t);
+	json_decref(j);
 }
 
 /*

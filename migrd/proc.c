@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "migr_json.h"
 #include "migrd.h"
 #include "registry.h"
 #include "sockio.h"
@@ -69,15 +69,10 @@ static void inflight_put(int pid)
 /* Relay only what parses: a reply is embedded into migrd's own JSON */
 static bool valid_json(const char *s, size_t len)
 {
-	int cap = len / 2 + 16;
-	struct json_tok *t = calloc(cap, sizeof(*t));
-	struct json j;
-	bool ok;
+	json_t *j = migr_json_parse(s, len);
+	bool ok = j != NULL;
 
-	if (!t)
-		return false;
-	ok = !json_parse(&j, s, len, t, cap) && t[0].type == JSON_OBJECT;
-	free(t);
+	json_decref(j);
 	return ok;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "migr_json.h"
 #include "sbuf.h"
 
 static bool reserve(struct sbuf *b, size_t more)
@@ -53,20 +54,18 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
 	b->len += n;
 }
 
+static int sb_emit(const char *s, size_t len, void *data)
+{
+	struct sbuf *b = data;
+
+	sb_add(b, s, len);
+	return b->oom ? -1 : 0;
+}
+
 void sb_json_str(struct sbuf *b, const char *s)
 {
-	sb_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			sb_printf(b, "\\%c", c);
-		else if (c < 0x20 || c > 0x7e)
-			sb_printf(b, "\\u%04x", c);
-		else
-			sb_add(b, s, 1);
-	}
-	sb_add(b, "\"", 1);
+	/* escaped as the library escapes: by jansson (migr_json.h) */
+	migr_json_quote(s, sb_emit, b);
 }
 
 void sb_free(struct sbuf *b)

@@ -21,9 +21,9 @@ void show_clean(char *s)
 			*s = '?';
 }
 
-bool show_str(const struct json *j, int i, char *buf, size_t len)
+bool show_str(const json_t *obj, const char *key, char *buf, size_t len)
 {
-	if (!json_str(j, i, buf, len))
+	if (!migr_json_text(obj, key, buf, len))
 		return false;
 	show_clean(buf);
 	return true;
@@ -97,71 +97,70 @@ static const char *qp_state(int s)
 	return s >= 0 && s < 7 ? names[s] : "?";
 }
 
-static void str(const struct json *j, int obj, const char *key, char *buf,
-		size_t len)
+static void str(const json_t *obj, const char *key, char *buf, size_t len)
 {
-	if (!show_str(j, json_get(j, obj, key), buf, len) || !buf[0])
+	if (!show_str(obj, key, buf, len) || !buf[0])
 		snprintf(buf, len, "-");
 }
 
-static void show_qps(const struct json *j, int qps)
+static void show_qps(const json_t *qps)
 {
-	int i, q;
+	const json_t *q;
+	size_t i;
 
-	for (i = 0; (q = json_at(j, qps, i)) >= 0; i++)
+	json_array_foreach(qps, i, q)
 		printf("    qp %lld (device qp %lld) %s -> %lld%s\n",
-		       json_int(j, json_get(j, q, "qpn"), 0, QPN, 0),
-		       json_int(j, json_get(j, q, "phys"), 0, QPN, 0),
-		       qp_state(json_int(j, json_get(j, q, "state"), 0, 6, -1)),
-		       json_int(j, json_get(j, q, "dest_qpn"), 0, QPN, 0),
-		       json_bool(j, json_get(j, q, "self"), false) ?
-			       " (in this process)" :
-			       "");
+		       migr_json_int(q, "qpn", 0, QPN, 0),
+		       migr_json_int(q, "phys", 0, QPN, 0),
+		       qp_state(migr_json_int(q, "state", 0, 6, -1)),
+		       migr_json_int(q, "dest_qpn", 0, QPN, 0),
+		       migr_json_true(q, "self") ? " (in this process)" : "");
 }
 
-void show_status(const struct json *j, int detail)
+void show_status(const json_t *j, int detail)
 {
-	int procs = json_get(j, 0, "processes"), p, i, k, ctxs, c;
+	const json_t *procs = json_object_get(j, "processes"), *p, *ctxs, *c;
 	char comm[64], dev[64], lower[64], blocker[128], err[256];
 	unsigned int nqps, st[7];
+	size_t i, k;
 
-	if (json_at(j, procs, 0) < 0) {
+	if (!json_array_size(procs)) {
 		printf("no migr processes\n");
 		return;
 	}
 	printf("%-8s %-6s %-16s %-12s %-8s %-8s %-4s %s\n", "PID", "UID",
 	       "COMM", "DEVICE", "LOWER", "SWITCHES", "QPS", "STATE");
-	for (i = 0; (p = json_at(j, procs, i)) >= 0; i++) {
-		int pid = json_int(j, json_get(j, p, "pid"), 0, INT_MAX, 0);
-		unsigned int uid =
-			json_int(j, json_get(j, p, "uid"), 0, U32, 0);
-		int s = json_get(j, p, "status");
+	json_array_foreach(procs, i, p) {
+		int pid = migr_json_int(p, "pid", 0, INT_MAX, 0);
+		unsigned int uid = migr_json_int(p, "uid", 0, U32, 0);
 
-		str(j, p, "comm", comm, sizeof(comm));
-		ctxs = json_get(j, s, "contexts");
-		if (ctxs < 0) {
-			str(j, p, "error", err, sizeof(err));
+		str(p, "comm", comm, sizeof(comm));
+		ctxs = json_object_get(json_object_get(p, "status"),
+				       "contexts");
+		if (!ctxs) {
+			str(p, "error", err, sizeof(err));
 			printf("%-8d %-6u %-16s %s\n", pid, uid, comm, err);
 			continue;
 		}
-		if (json_at(j, ctxs, 0) < 0)
+		if (!json_array_size(ctxs))
 			printf("%-8d %-6u %-16s (no open migr device)\n", pid,
 			       uid, comm);
-		for (k = 0; (c = json_at(j, ctxs, k)) >= 0; k++) {
-			int qps = json_get(j, c, "qps"), q, n;
+		json_array_foreach(ctxs, k, c) {
+			const json_t *qps = json_object_get(c, "qps"), *q;
 			char state[256] = "";
+			size_t qi;
+			int n;
 
-			str(j, c, "device", dev, sizeof(dev));
-			str(j, c, "lower", lower, sizeof(lower));
-			str(j, c, "blocker", blocker, sizeof(blocker));
+			str(c, "device", dev, sizeof(dev));
+			str(c, "lower", lower, sizeof(lower));
+			str(c, "blocker", blocker, sizeof(blocker));
 			memset(st, 0, sizeof(st));
-			for (nqps = 0; (q = json_at(j, qps, nqps)) >= 0;
-			     nqps++) {
-				n = json_int(j, json_get(j, q, "state"), 0, 6,
-					     -1);
+			json_array_foreach(qps, qi, q) {
+				n = migr_json_int(q, "state", 0, 6, -1);
 				if (n >= 0 && n < 7)
 					st[n]++;
 			}
+			nqps = json_array_size(qps);
 			for (n = 0; n < 7; n++)
 				if (st[n])
 					snprintf(state + strlen(state),
@@ -176,11 +175,10 @@ void show_status(const struct json *j, int detail)
 					 state[0] ? "; " : "", blocker);
 			printf("%-8d %-6u %-16s %-12s %-8s %-8lld %-4u %s\n",
 			       pid, uid, comm, dev, lower,
-			       json_int(j, json_get(j, c, "switches"), 0, U32,
-					0),
-			       nqps, state[0] ? state : "-");
+			       migr_json_int(c, "switches", 0, U32, 0), nqps,
+			       state[0] ? state : "-");
 			if (detail)
-				show_qps(j, qps);
+				show_qps(qps);
 		}
 	}
 }
@@ -197,99 +195,89 @@ static const char *phase_label(const char *key)
 	return key;
 }
 
-static void show_ctx(const struct json *j, int c)
+/* A count of a switch report: 32 bits, or 0 */
+static unsigned int count(const json_t *obj, const char *key)
+{
+	return migr_json_int(obj, key, 0, U32, 0);
+}
+
+static void show_ctx(const json_t *c)
 {
 	char dev[64], from[64], to[64], err[256], key[32];
-	int ph = json_get(j, c, "phases_ms"), o = json_get(j, c, "objects");
-	bool ok = json_bool(j, json_get(j, c, "ok"), false);
-	int i, k;
+	json_t *ph = json_object_get(c, "phases_ms"), *v;
+	const json_t *o = json_object_get(c, "objects");
+	bool ok = migr_json_true(c, "ok");
+	const char *k;
 
-	str(j, c, "device", dev, sizeof(dev));
-	str(j, c, "from", from, sizeof(from));
-	str(j, c, "to", to, sizeof(to));
+	str(c, "device", dev, sizeof(dev));
+	str(c, "from", from, sizeof(from));
+	str(c, "to", to, sizeof(to));
 	printf("%s: %s -> %s: %s", dev, from, to, ok ? "ok" : "FAILED");
 	if (!ok) {
-		str(j, c, "error", err, sizeof(err));
+		str(c, "error", err, sizeof(err));
 		printf(" (%s%s)", err,
-		       json_bool(j, json_get(j, c, "rolled_back"), false) ?
-			       ", rolled back" :
-			       "");
+		       migr_json_true(c, "rolled_back") ? ", rolled back" : "");
 	}
 	printf("\n  %-16s %10s\n", "phase", "ms");
-	for (i = 0; (k = json_key_at(j, ph, i)) >= 0; i++) {
-		show_str(j, k, key, sizeof(key));
+	json_object_foreach(ph, k, v) {
+		migr_json_ascii(k, key, sizeof(key));
+		show_clean(key);
 		printf("  %-16s %10.3f\n", phase_label(key),
-		       json_num(j, k + 1, 0));
+		       json_number_value(v));
 	}
-	printf("  %-16s %10.3f\n", "total",
-	       json_num(j, json_get(j, c, "total_ms"), 0));
+	printf("  %-16s %10.3f\n", "total", migr_json_num(c, "total_ms", 0));
 	printf("  rebuilt: %u PDs, %u DMs, %u MRs, %u MWs, %u channels, %u CQs, %u SRQs, %u QPs, %u AHs\n",
-	       (unsigned int)json_int(j, json_get(j, o, "pds"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "dms"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "mrs"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "mws"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "channels"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "cqs"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "srqs"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "qps"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, o, "ahs"), 0, U32, 0));
+	       count(o, "pds"), count(o, "dms"), count(o, "mrs"),
+	       count(o, "mws"), count(o, "channels"), count(o, "cqs"),
+	       count(o, "srqs"), count(o, "qps"), count(o, "ahs"));
 	printf("  partners followed: %u QPs in other processes (busy partners waited out %u times)\n",
-	       (unsigned int)json_int(j, json_get(j, c, "partners"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, c, "retries"), 0, U32, 0));
+	       count(c, "partners"), count(c, "retries"));
 	printf("  held WRs %u, replayed WRs %u (partners %u), reposted receives %u (flushed %u), shadowed completions %u, lost %u\n",
-	       (unsigned int)json_int(j, json_get(j, c, "held_wrs"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, c, "replayed_wrs"), 0, U32,
-				      0),
-	       (unsigned int)json_int(j, json_get(j, c, "partner_replayed_wrs"),
-				      0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, c, "reposted_recvs"), 0,
-				      U32, 0),
-	       (unsigned int)json_int(j, json_get(j, c, "flushed"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, c, "shadowed"), 0, U32, 0),
-	       (unsigned int)json_int(j, json_get(j, c, "lost"), 0, U32, 0));
+	       count(c, "held_wrs"), count(c, "replayed_wrs"),
+	       count(c, "partner_replayed_wrs"), count(c, "reposted_recvs"),
+	       count(c, "flushed"), count(c, "shadowed"), count(c, "lost"));
 }
 
-void show_switch(const struct json *j)
+void show_switch(const json_t *j)
 {
-	int reply = json_get(j, 0, "reply"), sw = json_get(j, reply, "switch");
-	int i, c;
+	const json_t *sw = json_object_get(json_object_get(j, "reply"),
+					   "switch"), *c;
+	size_t i;
 
-	printf("pid %d\n",
-	       (int)json_int(j, json_get(j, 0, "pid"), 0, INT_MAX, 0));
-	for (i = 0; (c = json_at(j, sw, i)) >= 0; i++)
-		show_ctx(j, c);
+	printf("pid %d\n", (int)migr_json_int(j, "pid", 0, INT_MAX, 0));
+	json_array_foreach(sw, i, c)
+		show_ctx(c);
 }
 
-void show_qpn_owner(const struct json *j, const char *host)
+void show_qpn_owner(const json_t *j, const char *host)
 {
 	char dev[64], comm[64], kern[64];
-	int pid = json_int(j, json_get(j, 0, "pid"), 0, INT_MAX, 0);
+	int pid = migr_json_int(j, "pid", 0, INT_MAX, 0);
+	bool migr = migr_json_true(j, "migr");
 
-	str(j, 0, "ibdev", dev, sizeof(dev));
+	str(j, "ibdev", dev, sizeof(dev));
 	printf("%s%s%s qp %lld: ", host ? host : "", host ? ": " : "", dev,
-	       json_int(j, json_get(j, 0, "qpn"), 0, QPN, 0));
+	       migr_json_int(j, "qpn", 0, QPN, 0));
 	if (!pid) {
-		str(j, 0, "kernel", kern, sizeof(kern));
+		str(j, "kernel", kern, sizeof(kern));
 		printf("kernel (%s)\n", kern);
 		return;
 	}
-	str(j, 0, "comm", comm, sizeof(comm));
-	printf("pid %d%s%s%s\n", pid,
-	       json_bool(j, json_get(j, 0, "migr"), false) ? " (migr, " : "",
-	       json_bool(j, json_get(j, 0, "migr"), false) ? comm : "",
-	       json_bool(j, json_get(j, 0, "migr"), false) ? ")" : "");
+	str(j, "comm", comm, sizeof(comm));
+	printf("pid %d%s%s%s\n", pid, migr ? " (migr, " : "", migr ? comm : "",
+	       migr ? ")" : "");
 }
 
-void show_peer_ping(const struct json *j)
+void show_peer_ping(const json_t *j)
 {
+	const json_t *p = json_object_get(j, "peer");
 	char host[256], peer[256];
-	int p = json_get(j, 0, "peer");
 
-	str(j, 0, "host", host, sizeof(host));
-	str(j, p, "host", peer, sizeof(peer));
+	str(j, "host", host, sizeof(host));
+	str(p, "host", peer, sizeof(peer));
 	printf("%s: migrd %d on %s authenticated, %.3f ms\n", host,
-	       (int)json_int(j, json_get(j, p, "version"), 0, INT_MAX, 0), peer,
-	       json_num(j, json_get(j, 0, "rtt_ms"), 0));
+	       (int)migr_json_int(p, "version", 0, INT_MAX, 0), peer,
+	       migr_json_num(j, "rtt_ms", 0));
 }
 
 /*
@@ -297,25 +285,27 @@ void show_peer_ping(const struct json *j)
  * in each entry of the process's own "switch" array (one at least). If
  * not, err says why, printable.
  */
-bool show_switch_moved(const struct json *j, char *err, size_t len)
+bool show_switch_moved(const json_t *j, char *err, size_t len)
 {
-	int sw = json_get(j, json_get(j, 0, "reply"), "switch"), i, c;
+	const json_t *sw = json_object_get(json_object_get(j, "reply"),
+					   "switch"), *c;
 	char dev[64], why[256];
+	size_t i;
 
-	if (!json_bool(j, json_get(j, 0, "ok"), false)) {
-		if (!show_str(j, json_get(j, 0, "error"), err, len) || !err[0])
+	if (!migr_json_true(j, "ok")) {
+		if (!show_str(j, "error", err, len) || !err[0])
 			snprintf(err, len, "switch failed");
 		return false;
 	}
-	if (json_at(j, sw, 0) < 0) {
+	if (!json_array_size(sw)) {
 		snprintf(err, len, "the reply names no device that switched");
 		return false;
 	}
-	for (i = 0; (c = json_at(j, sw, i)) >= 0; i++) {
-		if (json_bool(j, json_get(j, c, "ok"), false))
+	json_array_foreach(sw, i, c) {
+		if (migr_json_true(c, "ok"))
 			continue;
-		str(j, c, "device", dev, sizeof(dev));
-		str(j, c, "error", why, sizeof(why));
+		str(c, "device", dev, sizeof(dev));
+		str(c, "error", why, sizeof(why));
 		snprintf(err, len, "%s did not switch: %s", dev, why);
 		return false;
 	}

@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 #include "locate.h"
 #include "log.h"
+#include "migr_json.h"
 #include "migrd.h"
 #include "qpowner.h"
 #include "registry.h"
@@ -46,19 +46,13 @@
 /* Did the process's reply say "ok":true? Its "error" into err if not */
 static bool reply_ok(const char *reply, char *err, size_t errlen)
 {
-	size_t len = strlen(reply);
-	int cap = len / 2 + 16;
-	struct json_tok *t = calloc(cap, sizeof(*t));
-	struct json j;
-	bool ok = false;
+	json_t *j = migr_json_parse(reply, strlen(reply));
+	bool ok = migr_json_true(j, "ok");
 
 	err[0] = 0;
-	if (t && !json_parse(&j, reply, len, t, cap)) {
-		ok = json_bool(&j, json_get(&j, 0, "ok"), false);
-		if (!ok)
-			json_str(&j, json_get(&j, 0, "error"), err, errlen);
-	}
-	free(t);
+	if (!ok)
+		migr_json_text(j, "error", err, errlen);
+	json_decref(j);
 	if (!ok && !err[0])
 		snprintf(err, errlen, "refused without a reason");
 	return ok;

@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "json_str.h"
+#include "migr_json.h"
 #include "partner.h"
 #include "switch.h"
 #include "ud_peers.h"

@@ -22,7 +22,7 @@ int migr_gid_parse(const char *hex, union ibv_gid *gid)
 	for (i = 0; i < 32; i++)
 		if (!hex[i] || !strchr("0123456789abcdefABCDEF", hex[i]))
 			return -1;
-	if (hex[32] && hex[32] != '"')
+	if (hex[32])
 		return -1;
 	for (i = 0; i < 16; i++) {
 		if (sscanf(hex + 2 * i, "%2x", &b) != 1)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Talking to this host's migrd (migrd(8)): one request line, one JSON line
- * back, and the few things the library reads in such a line. The partner
- * protocol (partner_call.c) and the UD relay (ud_announce.c) use it.
+ * back (read with migr_json.h). The partner protocol (partner_call.c) and
+ * the UD relay (ud_announce.c) use it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,73 +27,12 @@ int migr_gid_host(const union ibv_gid *gid, char *host, size_t len)
 	return inet_ntop(AF_INET6, gid->raw, host, len) ? 0 : -1;
 }
 
-/* The value after "key": in a JSON line (numbers and booleans) */
-const char *migr_json_at(const char *json, const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(json, pat);
-	return p ? p + strlen(pat) : NULL;
-}
-
-bool migr_json_true(const char *json, const char *key)
-{
-	const char *p = migr_json_at(json, key);
-
-	return p && !strncmp(p, "true", 4);
-}
-
-bool migr_json_u64(const char *json, const char *key, uint64_t *v)
-{
-	const char *p = migr_json_at(json, key);
-	char *end;
-
-	if (!p)
-		return false;
-	errno = 0;
-	*v = strtoull(p, &end, 10);
-	return !errno && end != p;
-}
-
-/* A hex number given as a string: "key":"1f..." */
-bool migr_json_hex(const char *json, const char *key, uint64_t *v)
-{
-	const char *p = migr_json_at(json, key);
-	char *end;
-
-	if (!p || *p != '"')
-		return false;
-	errno = 0;
-	*v = strtoull(p + 1, &end, 16);
-	return !errno && end != p + 1 && *end == '"';
-}
-
 /* A GID given as 32 hex digits: "key":"fe80..." */
-bool migr_json_gid(const char *json, const char *key, union ibv_gid *gid)
+bool migr_json_gid(const json_t *obj, const char *key, union ibv_gid *gid)
 {
-	const char *p = migr_json_at(json, key);
+	const char *s = json_string_value(json_object_get(obj, key));
 
-	return p && *p == '"' && !migr_gid_parse(p + 1, gid);
-}
-
-/* The "error" string, unescaped enough for a one-line message */
-void migr_json_error(const char *json, char *err, size_t errlen)
-{
-	const char *p = migr_json_at(json, "error");
-	size_t n = 0;
-
-	if (!p || *p != '"') {
-		snprintf(err, errlen, "no reason given");
-		return;
-	}
-	for (p++; *p && *p != '"' && n + 1 < errlen; p++) {
-		if (*p == '\\' && p[1])
-			p++;
-		err[n++] = *p;
-	}
-	err[n] = 0;
+	return s && !migr_gid_parse(s, gid);
 }
 
 static int read_line(int fd, char *buf, size_t len)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "migr.h"
+#include "migr_json.h"
 
 /*
  * Send line (len bytes, newline included) to migrd and read its one-line
@@ -20,13 +21,7 @@ int migr_migrd_call(const char *line, size_t len, unsigned int timeout_s,
 /* Where a GID's host's migrd is: the address inside a RoCE v2 GID */
 int migr_gid_host(const union ibv_gid *gid, char *host, size_t len);
 
-/* Values of a JSON line, by key, wherever the key first appears */
-const char *migr_json_at(const char *json, const char *key);
-bool migr_json_true(const char *json, const char *key);
-bool migr_json_u64(const char *json, const char *key, uint64_t *v);
-bool migr_json_hex(const char *json, const char *key, uint64_t *v);
-bool migr_json_gid(const char *json, const char *key, union ibv_gid *gid);
-/* The "error" string, unescaped enough for a one-line message */
-void migr_json_error(const char *json, char *err, size_t errlen);
+/* A GID given as 32 hex digits: "key":"fe80..." (see migr_json.h) */
+bool migr_json_gid(const json_t *obj, const char *key, union ibv_gid *gid);
 
 #endif /* MIGR_MIGRD_CALL_H */

@@ -55,42 +55,16 @@ static int migrd_call(const char *line, size_t len, const struct migr_qp *mqp,
 	return ret;
 }
 
-/* The i-th object of the reply's "results" array: start, and its length */
-static const char *result_at(const char *reply, unsigned int i, size_t *len)
+/*
+ * migrd's reason for a refusal, else its process's (a reply without a
+ * result per QP)
+ */
+static void reply_error(const json_t *rep, char *err, size_t errlen)
 {
-	const char *p = strstr(reply, "\"results\":[");
-	unsigned int k = 0;
-	bool in_str = false;
-	int depth = 0;
-	const char *start = NULL;
-
-	if (!p)
-		return NULL;
-	for (p += 11; *p; p++) {
-		if (in_str) {
-			if (*p == '\\' && p[1])
-				p++;
-			else if (*p == '"')
-				in_str = false;
-			continue;
-		}
-		if (*p == '"') {
-			in_str = true;
-		} else if (*p == '{') {
-			if (!depth++)
-				start = p;
-		} else if (*p == '}') {
-			if (--depth)
-				continue;
-			if (k++ == i) {
-				*len = p + 1 - start;
-				return start;
-			}
-		} else if (*p == ']' && !depth) {
-			break;
-		}
-	}
-	return NULL;
+	if (json_is_string(json_object_get(rep, "error")))
+		migr_json_error(rep, err, errlen);
+	else
+		migr_json_error(json_object_get(rep, "reply"), err, errlen);
 }
 
 /* What a step sends per QP, and takes from its answer */
@@ -98,7 +72,7 @@ struct step {
 	const char *op;
 	const char *head; /* keys: the pairs, before the QPs */
 	int (*args)(struct migr_partner *p, char *buf, size_t len, void *arg);
-	int (*take)(struct migr_partner *p, const char *res, void *arg,
+	int (*take)(struct migr_partner *p, const json_t *res, void *arg,
 		    char *err, size_t errlen);
 	void *arg;
 	bool prepare; /* QPs a process disowns are looked for elsewhere */
@@ -134,9 +108,11 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 	struct migr_partner *p0 = &v[first];
 	unsigned int idx[MAX_BATCH], k = 0, i;
 	char line[LINE_MAX_LEN], gid[33], args[128], reply[REPLY_MAX];
-	size_t len, rlen;
+	const json_t *proc, *results;
 	int answered = 0, ret;
 	uint64_t pid = 0;
+	json_t *rep;
+	size_t len;
 
 	migr_gid_hex(&p0->gid, gid);
 	len = snprintf(line, sizeof(line), "migrd/1 partner %s %d %u %s %s %s",
@@ -171,47 +147,60 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 		fail_reason(p0, st->op, err, errlen);
 		return -ret;
 	}
-	migr_json_u64(reply, "pid", &pid);
-	if (migr_json_true(reply, "busy")) {
-		migr_json_error(reply, err, errlen);
-		return -EBUSY;
+	/* migrd's verdict and pid; its process's reply, whole, in "reply" */
+	rep = migr_json_parse(reply, strcspn(reply, "\n"));
+	if (!rep) {
+		snprintf(err, errlen, "migrd's reply is not a JSON object");
+		fail_reason(p0, st->op, err, errlen);
+		return -EPROTO;
 	}
+	proc = json_object_get(rep, "reply");
+	migr_json_u64(rep, "pid", &pid);
+	if (migr_json_true(proc, "busy")) {
+		reply_error(rep, err, errlen);
+		answered = -EBUSY;
+		goto out;
+	}
+	results = json_object_get(proc, "results");
 	for (i = 0; i < k; i++) {
 		struct migr_partner *p = &v[idx[i]];
-		const char *res = result_at(reply, i, &rlen);
-		char obj[2304]; /* a fetch's keys are the longest */
+		const json_t *res = json_array_get(results, i);
 
-		if (!res) {
+		if (!json_is_object(res)) {
 			/* no answer per QP: migrd's or the process's refusal */
-			migr_json_error(reply, err, errlen);
+			reply_error(rep, err, errlen);
 			fail_reason(p, st->op, err, errlen);
-			return migr_json_true(reply, "ok") ? -EPROTO :
-							     -EREMOTEIO;
+			answered = migr_json_true(rep, "ok") ? -EPROTO :
+							       -EREMOTEIO;
+			goto out;
 		}
-		snprintf(obj, sizeof(obj), "%.*s", (int)rlen, res);
-		if (st->prepare && migr_json_true(obj, "notmine")) {
+		if (st->prepare && migr_json_true(res, "notmine")) {
 			/* why its holder disowns it, if nobody else owns it */
 			if (idx[i] == first)
-				migr_json_error(obj, err, errlen);
+				migr_json_error(res, err, errlen);
 			continue;
 		}
-		if (!migr_json_true(obj, "ok")) {
-			migr_json_error(obj, err, errlen);
+		if (!migr_json_true(res, "ok")) {
+			migr_json_error(res, err, errlen);
 			fail_reason(p, st->op, err, errlen);
-			return -EREMOTEIO;
+			answered = -EREMOTEIO;
+			goto out;
 		}
 		if (pid)
 			p->pid = pid;
 		if (st->take) {
-			ret = st->take(p, obj, st->arg, err, errlen);
+			ret = st->take(p, res, st->arg, err, errlen);
 			if (ret) {
 				fail_reason(p, st->op, err, errlen);
-				return -ret;
+				answered = -ret;
+				goto out;
 			}
 		}
 		done[idx[i]] = true;
 		answered++;
 	}
+out:
+	json_decref(rep);
 	return answered;
 }
 
@@ -310,7 +299,7 @@ static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 	return 0;
 }
 
-static int prepare_take(struct migr_partner *p, const char *res, void *arg,
+static int prepare_take(struct migr_partner *p, const json_t *res, void *arg,
 			char *err, size_t errlen)
 {
 	uint64_t v, mkey, maddr;
@@ -353,7 +342,7 @@ static int suspend_args(struct migr_partner *p, char *buf, size_t len,
 	return 0;
 }
 
-static int suspend_take(struct migr_partner *p, const char *res, void *arg,
+static int suspend_take(struct migr_partner *p, const json_t *res, void *arg,
 			char *err, size_t errlen)
 {
 	if (!migr_json_u64(res, "consumers", &p->consumers)) {
@@ -388,7 +377,7 @@ static int recvs_args(struct migr_partner *p, char *buf, size_t len, void *arg)
 	return 0;
 }
 
-static int recvs_take(struct migr_partner *p, const char *res, void *arg,
+static int recvs_take(struct migr_partner *p, const json_t *res, void *arg,
 		      char *err, size_t errlen)
 {
 	if (!migr_json_u64(res, "recvs", &p->recvs) ||
@@ -465,13 +454,13 @@ static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
  * translates
  */
 static int reconnect_keys(struct migr_partner *p, struct migr_xlate *x,
-			  const char *res)
+			  const json_t *res)
 {
-	const char *k = strstr(res, "\"keys\":\""), *end;
+	const char *k = json_string_value(json_object_get(res, "keys")), *end;
 	struct migr_qp *q;
 	unsigned int n = 0;
 
-	if (k && (migr_xlate_set_rkeys(x, k + 8, &end, &n) || *end != '"'))
+	if (k && (migr_xlate_set_rkeys(x, k, &end, &n) || *end))
 		return EPROTO;
 	if (!n) {
 		migr_qp_update_slow(p->mqp);
@@ -483,7 +472,7 @@ static int reconnect_keys(struct migr_partner *p, struct migr_xlate *x,
 	return 0;
 }
 
-static int reconnect_take(struct migr_partner *p, const char *res, void *arg,
+static int reconnect_take(struct migr_partner *p, const json_t *res, void *arg,
 			  char *err, size_t errlen)
 {
 	struct migr_xlate *x = p->mqp->remote;
@@ -528,7 +517,7 @@ int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
 	return run_step(v, n, &st, err, errlen);
 }
 
-static int resume_take(struct migr_partner *p, const char *res, void *arg,
+static int resume_take(struct migr_partner *p, const json_t *res, void *arg,
 		       char *err, size_t errlen)
 {
 	p->prepared = p->suspended = false;
@@ -587,20 +576,20 @@ static int fetch_args(struct migr_partner *p, char *buf, size_t len, void *arg)
 }
 
 /* Its rkeys, "V:P,V:P,..." in hex, into our replica of its tables */
-static int fetch_keys(struct fetch *f, const char *res)
+static int fetch_keys(struct fetch *f, const json_t *res)
 {
-	const char *p = strstr(res, "\"keys\":\""), *end;
+	const char *p = json_string_value(json_object_get(res, "keys")), *end;
 	unsigned int n;
 
 	if (!p)
 		return EPROTO;
-	if (migr_xlate_set_rkeys(f->x, p + 8, &end, &n))
+	if (migr_xlate_set_rkeys(f->x, p, &end, &n))
 		return ENOMEM;
 	f->nkeys += n;
-	return *end == '"' ? 0 : EPROTO;
+	return *end ? EPROTO : 0;
 }
 
-static int fetch_take(struct migr_partner *p, const char *res, void *arg,
+static int fetch_take(struct migr_partner *p, const json_t *res, void *arg,
 		      char *err, size_t errlen)
 {
 	struct fetch *f = arg;

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "json_str.h"
+#include "migr_json.h"
 #include "partner_line.h"
 #include "partner.h"
 #include "switch.h"

@@ -198,10 +198,14 @@ static int grh_hosts(struct migr_context *ctx, struct migr_ud_hosts *hs,
 	return 0;
 }
 
-/* LINE to every migr process of host, through migrd; reply or why */
-static int relay(const char *host, const char *line, char *reply, char *why,
-		 size_t why_len)
+/*
+ * LINE to every migr process of host, through migrd; why, or 0 and its
+ * reply parsed into *rep if rep (to json_decref())
+ */
+static int relay(const char *host, const char *line, char *reply,
+		 json_t **rep, char *why, size_t why_len)
 {
+	json_t *j;
 	char req[UD_LINE_MAX + 128], err[256];
 	const char *path;
 	int n, ret;
@@ -226,33 +230,41 @@ static int relay(const char *host, const char *line, char *reply, char *why,
 			 strerror(ret));
 		return ret;
 	}
-	if (!migr_json_true(reply, "ok")) {
-		migr_json_error(reply, err, sizeof(err));
+	j = migr_json_parse(reply, strcspn(reply, "\n"));
+	if (!migr_json_true(j, "ok")) {
+		if (j)
+			migr_json_error(j, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "its reply is not JSON");
 		snprintf(why, why_len, "UD peers at %s cannot be told: %s",
 			 host, err);
+		json_decref(j);
 		return EREMOTEIO;
 	}
+	if (rep)
+		*rep = j;
+	else
+		json_decref(j);
 	return 0;
 }
 
-/* Every number of every "ud":[...] in a probe's reply, into known */
-static void take_qpns(const char *reply, uint32_t *known, unsigned int max,
+/* The UD QP numbers each process of a probe's reply gave, into known */
+static void take_qpns(const json_t *rep, uint32_t *known, unsigned int max,
 		      unsigned int *n)
 {
-	const char *p = reply;
+	const json_t *procs = json_object_get(rep, "procs"), *ud;
+	size_t i, k;
 
-	while ((p = strstr(p, "\"ud\":["))) {
-		char *end;
+	for (i = 0; i < json_array_size(procs); i++) {
+		ud = json_object_get(
+			json_object_get(json_array_get(procs, i), "reply"),
+			"ud");
+		for (k = 0; k < json_array_size(ud) && *n < max; k++) {
+			json_t *q = json_array_get(ud, k);
 
-		p += 6;
-		while (*p && *p != ']') {
-			unsigned long q = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (*n < max)
-				known[(*n)++] = q;
-			p = *end == ',' ? end + 1 : end;
+			if (json_is_integer(q) && json_integer_value(q) >= 0 &&
+			    json_integer_value(q) <= 0xffffff)
+				known[(*n)++] = json_integer_value(q);
 		}
 	}
 }
@@ -283,9 +295,13 @@ int migr_ud_probe(struct migr_context *ctx, uint32_t *known, unsigned int max,
 	if (!reply)
 		return ENOMEM;
 	for (i = 0; i < hs->n && !ret; i++) {
-		ret = relay(hs->h[i], "probe", reply, why, why_len);
-		if (!ret)
-			take_qpns(reply, known, max, n);
+		json_t *rep;
+
+		ret = relay(hs->h[i], "probe", reply, &rep, why, why_len);
+		if (!ret) {
+			take_qpns(rep, known, max, n);
+			json_decref(rep);
+		}
 	}
 	free(reply);
 	if (ret)
@@ -333,7 +349,7 @@ static int tell(const struct migr_ud_hosts *hs, const char *line, char *why,
 	if (!reply)
 		return ENOMEM;
 	for (i = 0; i < hs->n && !ret; i++)
-		ret = relay(hs->h[i], line, reply, why, why_len);
+		ret = relay(hs->h[i], line, reply, NULL, why, why_len);
 	free(reply);
 	return ret;
 }

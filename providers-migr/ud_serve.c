@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_str.h"
+#include "migr_json.h"
 #include "partner.h"
 #include "ud_peers.h"
 

@@ -49,7 +49,8 @@ srv.listen(16)
 # QP N faces QP 1000 + N with GID PEER_GID (prepare's PEER_PHYS) and is
 # lower QP 5000 + N (prepare's PARTNER_PHYS); QP 20 answers "faces" as a
 # library that does not know it does, QP 21 as one switching itself;
-# an entry "N fail" is refused, "N big K" pads its result with K bytes
+# an entry "N fail" is refused, "N big K" pads its result with K bytes,
+# "N dup" answers with "ok" twice
 def real(op, rest):
     if op == "keys":
         rest = rest.split(" . ", 1)[1]
@@ -79,6 +80,9 @@ def real(op, rest):
         elif len(w) > 1 and w[1] == "fail":
             res.append({"phys": phys, "ok": False,
                         "error": "cannot %s QP %s" % (op, q)})
+        elif len(w) > 1 and w[1] == "dup":
+            # written with "ok" twice (serve()): which one would count?
+            res.append({"phys": phys, "ok": False, "dup": True})
         elif len(w) > 2 and w[1] == "big":
             res.append({"phys": phys, "ok": True, "op": op,
                         "pad": "y" * int(w[2])})
@@ -119,7 +123,8 @@ def serve():
             r = real(w[1], line[len("partner ") + len(w[1]) + 34:-1])
         else:
             r = {"ok": False, "error": "bad request"}
-        c.sendall((json.dumps(r, separators=(",", ":")) + "\n").encode())
+        out = json.dumps(r, separators=(",", ":"))
+        c.sendall((out.replace('"dup":true', '"ok":true') + "\n").encode())
         c.close()
 threading.Thread(target=serve, daemon=True).start()
 print("ready", flush=True)
@@ -599,6 +604,11 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
         check("by pid, refused", r.get("ok") is False and
               r.get("error") == "cannot suspend QP 18" and
               r.get("pid") == f2.pid, r)
+        # A reply naming a key twice is no JSON: neither "ok" is taken
+        r = asker(f"migrd/1 partner - {f2.pid} 18 {GID} suspend {GID} 18 dup\n")
+        check("key twice refused", r.get("ok") is False and
+              r.get("error") == f"pid {f2.pid}: its reply is not valid JSON"
+              and "reply" not in r, r)
         # A pid that is not a migr process
         r = asker(f"migrd/1 partner - {os.getpid()} 17 {GID} resume {GID} 17\n")
         check("not migr", r["error"] ==

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* migrd's request parser and JSON reader: bounds and malformed input */
+/* migrd's request parser: bounds and malformed input */
 #include <string.h>
 
-#include "json.h"
 #include "req.h"
 #include "unit.h"
 
@@ -213,173 +212,10 @@ static void test_udpeers(void)
 	      !strstr(err, "secret"));
 }
 
-static int json_ok(const char *s)
-{
-	struct json_tok t[64];
-	struct json j;
-
-	return !json_parse(&j, s, strlen(s), t, 64);
-}
-
-static void test_json(void)
-{
-	const char *s =
-		"{\"pid\":12,\"ok\":true,\"e\":\"a\\\"b\\n\",\"l\":[1,-2.5e3,"
-		"{\"x\":null}],\"o\":{},\"f\":false}";
-	struct json_tok t[64];
-	struct json j;
-	char buf[16];
-	int l;
-
-	CHECK(!json_parse(&j, s, strlen(s), t, 64));
-	CHECK(json_num(&j, json_get(&j, 0, "pid"), 0) == 12);
-	CHECK(json_bool(&j, json_get(&j, 0, "ok"), false));
-	CHECK(!json_bool(&j, json_get(&j, 0, "f"), true));
-	CHECK(json_str(&j, json_get(&j, 0, "e"), buf, sizeof(buf)) &&
-	      !strcmp(buf, "a\"b\n"));
-	l = json_get(&j, 0, "l");
-	CHECK(json_num(&j, json_at(&j, l, 1), 0) == -2500);
-	CHECK(json_get(&j, json_at(&j, l, 2), "x") >= 0);
-	CHECK(json_at(&j, l, 3) == -1);
-	CHECK(json_get(&j, 0, "missing") == -1);
-	CHECK(json_get(&j, 0, "f") >= 0); /* after a nested value */
-	CHECK(json_key_at(&j, 0, 5) >= 0 && json_key_at(&j, 0, 6) == -1);
-	/* a short copy is cut, never overrun */
-	CHECK(json_str(&j, json_get(&j, 0, "e"), buf, 2) && !strcmp(buf, "a"));
-
-	CHECK(json_ok(" [ ] \n"));
-	CHECK(!json_ok(""));
-	CHECK(!json_ok("{"));
-	CHECK(!json_ok("{\"a\":1"));
-	CHECK(!json_ok("{\"a\":1,}"));
-	CHECK(!json_ok("[1,]"));
-	CHECK(!json_ok("{\"a\" 1}"));
-	CHECK(!json_ok("{1:2}"));
-	CHECK(!json_ok("\"abc"));
-	CHECK(!json_ok("\"a\\qb\""));
-	CHECK(!json_ok("\"a\\u12\""));
-	CHECK(!json_ok("\"tab\there\""));
-	CHECK(!json_ok("01"));
-	CHECK(!json_ok("1."));
-	CHECK(!json_ok("-"));
-	CHECK(!json_ok("tru"));
-	CHECK(!json_ok("{} {}"));
-	CHECK(!json_ok("[1] x"));
-	/* depth and token bounds */
-	CHECK(json_ok(
-		"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"));
-	CHECK(!json_ok(
-		"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"));
-	CHECK(json_parse(&j, "[1,2,3]", 7, t, 3) == -1);
-	CHECK(json_parse(&j, "[1,2,3]", 7, t, 4) == 0);
-	/* a truncated buffer is not read past its length */
-	CHECK(json_parse(&j, "{\"a\":1}", 6, t, 64) == -1);
-	CHECK(json_parse(&j, "true", 3, t, 64) == -1);
-}
-
-/*
- * A key named twice: readers differ on which counts, so a process could
- * show migrd one "ok" and migrctl another. The whole text is refused.
- */
-static void test_json_dup(void)
-{
-	char big[4096];
-	int n, k;
-
-	CHECK(!json_ok("{\"ok\":false,\"ok\":true}"));
-	CHECK(!json_ok("{\"ok\":true,\"e\":1,\"ok\":true}"));
-	CHECK(!json_ok("{\"a\":1,\"b\":2,\"a\":1}"));
-	/* nested, in an object or in an array */
-	CHECK(!json_ok("{\"v\":1,\"reply\":{\"ok\":false,\"ok\":true}}"));
-	CHECK(!json_ok("{\"v\":1,\"reply\":{\"switch\":[{\"ok\":false,"
-		       "\"device\":\"m\",\"ok\":true}]}}"));
-	CHECK(!json_ok("[{},{\"x\":{\"y\":[{\"z\":1,\"z\":2}]}}]"));
-	/* the same key spelt with escapes is the same key */
-	CHECK(!json_ok("{\"ok\":false,\"o\\u006b\":true}"));
-	CHECK(!json_ok("{\"\\u00e9\":1,\"\xc3\xa9\":2}"));
-	CHECK(!json_ok("{\"\\ud83d\\ude00\":1,\"\xf0\x9f\x98\x80\":2}"));
-	CHECK(!json_ok("{\"a\\/b\":1,\"a/b\":2}"));
-	/* the same key in different objects is fine, as are near misses */
-	CHECK(json_ok("{\"ok\":true,\"reply\":{\"ok\":true}}"));
-	CHECK(json_ok("{\"ok\":true,\"ok \":true,\"o\":1,\"OK\":1}"));
-	CHECK(json_ok("[{\"ok\":true},{\"ok\":false}]"));
-	CHECK(json_ok("{\"\\u00e9\":1,\"\\u00e8\":2}"));
-
-	/* and an escaped key is found by its plain name */
-	{
-		const char *s = "{\"o\\u006b\":true}";
-		struct json_tok t[8];
-		struct json j;
-
-		CHECK(!json_parse(&j, s, strlen(s), t, 8) &&
-		      json_bool(&j, json_get(&j, 0, "ok"), false));
-	}
-
-	/* many keys (sorted, not compared pairwise): the last one repeats */
-	n = snprintf(big, sizeof(big), "{");
-	for (k = 0; k < 300; k++)
-		n += snprintf(big + n, sizeof(big) - n, "\"k%d\":%d,", k, k);
-	snprintf(big + n, sizeof(big) - n, "\"k%d\":0}", 299);
-	{
-		struct json_tok t[1024];
-		struct json j;
-
-		CHECK(json_parse(&j, big, strlen(big), t, 1024) == -1);
-		snprintf(big + n, sizeof(big) - n, "\"k%d\":0}", 300);
-		CHECK(json_parse(&j, big, strlen(big), t, 1024) == 0);
-		CHECK(json_num(&j, json_get(&j, 0, "k300"), -1) == 0 &&
-		      json_num(&j, json_get(&j, 0, "k7"), -1) == 7);
-	}
-}
-
-/* Integers as show.c and migrctl.c cast them: in range, or the default */
-static void test_json_int(void)
-{
-	const char *s =
-		"{\"a\":12,\"neg\":-3,\"big\":1e300,\"huge\":1e999,"
-		"\"frac\":2.5,\"exp\":1.5e2,\"u32\":4294967295,"
-		"\"u33\":4294967296,\"s\":\"7\",\"t\":true,"
-		"\"ll\":9223372036854775807,\"nll\":-9223372036854775808,"
-		"\"n\":-0}";
-	struct json_tok t[64];
-	struct json j;
-
-	CHECK(!json_parse(&j, s, strlen(s), t, 64));
-	CHECK(json_int(&j, json_get(&j, 0, "a"), 0, 100, -1) == 12);
-	CHECK(json_int(&j, json_get(&j, 0, "a"), 0, 11, -1) == -1);
-	CHECK(json_int(&j, json_get(&j, 0, "a"), 13, 100, -1) == -1);
-	CHECK(json_int(&j, json_get(&j, 0, "a"), 12, 12, -1) == 12);
-	CHECK(json_int(&j, json_get(&j, 0, "neg"), 0, 100, 5) == 5);
-	CHECK(json_int(&j, json_get(&j, 0, "neg"), -3, 100, 5) == -3);
-	CHECK(json_int(&j, json_get(&j, 0, "big"), 0, 0xffffffff, 9) == 9);
-	CHECK(json_int(&j, json_get(&j, 0, "huge"), 0, 0xffffffff, 9) == 9);
-	CHECK(json_int(&j, json_get(&j, 0, "frac"), 0, 100, 9) == 9);
-	CHECK(json_int(&j, json_get(&j, 0, "exp"), 0, 1000, 9) == 150);
-	CHECK(json_int(&j, json_get(&j, 0, "u32"), 0, 0xffffffff, 9) ==
-	      0xffffffff);
-	CHECK(json_int(&j, json_get(&j, 0, "u33"), 0, 0xffffffff, 9) == 9);
-	CHECK(json_int(&j, json_get(&j, 0, "s"), 0, 100, 9) == 9);
-	CHECK(json_int(&j, json_get(&j, 0, "t"), 0, 100, 9) == 9);
-	CHECK(json_int(&j, json_get(&j, 0, "missing"), 0, 100, 9) == 9);
-	CHECK(json_int(&j, -1, 0, 100, 9) == 9);
-	/* 2^63 is past long long: the default, not a wrapped cast */
-	CHECK(json_int(&j, json_get(&j, 0, "ll"), 0, 0x7fffffffffffffffLL, 9) ==
-	      9);
-	CHECK(json_int(&j, json_get(&j, 0, "nll"), -0x7fffffffffffffffLL - 1, 0,
-		       9) == -0x7fffffffffffffffLL - 1);
-	CHECK(json_int(&j, json_get(&j, 0, "n"), 0, 1, 9) == 0);
-	/* a number that ends the buffer is read no further */
-	CHECK(!json_parse(&j, "125", 2, t, 64) &&
-	      json_int(&j, 0, 0, 1000, -1) == 12);
-}
-
 int main(void)
 {
 	test_requests();
 	test_partner();
 	test_udpeers();
-	test_json();
-	test_json_dup();
-	test_json_int();
 	return unit_done("req");
 }

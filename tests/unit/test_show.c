@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
 #include "migrctl.h"
 #include "unit.h"
 
@@ -16,10 +15,9 @@ static char out[65536];
 static size_t out_len;
 
 /* Run fn on reply s with stdout captured into out */
-static void capture(const char *s, void (*fn)(const struct json *j))
+static void capture(const char *s, void (*fn)(const json_t *j))
 {
-	struct json_tok t[512];
-	struct json j;
+	json_t *j = migr_json_parse(s, strlen(s));
 	FILE *tmp = tmpfile();
 	int saved;
 
@@ -28,7 +26,7 @@ static void capture(const char *s, void (*fn)(const struct json *j))
 	CHECK(tmp != NULL);
 	if (!tmp)
 		return;
-	if (json_parse(&j, s, strlen(s), t, 512)) {
+	if (!j) {
 		CHECK(!"test reply is JSON");
 		fclose(tmp);
 		return;
@@ -36,7 +34,8 @@ static void capture(const char *s, void (*fn)(const struct json *j))
 	fflush(stdout);
 	saved = dup(1);
 	dup2(fileno(tmp), 1);
-	fn(&j);
+	fn(j);
+	json_decref(j);
 	fflush(stdout);
 	dup2(saved, 1);
 	close(saved);
@@ -60,10 +59,10 @@ static int printable(void)
 	return out_len > 0;
 }
 
-/* \u001b (ESC) sequences, DEL and raw bytes that are C1 controls or
- * malformed UTF-8 (0x9b is CSI to an 8-bit terminal) */
+/* \u001b (ESC) sequences, DEL and a C1 control in UTF-8 (U+009B is CSI
+ * to an 8-bit terminal); malformed UTF-8 is no JSON (test_malformed) */
 #define EVIL                                                                   \
-	"\\u001b[2J\\u001b]0;owned\\u0007\x7f\x9b"                             \
+	"\\u001b[2J\\u001b]0;owned\\u0007\x7f"                                 \
 	"31m\xc2\x9b"                                                          \
 	"1m"
 
@@ -96,12 +95,12 @@ static const char ping_reply[] =
 	"{\"v\":1,\"ok\":true,\"host\":\"h" EVIL "\",\"rtt_ms\":0.25,"
 	"\"peer\":{\"v\":1,\"ok\":true,\"version\":1,\"host\":\"p" EVIL "\"}}";
 
-static void status_table(const struct json *j)
+static void status_table(const json_t *j)
 {
 	show_status(j, 1);
 }
 
-static void owner_line(const struct json *j)
+static void owner_line(const json_t *j)
 {
 	show_qpn_owner(j, "host-b");
 }
@@ -110,7 +109,7 @@ static void test_tables(void)
 {
 	capture(status_reply, status_table);
 	CHECK(printable());
-	CHECK(strstr(out, "c?[2J?]0;owned???31m??1m") != NULL);
+	CHECK(strstr(out, "c?[2J?]0;owned??31m?1m") != NULL);
 	CHECK(strstr(out, "e?[2J") && strstr(out, "cannot switch: b?[2J"));
 	CHECK(strstr(out, "qp 17 (device qp 18) RTS -> 19"));
 
@@ -145,37 +144,51 @@ static void test_numbers(void)
 static void test_json_line(void)
 {
 	const char *in = "{\"v\":1,\t\"ok\":true,\r\n\"comm\":\"a\x7f"
-			 "b\x9b"
+			 "b\xc2\x9b"
 			 "c\xc3\xa9"
 			 "d\xf0\x9f\x98\x80"
 			 "e\\u001b[2J\\\"q\"}\r";
-	const char *want = "{\"v\":1,\"ok\":true,\"comm\":\"a\\u007fb\\ufffdc"
+	const char *want = "{\"v\":1,\"ok\":true,\"comm\":\"a\\u007fb\\u009bc"
 			   "\\u00e9d\\ud83d\\ude00e\\u001b[2J\\\"q\"}\n";
-	struct json_tok t[16];
-	struct json j;
+	json_t *j = migr_json_parse(in, strlen(in)), *j2;
 	char buf[128];
 	FILE *f = tmpfile();
 	size_t n;
 
-	CHECK(!json_parse(&j, in, strlen(in), t, 16));
+	CHECK(j != NULL);
 	show_json_line(f, in);
 	rewind(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = 0;
 	fclose(f);
 	CHECK(!strcmp(buf, want));
-	CHECK(!json_parse(&j, buf, n, t, 16));
+	/* the same text to a JSON reader */
+	j2 = migr_json_parse(buf, n);
+	CHECK(j2 && json_equal(j, j2));
+	json_decref(j2);
+	json_decref(j);
+}
+
+/* Malformed UTF-8 (a lone 0x9b, CSI) is not JSON: nothing of it is shown */
+static void test_malformed(void)
+{
+	const char *s = "{\"v\":1,\"ok\":true,\"comm\":\"c\x9b"
+			"31m\",\"pid\":1}";
+
+	CHECK(!migr_json_parse(s, strlen(s)));
 }
 
 static bool moved(const char *s, char *err, size_t len)
 {
-	struct json_tok t[64];
-	struct json j;
+	json_t *j = migr_json_parse(s, strlen(s));
+	bool ret;
 
 	err[0] = 0;
-	if (json_parse(&j, s, strlen(s), t, 64))
+	if (!j)
 		return false;
-	return show_switch_moved(&j, err, len);
+	ret = show_switch_moved(j, err, len);
+	json_decref(j);
+	return ret;
 }
 
 /* drain counts a process as moved on migrd's "ok" and every device's */
@@ -220,6 +233,7 @@ int main(void)
 	test_tables();
 	test_numbers();
 	test_json_line();
+	test_malformed();
 	test_moved();
 	return unit_done("show");
 }
