@@ -9,6 +9,7 @@ cd "$MIGR_TOP" || exit 1
 
 declare -a STEP_NAMES STEP_RESULTS STEP_TIMES STEP_WHY
 failed=0
+T0=$(date +%s)
 STEP_LOG=$(mktemp)
 trap 'rm -f "$STEP_LOG"' EXIT
 
@@ -87,5 +88,7 @@ for i in "${!STEP_NAMES[@]}"; do
 	echo "--- ${STEP_NAMES[$i]}: first failures"
 	printf '%s\n' "${STEP_WHY[$i]}" | cut -c1-300
 done
+total=$(($(date +%s) - T0))
+printf '%-52s %-14s %5ss (%d min %02d s)\n' "total" "" "$total" $((total / 60)) $((total % 60))
 echo "steps: $((${#STEP_NAMES[@]} - failed)) passed, $failed failed"
 [ $failed -eq 0 ]
