@@ -24,7 +24,7 @@
 
 #define PRUNE_EVERY_S 10
 
-struct migrd g;
+struct migrd migrd;
 
 #define PEERS_PER_ADDR 4 /* peer connections at once from one address */
 
@@ -66,14 +66,14 @@ static int slot_get(bool peer, const char *who, char *why, size_t len)
 	int i, slot = -1;
 
 	if (!peer) {
-		if (nlocal >= g.conf.max_clients) {
+		if (nlocal >= migrd.conf.max_clients) {
 			snprintf(why, len, "%u local connections busy", nlocal);
 			return -1;
 		}
 		nlocal++;
 		return 0;
 	}
-	if (npeers >= g.conf.max_peers) {
+	if (npeers >= migrd.conf.max_peers) {
 		snprintf(why, len, "%u peer connections busy", npeers);
 		return -1;
 	}
@@ -263,8 +263,8 @@ static int parse_args(int argc, char **argv, bool *fg)
 			config = argv[i + 1];
 			config_given = true;
 		}
-	conf_defaults(&g.conf);
-	if (conf_load(&g.conf, config, config_given, err, sizeof(err))) {
+	conf_defaults(&migrd.conf);
+	if (conf_load(&migrd.conf, config, config_given, err, sizeof(err))) {
 		fprintf(stderr, "migrd: error: %s\n", err);
 		return -1;
 	}
@@ -281,16 +281,16 @@ static int parse_args(int argc, char **argv, bool *fg)
 			break;
 		case 's':
 			if (optarg[0] != '/' ||
-			    strlen(optarg) >= sizeof(g.conf.socket)) {
+			    strlen(optarg) >= sizeof(migrd.conf.socket)) {
 				fprintf(stderr,
 					"migrd: error: --socket needs an absolute path\n");
 				return -1;
 			}
-			strcpy(g.conf.socket, optarg);
+			strcpy(migrd.conf.socket, optarg);
 			break;
 		case 'p':
-			g.conf.port = strtoul(optarg, &end, 10);
-			if (*end || !g.conf.port || g.conf.port > 65535) {
+			migrd.conf.port = strtoul(optarg, &end, 10);
+			if (*end || !migrd.conf.port || migrd.conf.port > 65535) {
 				fprintf(stderr,
 					"migrd: error: invalid port '%s'\n",
 					optarg);
@@ -298,15 +298,15 @@ static int parse_args(int argc, char **argv, bool *fg)
 			}
 			break;
 		case 'l':
-			snprintf(g.conf.listen, sizeof(g.conf.listen), "%s",
+			snprintf(migrd.conf.listen, sizeof(migrd.conf.listen), "%s",
 				 optarg);
 			break;
 		case 'k':
-			snprintf(g.conf.key_file, sizeof(g.conf.key_file), "%s",
+			snprintf(migrd.conf.key_file, sizeof(migrd.conf.key_file), "%s",
 				 optarg);
 			break;
 		case 'T':
-			g.test_qp_owners = optarg;
+			migrd.test_qp_owners = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -333,20 +333,20 @@ static int load_key(void)
 	uint8_t psk[TLS_PSK_LEN];
 	char err[512];
 
-	if (access(g.conf.key_file, F_OK) && errno == ENOENT) {
+	if (access(migrd.conf.key_file, F_OK) && errno == ENOENT) {
 		log_info("no peer key %s: peer daemons are off",
-			 g.conf.key_file);
-		strcpy(g.conf.listen, "none");
+			 migrd.conf.key_file);
+		strcpy(migrd.conf.listen, "none");
 		return 0;
 	}
-	if (key_load(g.conf.key_file, g.psk, &g.psk_len, err, sizeof(err))) {
+	if (key_load(migrd.conf.key_file, migrd.psk, &migrd.psk_len, err, sizeof(err))) {
 		log_err("%s", err);
 		return -1;
 	}
 	/* The TLS link keys with a PSK derived from it (tls.c): now, not late */
-	if (tls_psk_derive(g.psk, g.psk_len, psk)) {
+	if (tls_psk_derive(migrd.psk, migrd.psk_len, psk)) {
 		log_err("cannot derive the peer link's key from %s (OpenSSL's HKDF)",
-			g.conf.key_file);
+			migrd.conf.key_file);
 		return -1;
 	}
 	OPENSSL_cleanse(psk, sizeof(psk));
@@ -396,13 +396,13 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &block, &orig);
 
-	pf[0].fd = listen_local(g.conf.socket);
+	pf[0].fd = listen_local(migrd.conf.socket);
 	if (pf[0].fd < 0)
 		return 1;
-	if (strcmp(g.conf.listen, "none")) {
-		pf[1].fd = listen_peer(g.conf.listen, g.conf.port);
+	if (strcmp(migrd.conf.listen, "none")) {
+		pf[1].fd = listen_peer(migrd.conf.listen, migrd.conf.port);
 		if (pf[1].fd < 0) {
-			unlink(g.conf.socket);
+			unlink(migrd.conf.socket);
 			return 1;
 		}
 	}
@@ -411,11 +411,11 @@ int main(int argc, char **argv)
 		log_err("cannot daemonize: %s", strerror(errno));
 		return 1;
 	}
-	log_info("listening on %s%s%s%s", g.conf.socket,
+	log_info("listening on %s%s%s%s", migrd.conf.socket,
 		 pf[1].fd >= 0 ? ", peers on " : " (no peers)",
-		 pf[1].fd >= 0 ? g.conf.listen : "", pf[1].fd >= 0 ? "" : "");
+		 pf[1].fd >= 0 ? migrd.conf.listen : "", pf[1].fd >= 0 ? "" : "");
 	if (pf[1].fd >= 0)
-		log_info("peer port %u, key %s", g.conf.port, g.conf.key_file);
+		log_info("peer port %u, key %s", migrd.conf.port, migrd.conf.key_file);
 	while (!stop) {
 		int n = ppoll(pf, 2, &ts, &orig);
 
@@ -431,6 +431,6 @@ int main(int argc, char **argv)
 			registry_prune();
 	}
 	log_info("stopping (signal %d)", (int)stop);
-	unlink(g.conf.socket);
+	unlink(migrd.conf.socket);
 	return 0;
 }

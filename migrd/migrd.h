@@ -22,7 +22,7 @@ struct migrd {
 	const char *test_qp_owners;
 };
 
-extern struct migrd g;
+extern struct migrd migrd;
 
 /* Who asks: a local user (SO_PEERCRED) or a peer daemon */
 struct client {

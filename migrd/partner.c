@@ -133,11 +133,11 @@ static int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
 
 	*pid = 0;
 	kern[0] = 0;
-	if (g.test_qp_owners) {
-		f = fopen(g.test_qp_owners, "re");
+	if (migrd.test_qp_owners) {
+		f = fopen(migrd.test_qp_owners, "re");
 		if (!f) {
 			snprintf(err, errlen, "cannot read %s: %s",
-				 g.test_qp_owners, strerror(errno));
+				 migrd.test_qp_owners, strerror(errno));
 			return -1;
 		}
 		while (ret && fgets(line, sizeof(line), f))

@@ -28,7 +28,7 @@
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
-/* One context per side, keyed once from the key file (g.psk) */
+/* One context per side, keyed once from the key file (migrd.psk) */
 static SSL_CTX *ctxs[2];
 static char ctx_err[160];
 static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
@@ -38,7 +38,7 @@ static void ctx_init(void)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		ctxs[i] = tls_ctx_new(i, g.psk, g.psk_len, TLS_ALPN, ctx_err,
+		ctxs[i] = tls_ctx_new(i, migrd.psk, migrd.psk_len, TLS_ALPN, ctx_err,
 				      sizeof(ctx_err));
 		if (!ctxs[i])
 			log_err("%s", ctx_err);
@@ -172,16 +172,16 @@ int peer_call(const char *host, const char *line, int timeout_ms,
 	long n;
 
 	err[0] = 0;
-	if (!g.psk_len) {
+	if (!migrd.psk_len) {
 		snprintf(err, errlen,
 			 "cannot ask migrd on %s: no peer key loaded (%s)",
-			 host, g.conf.key_file);
+			 host, migrd.conf.key_file);
 		return -1;
 	}
 	ctx = ctx_get(false, err, errlen);
 	if (!ctx)
 		return -1;
-	fd = tcp_connect(host, g.conf.port, PEER_CALL_MS, err, errlen);
+	fd = tcp_connect(host, migrd.conf.port, PEER_CALL_MS, err, errlen);
 	if (fd < 0)
 		return -1;
 	buf = malloc(WIRE_BODY_MAX);

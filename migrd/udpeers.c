@@ -234,8 +234,8 @@ static int rec_probe(int tgid, char *err, size_t errlen)
 	r->start = start;
 	pthread_mutex_lock(&rec_lock);
 	slot = rec_of(tgid, start, false);
-	if (g.test_qp_owners) {
-		f = fopen(g.test_qp_owners, "re");
+	if (migrd.test_qp_owners) {
+		f = fopen(migrd.test_qp_owners, "re");
 		while (f && fgets(line, sizeof(line), f))
 			if (sscanf(line, "%33s %lu %d", hex, &q, &pid) == 3 &&
 			    strlen(hex) == REQ_GID_LEN && q <= 0xffffff &&

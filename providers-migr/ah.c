@@ -23,13 +23,13 @@ struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	mah->ah.pd = pd;
 	mah->ah.handle = mah->lower->handle;
 	mah->attr = *attr;
-	mah->local = migr_ah_local(ctx_of(pd->context), attr);
+	mah->local = migr_ah_local(to_mcontext(pd->context), attr);
 	/* best effort: without it, datagrams go where the AH says */
-	if (migr_ud_redir_new_ah(ctx_of(pd->context), mah))
+	if (migr_ud_redir_new_ah(to_mcontext(pd->context), mah))
 		verbs_debug(
-			&ctx_of(pd->context)->vctx,
+			&to_mcontext(pd->context)->vctx,
 			"an address handle does not follow moved UD peers: out of memory\n");
-	migr_record_add(ctx_of(pd->context), &ctx_of(pd->context)->rec.ahs,
+	migr_record_add(to_mcontext(pd->context), &to_mcontext(pd->context)->rec.ahs,
 			&mah->entry);
 	ctl_leave(pd->context);
 	return &mah->ah;
@@ -43,7 +43,7 @@ int migr_destroy_ah(struct ibv_ah *ah)
 	ctl_enter(ah->context);
 	ret = ibv_destroy_ah(mah->lower);
 	if (!ret) {
-		migr_record_del(ctx_of(ah->context), &mah->entry);
+		migr_record_del(to_mcontext(ah->context), &mah->entry);
 		migr_ud_redir_free(mah);
 	}
 	ctl_leave(ah->context);

@@ -134,15 +134,12 @@ static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 	unsigned int seed = getpid() ^ (unsigned int)time(NULL), tries = 0;
 	struct migr_switch_report rep;
 	char dev[IBV_SYSFS_NAME_MAX];
-	struct timespec t0, t;
+	double t0 = now_ms();
 	int ret;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		ret = switch_all(target, wait_ms, &rep, dev, sizeof(dev));
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (ret != EBUSY ||
-		    (t.tv_sec - t0.tv_sec) * 1000 > BUSY_RETRY_MS)
+		if (ret != EBUSY || now_ms() - t0 > BUSY_RETRY_MS)
 			break;
 		tries++;
 		usleep(50000 + rand_r(&seed) % 500000);

@@ -36,7 +36,7 @@ void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n)
  * for replay or may see type 2 windows invalidated */
 void migr_cq_watched(struct migr_cq *mcq, struct ibv_wc *wc, int n)
 {
-	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
+	struct migr_context *ctx = to_mcontext(mcq->vcq.cq.context);
 	unsigned int used = 0;
 	int i;
 
@@ -112,18 +112,18 @@ struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
 	if (!mcq)
 		return migr_fail(ENOMEM);
 	ctl_enter(context);
-	mcq->lower = ibv_create_cq(ctx_of(context)->lower, cqe, mcq,
+	mcq->lower = ibv_create_cq(to_mcontext(context)->lower, cqe, mcq,
 				   lower_channel(channel), comp_vector);
 	if (!mcq->lower) {
 		ctl_leave(context);
 		free(mcq);
 		return NULL;
 	}
-	fill_cq(mcq, ctx_of(context));
+	fill_cq(mcq, to_mcontext(context));
 	mcq->cqe_req = cqe;
 	mcq->comp_vector = comp_vector;
 	mcq->mch = channel ? to_mcomp_channel(channel) : NULL;
-	migr_record_add(ctx_of(context), &ctx_of(context)->rec.cqs,
+	migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.cqs,
 			&mcq->entry);
 	ctl_leave(context);
 	return &mcq->vcq.cq;
@@ -142,30 +142,30 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 	lattr.cq_context = mcq;
 	lattr.channel = lower_channel(attr->channel);
 	/* replay counts completions per QP */
-	if (ctx_of(context)->replay)
+	if (to_mcontext(context)->replay)
 		lattr.wc_flags |= IBV_WC_EX_WITH_QP_NUM;
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
 		lattr.parent_domain = lower_pd(attr->parent_domain);
 
 	ctl_enter(context);
-	mcq->lower_ex = ibv_create_cq_ex(ctx_of(context)->lower, &lattr);
+	mcq->lower_ex = ibv_create_cq_ex(to_mcontext(context)->lower, &lattr);
 	if (!mcq->lower_ex) {
 		ctl_leave(context);
 		free(mcq);
 		return NULL;
 	}
 	mcq->lower = ibv_cq_ex_to_cq(mcq->lower_ex);
-	fill_cq(mcq, ctx_of(context));
+	fill_cq(mcq, to_mcontext(context));
 	mcq->vcq.cq_ex.comp_mask = mcq->lower_ex->comp_mask;
 	migr_cq_ex_set_ops(mcq);
 	mcq->ex_attr = *attr;
 	mcq->cqe_req = attr->cqe;
 	mcq->mch = attr->channel ? to_mcomp_channel(attr->channel) : NULL;
 	if (migr_cq_ex_movable(attr))
-		migr_record_add(ctx_of(context), &ctx_of(context)->rec.cqs,
+		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.cqs,
 				&mcq->entry);
 	else
-		migr_record_unsupported(ctx_of(context), MIGR_UNSUP_CQ_EX, 1);
+		migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_CQ_EX, 1);
 	ctl_leave(context);
 	return &mcq->vcq.cq_ex;
 }
@@ -182,12 +182,12 @@ int migr_destroy_cq(struct ibv_cq *cq)
 		return ret;
 	}
 	if (mcq->lower_ex && !migr_cq_ex_movable(&mcq->ex_attr))
-		migr_record_unsupported(ctx_of(cq->context), MIGR_UNSUP_CQ_EX,
+		migr_record_unsupported(to_mcontext(cq->context), MIGR_UNSUP_CQ_EX,
 					-1);
 	else
-		migr_record_del(ctx_of(cq->context), &mcq->entry);
+		migr_record_del(to_mcontext(cq->context), &mcq->entry);
 	if (mcq->srq_mixed)
-		migr_record_unsupported(ctx_of(cq->context), MIGR_UNSUP_SRQ_CQ,
+		migr_record_unsupported(to_mcontext(cq->context), MIGR_UNSUP_SRQ_CQ,
 					-1);
 	ctl_leave(cq->context);
 
@@ -206,7 +206,7 @@ int migr_destroy_cq(struct ibv_cq *cq)
 
 int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	struct migr_context *ctx = ctx_of(cq->context);
+	struct migr_context *ctx = to_mcontext(cq->context);
 	struct migr_cq *mcq = to_mcq(cq);
 	int n;
 
@@ -276,7 +276,7 @@ void migr_cq_sender_add(struct ibv_cq *cq)
 	if (mcq->lower->cqe >= mcq->cqe_req + (int)mcq->senders)
 		return;
 	if (ibv_resize_cq(mcq->lower, mcq->cqe_req + mcq->senders))
-		verbs_warn(&ctx_of(cq->context)->vctx,
+		verbs_warn(&to_mcontext(cq->context)->vctx,
 			   "CQ of %d entries: no room added for migr's own completions (a switch may lose one)\n",
 			   mcq->cqe_req);
 }

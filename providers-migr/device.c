@@ -41,7 +41,7 @@ static int migr_query_device_ex(struct ibv_context *context,
 	int ret;
 
 	ctl_enter(context);
-	lower = ctx_of(context)->lower;
+	lower = to_mcontext(context)->lower;
 	/* The caller's attr_size is passed on: older applications differ */
 	ret = verbs_get_ctx(lower)->query_device_ex(lower, input, attr,
 						    attr_size);
@@ -55,7 +55,7 @@ static int migr_query_port(struct ibv_context *context, uint8_t port_num,
 	int ret;
 
 	ctl_enter(context);
-	ret = ibv_query_port(ctx_of(context)->lower, port_num, port_attr);
+	ret = ibv_query_port(to_mcontext(context)->lower, port_num, port_attr);
 	ctl_leave(context);
 	return ret;
 }
@@ -63,12 +63,12 @@ static int migr_query_port(struct ibv_context *context, uint8_t port_num,
 static int migr_query_rt_values(struct ibv_context *context,
 				struct ibv_values_ex *values)
 {
-	return ibv_query_rt_values_ex(ctx_of(context)->lower, values);
+	return ibv_query_rt_values_ex(to_mcontext(context)->lower, values);
 }
 
 static void migr_free_context(struct ibv_context *context)
 {
-	struct migr_context *ctx = ctx_of(context);
+	struct migr_context *ctx = to_mcontext(context);
 
 	migr_control_del(ctx);
 	ibv_close_device(ctx->lower);
@@ -80,70 +80,7 @@ static void migr_free_context(struct ibv_context *context)
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
-
-static struct verbs_context *migr_alloc_context(struct ibv_device *device,
-						int cmd_fd, void *private_data)
-{
-	struct verbs_device *vdev = verbs_get_device(device);
-	struct migr_context *ctx;
-	struct ibv_context *lower;
-	int fd;
-
-	/* The twin has no device file of its own (see the stacking patch) */
-	if (cmd_fd >= 0)
-		close(cmd_fd);
-
-	lower = verbs_open_device(&vdev->lower->device, private_data);
-	if (!lower)
-		return NULL;
-	vdev->core_support = vdev->lower->core_support;
-
-	/*
-	 * Library helpers that talk to the kernel directly on our context
-	 * (GID and pkey queries) use a duplicate of the lower command fd.
-	 */
-	fd = fcntl(lower->cmd_fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		goto err_lower;
-
-	/* The kernel checks the driver id of every ioctl on that fd */
-	ctx = verbs_init_and_alloc_context(device, fd, ctx, vctx,
-					   vdev->sysfs->driver_id);
-	if (!ctx)
-		goto err_lower;
-
-	ctx->lower = lower;
-	migr_quirks_init(ctx);
-	migr_xlate_init(&ctx->xlate);
-	migr_xlate_init(&ctx->remote);
-	migr_peers_init(ctx);
-	migr_record_init(&ctx->rec);
-	pthread_rwlock_init(&ctx->ctl_lock, NULL);
-	pthread_rwlock_init(&ctx->ev_lock, NULL);
-	pthread_mutex_init(&ctx->ud_src_lock, NULL);
-	ctx->lower_async_fd = lower->async_fd;
-	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
-	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);
-	if (ctx->vctx.context.async_fd < 0)
-		goto err_ctx;
-	if (migr_replay_init(ctx))
-		goto err_ctx;
-
-	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);
-	migr_control_add(ctx);
-	migr_register(ctx);
-	verbs_info(&ctx->vctx, "opened over %s\n", lower->device->name);
-	return &ctx->vctx;
-
-err_ctx:
-	verbs_uninit_context(&ctx->vctx);
-	free(ctx);
-err_lower:
-	ibv_close_device(lower);
-	return NULL;
-}
-
-const struct verbs_context_ops migr_ctx_ops = {
+static const struct verbs_context_ops migr_ctx_ops = {
 	.advise_mr = migr_advise_mr,
 	.alloc_dm = migr_alloc_dm,
 	.alloc_mw = migr_alloc_mw,
@@ -223,6 +160,68 @@ const struct verbs_context_ops migr_ctx_ops = {
 	.unimport_mr = migr_unimport_mr,
 	.unimport_pd = migr_unimport_pd,
 };
+
+static struct verbs_context *migr_alloc_context(struct ibv_device *device,
+						int cmd_fd, void *private_data)
+{
+	struct verbs_device *vdev = verbs_get_device(device);
+	struct migr_context *ctx;
+	struct ibv_context *lower;
+	int fd;
+
+	/* The twin has no device file of its own (see the stacking patch) */
+	if (cmd_fd >= 0)
+		close(cmd_fd);
+
+	lower = verbs_open_device(&vdev->lower->device, private_data);
+	if (!lower)
+		return NULL;
+	vdev->core_support = vdev->lower->core_support;
+
+	/*
+	 * Library helpers that talk to the kernel directly on our context
+	 * (GID and pkey queries) use a duplicate of the lower command fd.
+	 */
+	fd = fcntl(lower->cmd_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		goto err_lower;
+
+	/* The kernel checks the driver id of every ioctl on that fd */
+	ctx = verbs_init_and_alloc_context(device, fd, ctx, vctx,
+					   vdev->sysfs->driver_id);
+	if (!ctx)
+		goto err_lower;
+
+	ctx->lower = lower;
+	migr_quirks_init(ctx);
+	migr_xlate_init(&ctx->xlate);
+	migr_xlate_init(&ctx->remote);
+	migr_peers_init(ctx);
+	migr_record_init(&ctx->rec);
+	pthread_rwlock_init(&ctx->ctl_lock, NULL);
+	pthread_rwlock_init(&ctx->ev_lock, NULL);
+	pthread_mutex_init(&ctx->ud_src_lock, NULL);
+	ctx->lower_async_fd = lower->async_fd;
+	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
+	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);
+	if (ctx->vctx.context.async_fd < 0)
+		goto err_ctx;
+	if (migr_replay_init(ctx))
+		goto err_ctx;
+
+	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);
+	migr_control_add(ctx);
+	migr_register(ctx);
+	verbs_info(&ctx->vctx, "opened over %s\n", lower->device->name);
+	return &ctx->vctx;
+
+err_ctx:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+err_lower:
+	ibv_close_device(lower);
+	return NULL;
+}
 
 static const struct verbs_device_ops migr_dev_ops = {
 	.name = "migr",

@@ -92,7 +92,7 @@ struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context)
 		return migr_fail(ENOMEM);
 
 	ctl_enter(context);
-	mch->lower = ibv_create_comp_channel(ctx_of(context)->lower);
+	mch->lower = ibv_create_comp_channel(to_mcontext(context)->lower);
 	if (!mch->lower)
 		goto err;
 
@@ -106,7 +106,7 @@ struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context)
 	pthread_mutex_init(&mch->synth_lock, NULL);
 	mch->channel.context = context;
 	mch->channel.refcnt = 0;
-	migr_record_add(ctx_of(context), &ctx_of(context)->rec.channels,
+	migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.channels,
 			&mch->entry);
 	ctl_leave(context);
 	return &mch->channel;
@@ -138,7 +138,7 @@ int migr_destroy_comp_channel(struct ibv_comp_channel *channel)
 	ret = ibv_destroy_comp_channel(mch->lower);
 	if (ret)
 		goto out;
-	migr_record_del(ctx_of(context), &mch->entry);
+	migr_record_del(to_mcontext(context), &mch->entry);
 	close(mch->synth_fd);
 	close(channel->fd);
 	free(mch->synth);
@@ -215,14 +215,14 @@ static int read_cq_event(void *arg)
 	r->mcq = take_synth(r->mch);
 	if (r->mcq)
 		return 0;
-	pthread_rwlock_rdlock(&ctx_of(context)->ev_lock);
+	pthread_rwlock_rdlock(&to_mcontext(context)->ev_lock);
 	ret = ibv_get_cq_event(r->mch->lower, &lcq, &lctx);
 	if (!ret) {
 		/* The lower CQ was created with our CQ as its cq_context */
 		r->mcq = lctx;
 		ibv_ack_cq_events(lcq, 1);
 	}
-	pthread_rwlock_unlock(&ctx_of(context)->ev_lock);
+	pthread_rwlock_unlock(&to_mcontext(context)->ev_lock);
 	return ret;
 }
 
@@ -316,7 +316,7 @@ struct async_event_read {
 static int read_async_event(void *arg)
 {
 	struct async_event_read *r = arg;
-	struct migr_context *ctx = ctx_of(r->context);
+	struct migr_context *ctx = to_mcontext(r->context);
 	struct ibv_async_event lev;
 	int ret;
 

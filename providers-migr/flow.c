@@ -119,7 +119,7 @@ struct ibv_flow *migr_create_flow(struct ibv_qp *qp,
 	mflow->flow.comp_mask = mflow->lower->comp_mask;
 	mflow->flow.context = qp->context;
 	mflow->flow.handle = mflow->lower->handle;
-	migr_record_unsupported(ctx_of(qp->context), MIGR_UNSUP_FLOW, 1);
+	migr_record_unsupported(to_mcontext(qp->context), MIGR_UNSUP_FLOW, 1);
 	return &mflow->flow;
 }
 
@@ -131,7 +131,7 @@ int migr_destroy_flow(struct ibv_flow *flow)
 	ret = ibv_destroy_flow(mflow->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(ctx_of(flow->context), MIGR_UNSUP_FLOW, -1);
+	migr_record_unsupported(to_mcontext(flow->context), MIGR_UNSUP_FLOW, -1);
 	free(mflow);
 	return 0;
 }
@@ -146,7 +146,7 @@ static struct ibv_flow_action *wrap_flow_action(struct migr_flow_action *mfa,
 	mfa->vaction.action.context = context;
 	mfa->vaction.type = lv->type;
 	mfa->vaction.handle = lv->handle;
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_FLOW, 1);
+	migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_FLOW, 1);
 	return &mfa->vaction.action;
 }
 
@@ -159,7 +159,7 @@ migr_create_flow_action_esp(struct ibv_context *context,
 	mfa = calloc(1, sizeof(*mfa));
 	if (!mfa)
 		return migr_fail(ENOMEM);
-	mfa->lower = ibv_create_flow_action_esp(ctx_of(context)->lower, attr);
+	mfa->lower = ibv_create_flow_action_esp(to_mcontext(context)->lower, attr);
 	if (!mfa->lower) {
 		free(mfa);
 		return NULL;
@@ -181,7 +181,7 @@ int migr_destroy_flow_action(struct ibv_flow_action *action)
 	ret = ibv_destroy_flow_action(mfa->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(ctx_of(action->context), MIGR_UNSUP_FLOW, -1);
+	migr_record_unsupported(to_mcontext(action->context), MIGR_UNSUP_FLOW, -1);
 	free(mfa);
 	return 0;
 }
@@ -195,7 +195,7 @@ migr_create_counters(struct ibv_context *context,
 	mcnt = calloc(1, sizeof(*mcnt));
 	if (!mcnt)
 		return migr_fail(ENOMEM);
-	mcnt->lower = ibv_create_counters(ctx_of(context)->lower, init_attr);
+	mcnt->lower = ibv_create_counters(to_mcontext(context)->lower, init_attr);
 	if (!mcnt->lower) {
 		free(mcnt);
 		return NULL;
@@ -204,7 +204,7 @@ migr_create_counters(struct ibv_context *context,
 	mcnt->vcounters.handle =
 		container_of(mcnt->lower, struct verbs_counters, counters)
 			->handle;
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_COUNTERS, 1);
+	migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_COUNTERS, 1);
 	return &mcnt->vcounters.counters;
 }
 
@@ -216,7 +216,7 @@ int migr_destroy_counters(struct ibv_counters *counters)
 	ret = ibv_destroy_counters(mcnt->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(ctx_of(counters->context), MIGR_UNSUP_COUNTERS,
+	migr_record_unsupported(to_mcontext(counters->context), MIGR_UNSUP_COUNTERS,
 				-1);
 	free(mcnt);
 	return 0;

@@ -513,11 +513,6 @@ static inline struct migr_qp *qp_ex_to_mqp(struct ibv_qp_ex *qp)
 	return container_of(qp, struct migr_qp, vqp.qp_ex);
 }
 
-static inline struct migr_context *ctx_of(struct ibv_context *ibctx)
-{
-	return to_mcontext(ibctx);
-}
-
 /* NULL-safe lookups of the lower object behind an application pointer */
 static inline struct ibv_pd *lower_pd(struct ibv_pd *pd)
 {
@@ -578,12 +573,12 @@ lower_channel(struct ibv_comp_channel *channel)
 /* Control verbs run outside a switch (which holds the lock for writing) */
 static inline void ctl_enter(struct ibv_context *context)
 {
-	pthread_rwlock_rdlock(&ctx_of(context)->ctl_lock);
+	pthread_rwlock_rdlock(&to_mcontext(context)->ctl_lock);
 }
 
 static inline void ctl_leave(struct ibv_context *context)
 {
-	pthread_rwlock_unlock(&ctx_of(context)->ctl_lock);
+	pthread_rwlock_unlock(&to_mcontext(context)->ctl_lock);
 }
 
 /* Return NULL with errno set, the way verbs report failed creation */
@@ -738,9 +733,6 @@ int migr_cq_drain(struct migr_cq *mcq);
 int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc);
 void migr_shadow_free(struct migr_cq *mcq);
 void migr_markers_forget(struct migr_qp *mqp);
-
-/* device.c */
-extern const struct verbs_context_ops migr_ctx_ops;
 
 /* events.c */
 int migr_event_fd_add(int epfd, int lower_fd);

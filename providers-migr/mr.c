@@ -10,7 +10,7 @@
 /* Give the application virtual keys for the lower MR's keys */
 static int set_mr_keys(struct migr_mr *mmr)
 {
-	struct migr_xlate *x = &ctx_of(mmr->vmr.ibv_mr.context)->xlate;
+	struct migr_xlate *x = &to_mcontext(mmr->vmr.ibv_mr.context)->xlate;
 	struct ibv_mr *mr = &mmr->vmr.ibv_mr;
 	int ret;
 
@@ -25,7 +25,7 @@ static int set_mr_keys(struct migr_mr *mmr)
 
 static void forget_mr_keys(struct migr_mr *mmr)
 {
-	struct migr_xlate *x = &ctx_of(mmr->vmr.ibv_mr.context)->xlate;
+	struct migr_xlate *x = &to_mcontext(mmr->vmr.ibv_mr.context)->xlate;
 
 	migr_xlate_gone(x, MIGR_XLATE_LKEY, mmr->vmr.ibv_mr.lkey);
 	migr_xlate_gone(x, MIGR_XLATE_RKEY, mmr->vmr.ibv_mr.rkey);
@@ -64,16 +64,16 @@ static struct ibv_mr *wrap_mr(struct ibv_pd *pd, struct ibv_mr *lower,
 	}
 	mmr->rebuildable = unsup < 0;
 	if (mmr->rebuildable)
-		migr_record_add(ctx_of(pd->context),
-				&ctx_of(pd->context)->rec.mrs, &mmr->entry);
+		migr_record_add(to_mcontext(pd->context),
+				&to_mcontext(pd->context)->rec.mrs, &mmr->entry);
 	else
-		migr_record_unsupported(ctx_of(pd->context), unsup, 1);
+		migr_record_unsupported(to_mcontext(pd->context), unsup, 1);
 	return &mmr->vmr.ibv_mr;
 }
 
 static void forget_mr(struct migr_mr *mmr, int unsup)
 {
-	struct migr_context *ctx = ctx_of(mmr->vmr.ibv_mr.context);
+	struct migr_context *ctx = to_mcontext(mmr->vmr.ibv_mr.context);
 
 	forget_mr_keys(mmr);
 	if (mmr->rebuildable)
@@ -197,7 +197,7 @@ int migr_dereg_mr(struct verbs_mr *vmr)
 int migr_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sges)
 {
-	struct migr_xlate *x = &ctx_of(pd->context)->xlate;
+	struct migr_xlate *x = &to_mcontext(pd->context)->xlate;
 	struct ibv_sge *sgl;
 	uint32_t i;
 	int ret;
@@ -216,7 +216,7 @@ int migr_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 
 struct ibv_mw *migr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	struct migr_context *ctx = ctx_of(pd->context);
+	struct migr_context *ctx = to_mcontext(pd->context);
 	struct migr_mw *mmw;
 
 	mmw = calloc(1, sizeof(*mmw));
@@ -251,7 +251,7 @@ err:
 
 int migr_dealloc_mw(struct ibv_mw *mw)
 {
-	struct migr_context *ctx = ctx_of(mw->context);
+	struct migr_context *ctx = to_mcontext(mw->context);
 	struct migr_mw *mmw = to_mmw(mw);
 	int ret;
 
@@ -279,7 +279,7 @@ int migr_dealloc_mw(struct ibv_mw *mw)
 int migr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		 struct ibv_mw_bind *mw_bind)
 {
-	struct migr_context *ctx = ctx_of(qp->context);
+	struct migr_context *ctx = to_mcontext(qp->context);
 	struct migr_qp *mqp = to_mqp(qp);
 	struct migr_mw *mmw = to_mmw(mw);
 	struct ibv_mw_bind lbind = *mw_bind;
@@ -426,10 +426,10 @@ static struct ibv_dm *wrap_dm(struct ibv_context *context, struct ibv_dm *lower,
 	mdm->vdm.dm.memcpy_from_dm = migr_memcpy_from_dm;
 	if (attr) {
 		mdm->attr = *attr;
-		migr_record_add(ctx_of(context), &ctx_of(context)->rec.dms,
+		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.dms,
 				&mdm->entry);
 	} else {
-		migr_record_unsupported(ctx_of(context), MIGR_UNSUP_IMPORTED,
+		migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_IMPORTED,
 					1);
 	}
 	return &mdm->vdm.dm;
@@ -446,7 +446,7 @@ struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
 	struct ibv_dm *dm;
 
 	ctl_enter(context);
-	dm = wrap_dm(context, ibv_alloc_dm(ctx_of(context)->lower, attr),
+	dm = wrap_dm(context, ibv_alloc_dm(to_mcontext(context)->lower, attr),
 		     free_dm_undo, attr);
 	ctl_leave(context);
 	return dm;
@@ -455,7 +455,7 @@ struct ibv_dm *migr_alloc_dm(struct ibv_context *context,
 struct ibv_dm *migr_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
 	return wrap_dm(context,
-		       ibv_import_dm(ctx_of(context)->lower, dm_handle),
+		       ibv_import_dm(to_mcontext(context)->lower, dm_handle),
 		       ibv_unimport_dm, NULL);
 }
 
@@ -467,7 +467,7 @@ int migr_free_dm(struct ibv_dm *dm)
 	ctl_enter(dm->context);
 	ret = ibv_free_dm(mdm->lower);
 	if (!ret)
-		migr_record_del(ctx_of(dm->context), &mdm->entry);
+		migr_record_del(to_mcontext(dm->context), &mdm->entry);
 	ctl_leave(dm->context);
 	if (ret)
 		return ret;
@@ -480,6 +480,6 @@ void migr_unimport_dm(struct ibv_dm *dm)
 	struct migr_dm *mdm = to_mdm(dm);
 
 	ibv_unimport_dm(mdm->lower);
-	migr_record_unsupported(ctx_of(dm->context), MIGR_UNSUP_IMPORTED, -1);
+	migr_record_unsupported(to_mcontext(dm->context), MIGR_UNSUP_IMPORTED, -1);
 	free(mdm);
 }

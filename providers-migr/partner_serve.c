@@ -843,7 +843,7 @@ static void reconnect_one(struct entry *e)
 		return;
 	}
 	migr_qp_update_slow(mqp);
-	if (migr_create_lower_qp(mqp, why, sizeof(why)) ||
+	if (migr_rebuild_lower_qp(mqp, why, sizeof(why)) ||
 	    migr_connect_qp(mqp, NULL, why, sizeof(why)) ||
 	    migr_repost_recvs(mqp, unused, why, sizeof(why)) ||
 	    migr_mws_rebind_qp(ctx, mqp, keys, why, sizeof(why))) {

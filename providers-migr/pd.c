@@ -24,16 +24,16 @@ static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower,
 	mpd->pd.handle = lower->handle;
 	mpd->unsup = unsup;
 	if (unsup < 0)
-		migr_record_add(ctx_of(context), &ctx_of(context)->rec.pds,
+		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.pds,
 				&mpd->entry);
 	else
-		migr_record_unsupported(ctx_of(context), unsup, 1);
+		migr_record_unsupported(to_mcontext(context), unsup, 1);
 	return &mpd->pd;
 }
 
 static void forget_pd(struct migr_pd *mpd)
 {
-	struct migr_context *ctx = ctx_of(mpd->pd.context);
+	struct migr_context *ctx = to_mcontext(mpd->pd.context);
 
 	if (mpd->unsup < 0)
 		migr_record_del(ctx, &mpd->entry);
@@ -46,7 +46,7 @@ struct ibv_pd *migr_alloc_pd(struct ibv_context *context)
 	struct ibv_pd *pd;
 
 	ctl_enter(context);
-	pd = wrap_pd(context, ibv_alloc_pd(ctx_of(context)->lower), -1);
+	pd = wrap_pd(context, ibv_alloc_pd(to_mcontext(context)->lower), -1);
 	ctl_leave(context);
 	return pd;
 }
@@ -77,14 +77,14 @@ migr_alloc_parent_domain(struct ibv_context *context,
 	lattr.pd = lower_pd(attr->pd);
 	lattr.td = attr->td ? to_mtd(attr->td)->lower : NULL;
 	return wrap_pd(context,
-		       ibv_alloc_parent_domain(ctx_of(context)->lower, &lattr),
+		       ibv_alloc_parent_domain(to_mcontext(context)->lower, &lattr),
 		       MIGR_UNSUP_PARENT_DOMAIN);
 }
 
 struct ibv_pd *migr_import_pd(struct ibv_context *context, uint32_t pd_handle)
 {
 	return wrap_pd(context,
-		       ibv_import_pd(ctx_of(context)->lower, pd_handle),
+		       ibv_import_pd(to_mcontext(context)->lower, pd_handle),
 		       MIGR_UNSUP_IMPORTED);
 }
 
@@ -105,13 +105,13 @@ struct ibv_td *migr_alloc_td(struct ibv_context *context,
 	mtd = calloc(1, sizeof(*mtd));
 	if (!mtd)
 		return migr_fail(ENOMEM);
-	mtd->lower = ibv_alloc_td(ctx_of(context)->lower, init_attr);
+	mtd->lower = ibv_alloc_td(to_mcontext(context)->lower, init_attr);
 	if (!mtd->lower) {
 		free(mtd);
 		return NULL;
 	}
 	mtd->td.context = context;
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_TD, 1);
+	migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_TD, 1);
 	return &mtd->td;
 }
 
@@ -123,7 +123,7 @@ int migr_dealloc_td(struct ibv_td *td)
 	ret = ibv_dealloc_td(mtd->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(ctx_of(td->context), MIGR_UNSUP_TD, -1);
+	migr_record_unsupported(to_mcontext(td->context), MIGR_UNSUP_TD, -1);
 	free(mtd);
 	return 0;
 }
@@ -136,7 +136,7 @@ struct ibv_xrcd *migr_open_xrcd(struct ibv_context *context,
 	mxrcd = calloc(1, sizeof(*mxrcd));
 	if (!mxrcd)
 		return migr_fail(ENOMEM);
-	mxrcd->lower = ibv_open_xrcd(ctx_of(context)->lower, attr);
+	mxrcd->lower = ibv_open_xrcd(to_mcontext(context)->lower, attr);
 	if (!mxrcd->lower) {
 		free(mxrcd);
 		return NULL;
@@ -146,7 +146,7 @@ struct ibv_xrcd *migr_open_xrcd(struct ibv_context *context,
 		container_of(mxrcd->lower, struct verbs_xrcd, xrcd)->comp_mask;
 	mxrcd->vxrcd.handle =
 		container_of(mxrcd->lower, struct verbs_xrcd, xrcd)->handle;
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_XRCD, 1);
+	migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_XRCD, 1);
 	return &mxrcd->vxrcd.xrcd;
 }
 
@@ -158,7 +158,7 @@ int migr_close_xrcd(struct ibv_xrcd *xrcd)
 	ret = ibv_close_xrcd(mxrcd->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(ctx_of(xrcd->context), MIGR_UNSUP_XRCD, -1);
+	migr_record_unsupported(to_mcontext(xrcd->context), MIGR_UNSUP_XRCD, -1);
 	free(mxrcd);
 	return 0;
 }

@@ -23,7 +23,7 @@
 /* A lone WR with at most this many SGEs is rewritten in one small copy */
 #define ONE_WR_SGE 4
 /* Flags as the short paths see them on a queue another thread owns */
-#define NOT_MINE 0xff
+#define NOT_OWNER 0xff
 
 struct sge_pool {
 	struct ibv_sge sge[SGE_BATCH];
@@ -455,7 +455,7 @@ int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	if (likely(wr && !wr->next && (unsigned int)wr->opcode < 32)) {
 		op = wr->opcode;
 		migr_enter();
-		slow = migr_queue_owner_mine(&mqp->sq) ? mqp->slow : NOT_MINE;
+		slow = migr_queue_owner_mine(&mqp->sq) ? mqp->slow : NOT_OWNER;
 		if (likely(!slow && (PLAIN_OPCODES >> op & 1))) {
 			mqp->n_consumers += CONSUMER_OPCODES >> op & 1;
 			ret = ibv_post_send(mqp->lower, wr, bad_wr);
@@ -713,7 +713,7 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		migr_enter();
 		slow = migr_queue_owner_mine(&mqp->rq) ?
 			       mqp->slow & ~RECV_FAST_FLAGS :
-			       NOT_MINE;
+			       NOT_OWNER;
 		if (likely(!slow)) {
 			ret = recv_logged(NULL, &mqp->rlog, mqp->lower,
 					  post_qp_recv, wr, bad_wr);
@@ -734,7 +734,7 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int migr_post_srq_recv_replay(struct migr_srq *msrq, struct ibv_recv_wr *wr,
 			      struct ibv_recv_wr **bad_wr)
 {
-	const struct migr_xlate *x = &ctx_of(msrq->vsrq.srq.context)->xlate;
+	const struct migr_xlate *x = &to_mcontext(msrq->vsrq.srq.context)->xlate;
 	int ret = recv_rewritten(x, msrq->lower, post_srq_recv, wr, bad_wr);
 
 	rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);
@@ -796,7 +796,7 @@ post_srq_recv_locked(struct migr_srq *msrq, const struct migr_xlate *x,
 int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr)
 {
-	const struct migr_xlate *x = &ctx_of(srq->context)->xlate;
+	const struct migr_xlate *x = &to_mcontext(srq->context)->xlate;
 	struct migr_srq *msrq = to_msrq(srq);
 	int ret;
 

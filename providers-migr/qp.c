@@ -12,7 +12,7 @@ static struct migr_qp *alloc_qp(struct ibv_context *context)
 
 	if (!mqp)
 		return migr_fail(ENOMEM);
-	mqp->ctx = ctx_of(context);
+	mqp->ctx = to_mcontext(context);
 	mqp->replay_slot = -1;
 	return mqp;
 }

@@ -5,9 +5,9 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <sched.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "quiesce.h"
 
 __thread struct migr_poster migr_self
@@ -65,16 +65,8 @@ int migr_quiesce_init(void)
 	return membarrier_ok ? 0 : ENOSYS;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
-
 /* Wait until a thread seen inside (odd *counter) has left once */
-static int wait_out(uint64_t *counter, uint64_t deadline)
+static int wait_out(uint64_t *counter, double deadline)
 {
 	uint64_t seq = __atomic_load_n(counter, __ATOMIC_ACQUIRE);
 
@@ -91,7 +83,7 @@ static int wait_out(uint64_t *counter, uint64_t deadline)
 /* Wait on posts and batches, and on poll sessions if sessions */
 static int quiesce(unsigned int timeout_ms, bool sessions)
 {
-	uint64_t deadline = now_ms() + timeout_ms;
+	double deadline = now_ms() + timeout_ms;
 	struct migr_poster *p;
 	int ret = 0;
 

@@ -323,7 +323,7 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 }
 
 /* A new lower QP for mqp on the lower objects it has now, not connected */
-int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
+int migr_rebuild_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 {
 	struct migr_context *ctx = mqp->ctx;
 	struct ibv_qp_init_attr_ex lattr;
@@ -363,7 +363,7 @@ static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 	int ret;
 
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		ret = migr_create_lower_qp(mqp, why, why_len);
+		ret = migr_rebuild_lower_qp(mqp, why, why_len);
 		if (ret)
 			return ret;
 	}

@@ -67,7 +67,7 @@ void migr_markers_forget(struct migr_qp *mqp)
 /* Move what the lower CQ holds into the shadow; shadow_lock held */
 static int drain_locked(struct migr_cq *mcq)
 {
-	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
+	struct migr_context *ctx = to_mcontext(mcq->vcq.cq.context);
 	struct ibv_wc wc[16];
 	int n, i, total = 0;
 
@@ -118,7 +118,7 @@ int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc)
 	pthread_mutex_lock(&mcq->shadow_lock);
 	/* watched as polls watch: with the lower's QPN */
 	migr_cq_watch(mcq, wc, 1);
-	migr_wc_to_virt(ctx_of(mcq->vcq.cq.context), wc, 1);
+	migr_wc_to_virt(to_mcontext(mcq->vcq.cq.context), wc, 1);
 	ret = shadow_push(&mcq->shadow, wc);
 	if (!ret) {
 		mcq->unsignalled++;
@@ -174,7 +174,7 @@ void migr_shadow_take(struct migr_cq *mcq)
 /* Back to the fast path once the switch is over and all was said */
 void migr_shadow_settle(struct migr_cq *mcq)
 {
-	struct migr_context *ctx = ctx_of(mcq->vcq.cq.context);
+	struct migr_context *ctx = to_mcontext(mcq->vcq.cq.context);
 
 	if (!mcq->shadow.count &&
 	    !__atomic_load_n(&ctx->switch_active, __ATOMIC_ACQUIRE) &&

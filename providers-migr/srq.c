@@ -19,7 +19,7 @@ static bool srq_movable(const struct ibv_srq_init_attr_ex *attr)
 
 static void srq_unsupported(struct migr_srq *msrq, int delta)
 {
-	migr_record_unsupported(ctx_of(msrq->vsrq.srq.context), msrq->unsup,
+	migr_record_unsupported(to_mcontext(msrq->vsrq.srq.context), msrq->unsup,
 				delta);
 }
 
@@ -129,7 +129,7 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 			&to_mxrcd(attr->xrcd)->vxrcd :
 			NULL;
 	if (msrq->vsrq.srq_type == IBV_SRQT_XRC &&
-	    migr_xlate_born(&ctx_of(context)->xlate, MIGR_XLATE_SRQN,
+	    migr_xlate_born(&to_mcontext(context)->xlate, MIGR_XLATE_SRQN,
 			    lvsrq->srq_num, &msrq->vsrq.srq_num)) {
 		ibv_destroy_srq(msrq->lower);
 		free(msrq);
@@ -149,7 +149,7 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 		return migr_fail(ENOMEM);
 	}
 	if (msrq->unsup < 0)
-		migr_record_add(ctx_of(context), &ctx_of(context)->rec.srqs,
+		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.srqs,
 				&msrq->entry);
 	else
 		srq_unsupported(msrq, 1);
@@ -205,7 +205,7 @@ struct ibv_srq *migr_create_srq_ex(struct ibv_context *context,
 	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ)
 		lattr.cq = lower_cq(attr->cq);
 	ctl_enter(context);
-	msrq->lower = ibv_create_srq_ex(ctx_of(context)->lower, &lattr);
+	msrq->lower = ibv_create_srq_ex(to_mcontext(context)->lower, &lattr);
 	if (!msrq->lower) {
 		ctl_leave(context);
 		free(msrq);
@@ -230,7 +230,7 @@ int migr_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 				 __ATOMIC_RELAXED);
 	/* A resized SRQ outgrows its RECV log: it cannot move any more */
 	if (!ret && (attr_mask & IBV_SRQ_MAX_WR) && msrq->unsup < 0) {
-		migr_record_del(ctx_of(srq->context), &msrq->entry);
+		migr_record_del(to_mcontext(srq->context), &msrq->entry);
 		msrq->unsup = MIGR_UNSUP_SRQ;
 		srq_unsupported(msrq, 1);
 	}
@@ -261,7 +261,7 @@ static void forget_fed_cqs(struct migr_context *ctx, struct migr_srq *msrq)
 
 int migr_destroy_srq(struct ibv_srq *srq)
 {
-	struct migr_context *ctx = ctx_of(srq->context);
+	struct migr_context *ctx = to_mcontext(srq->context);
 	struct migr_srq *msrq = to_msrq(srq);
 	int ret;
 

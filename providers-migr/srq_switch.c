@@ -152,7 +152,7 @@ static unsigned int srq_resume(struct migr_srq *msrq)
 		msrq->held = h->next;
 		ret = migr_post_srq_recv_replay(msrq, &h->recv_wr, &bad);
 		if (ret)
-			verbs_err(&ctx_of(msrq->vsrq.srq.context)->vctx,
+			verbs_err(&to_mcontext(msrq->vsrq.srq.context)->vctx,
 				  "SRQ: replaying a held RECV failed: %s\n",
 				  strerror(ret));
 		free(h);

@@ -8,21 +8,13 @@
 #define MIGR_SWITCH_H
 
 #include <stdbool.h>
-#include <time.h>
 
+#include "clock.h"
 #include "migr.h"
 
 /* Threads inside a post or poll leave it in microseconds */
 #define QUIESCE_MS 2000
 
-/* Milliseconds on the monotonic clock, for phase times and deadlines */
-static inline double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
@@ -84,7 +76,7 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 int migr_reconnect_all(struct migr_context *ctx,
 		       const struct migr_gid_move *gids, char *why,
 		       size_t why_len);
-int migr_create_lower_qp(struct migr_qp *mqp, char *why, size_t why_len);
+int migr_rebuild_lower_qp(struct migr_qp *mqp, char *why, size_t why_len);
 int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
 		       uint32_t dest, enum ibv_qp_state *last);
 int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,

@@ -14,7 +14,7 @@ static int post_wq_recv(void *lower, struct ibv_recv_wr *wr,
 static int migr_post_wq_recv(struct ibv_wq *wq, struct ibv_recv_wr *wr,
 			     struct ibv_recv_wr **bad_wr)
 {
-	const struct migr_xlate *x = &ctx_of(wq->context)->xlate;
+	const struct migr_xlate *x = &to_mcontext(wq->context)->xlate;
 	struct migr_wq *mwq = to_mwq(wq);
 
 	if (likely(!x->active))
@@ -38,7 +38,7 @@ struct ibv_wq *migr_create_wq(struct ibv_context *context,
 	lattr.wq_context = mwq;
 	lattr.pd = lower_pd(attr->pd);
 	lattr.cq = lower_cq(attr->cq);
-	mwq->lower = ibv_create_wq(ctx_of(context)->lower, &lattr);
+	mwq->lower = ibv_create_wq(to_mcontext(context)->lower, &lattr);
 	if (!mwq->lower) {
 		free(mwq);
 		return NULL;
@@ -56,7 +56,7 @@ struct ibv_wq *migr_create_wq(struct ibv_context *context,
 	wq->pd = attr->pd;
 	wq->cq = attr->cq;
 	/* Receives on a WQ complete with its number as the QPN */
-	if (migr_xlate_born(&ctx_of(context)->xlate, MIGR_XLATE_QPN,
+	if (migr_xlate_born(&to_mcontext(context)->xlate, MIGR_XLATE_QPN,
 			    mwq->lower->wq_num, &wq->wq_num)) {
 		ibv_destroy_wq(mwq->lower);
 		free(mwq);
@@ -67,7 +67,7 @@ struct ibv_wq *migr_create_wq(struct ibv_context *context,
 	wq->wq_type = mwq->lower->wq_type;
 	wq->comp_mask = mwq->lower->comp_mask;
 	wq->post_recv = migr_post_wq_recv;
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_WQ, 1);
+	migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_WQ, 1);
 	return wq;
 }
 
@@ -90,9 +90,9 @@ int migr_destroy_wq(struct ibv_wq *wq)
 	ret = ibv_destroy_wq(mwq->lower);
 	if (ret)
 		return ret;
-	migr_xlate_gone(&ctx_of(wq->context)->xlate, MIGR_XLATE_QPN,
+	migr_xlate_gone(&to_mcontext(wq->context)->xlate, MIGR_XLATE_QPN,
 			wq->wq_num);
-	migr_record_unsupported(ctx_of(wq->context), MIGR_UNSUP_WQ, -1);
+	migr_record_unsupported(to_mcontext(wq->context), MIGR_UNSUP_WQ, -1);
 	/* As a provider does: return once every event handed out was acked */
 	migr_wait_acks(&wq->mutex, &wq->cond, &wq->events_completed,
 		       mwq->async_events);
@@ -126,7 +126,7 @@ migr_create_rwq_ind_table(struct ibv_context *context,
 		lattr.ind_tbl = lwqs;
 	}
 
-	mtbl->lower = ibv_create_rwq_ind_table(ctx_of(context)->lower, &lattr);
+	mtbl->lower = ibv_create_rwq_ind_table(to_mcontext(context)->lower, &lattr);
 	free(lwqs);
 	if (!mtbl->lower) {
 		free(mtbl);
@@ -137,7 +137,7 @@ migr_create_rwq_ind_table(struct ibv_context *context,
 	mtbl->tbl.ind_tbl_handle = mtbl->lower->ind_tbl_handle;
 	mtbl->tbl.ind_tbl_num = mtbl->lower->ind_tbl_num;
 	mtbl->tbl.comp_mask = mtbl->lower->comp_mask;
-	migr_record_unsupported(ctx_of(context), MIGR_UNSUP_WQ, 1);
+	migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_WQ, 1);
 	return &mtbl->tbl;
 }
 
@@ -149,7 +149,7 @@ int migr_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table)
 	ret = ibv_destroy_rwq_ind_table(mtbl->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(ctx_of(rwq_ind_table->context), MIGR_UNSUP_WQ,
+	migr_record_unsupported(to_mcontext(rwq_ind_table->context), MIGR_UNSUP_WQ,
 				-1);
 	free(mtbl);
 	return 0;
