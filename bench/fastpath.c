@@ -29,6 +29,8 @@
 #include "migr.h"
 #include "bench.h"
 #include "fake_lower.h"
+#include "datapath.h"
+#include "verbs.h"
 
 #define NMR 16 /* MRs the WRs use in turn */
 #define NQP 8 /* QPs whose numbers completions carry */

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "partner.h"
+#include "agent.h"
 
 struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "ud_peers.h"
+#include "verbs.h"
 
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {

@@ -35,10 +35,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "migr_json.h"
 #include "partner.h"
 #include "switch.h"
 #include "ud_peers.h"
+#include "verbs.h"
 
 #define DEFAULT_WAIT_MS 5000
 #define REQ_MAX 4096

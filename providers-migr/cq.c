@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "datapath.h"
 #include "migr.h"
+#include "verbs.h"
 
 /*
  * Show the application the QPNs it knows: its own and its partners'. The

@@ -12,7 +12,9 @@
  */
 #include <errno.h>
 
+#include "datapath.h"
 #include "migr.h"
+#include "verbs.h"
 
 static __thread struct migr_cq *shadow_session
 	__attribute__((tls_model("initial-exec")));

@@ -10,7 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "datapath.h"
 #include "migr.h"
+#include "peer.h"
+#include "verbs.h"
 
 static struct verbs_device *
 migr_alloc_stacked_device(struct verbs_device *lower)

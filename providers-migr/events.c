@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "migr.h"
+#include "verbs.h"
 
 /* Put a lower fd (made non-blocking: we wait on our fd) in our epoll set */
 int migr_event_fd_add(int epfd, int lower_fd)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "migr.h"
+#include "verbs.h"
 
 /* Applications pack specs back to back: access them without alignment */
 typedef __typeof__(((struct ibv_flow_spec *)NULL)->hdr) spec_hdr_t;

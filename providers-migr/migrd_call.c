@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "migrd_call.h"
 
 /* Where the partner's migrd is: the address inside its RoCE v2 GID */

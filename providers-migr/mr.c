@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "datapath.h"
 #include "migr.h"
+#include "verbs.h"
 
 /* Give the application virtual keys for the lower MR's keys */
 static int set_mr_keys(struct migr_mr *mmr)

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "datapath.h"
+#include "marker.h"
 #include "switch.h"
 
 #define BIND_WAIT_MS 2000

@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 
+#include "datapath.h"
 #include "migr.h"
 
 /* The type 2 window a key of ours names (virtual or lower); rec.lock held */

@@ -71,6 +71,7 @@
 
 #include <stdio.h>
 
+#include "marker.h"
 #include "migr.h"
 
 /* rkey pairs per fetch reply (each up to 18 characters) */

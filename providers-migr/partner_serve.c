@@ -18,10 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "datapath.h"
+#include "marker.h"
 #include "migr_json.h"
-#include "partner_line.h"
 #include "partner.h"
+#include "partner_line.h"
+#include "peer.h"
 #include "switch.h"
+#include "verbs.h"
 
 #define LOCK_MS 300
 

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "marker.h"
 #include "migr.h"
 #include "switch.h"
+#include "verbs.h"
 
 /* unsup: -1 records a plain PD, else what kind of PD a switch cannot redo */
 static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower,

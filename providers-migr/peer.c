@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "migr.h"
+#include "peer.h"
+#include "verbs.h"
 
 struct migr_peer {
 	struct list_node entry;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath.h"
 #include "ud_peers.h"
 
 #define WR_BATCH 16

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
+#include "datapath.h"
 #include "partner.h"
+#include "verbs.h"
 
 static struct migr_qp *alloc_qp(struct ibv_context *context)
 {

@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 
+#include "datapath.h"
 #include "ud_peers.h"
+#include "verbs.h"
 
 /*
  * A scatter list must reach the lower QP in one wr_set_sge_list() call (a

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath.h"
 #include "migr.h"
 
 static void rec_free(struct migr_held_wr *h)

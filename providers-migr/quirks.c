@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "migr.h"
+#include "verbs.h"
 
 /*
  * rxe writes user completions with the kernel's flag values, and the

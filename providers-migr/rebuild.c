@@ -14,8 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "datapath.h"
+#include "marker.h"
 #include "switch.h"
 #include "ud_peers.h"
+#include "verbs.h"
 
 /* The QP whose lower QP has number qpn */
 static struct migr_qp *by_lower_qpn(struct migr_context *ctx, uint32_t qpn)

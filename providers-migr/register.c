@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "migr.h"
 
 #define MIGRD_SOCKET "/run/migr/migrd.sock"

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "datapath.h"
 #include "switch.h"
 
 static bool uses_recv(enum ibv_wr_opcode op)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath.h"
 #include "migr.h"
 
 /* Room for every RECV a queue of max_wr entries can hold */

@@ -10,7 +10,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "datapath.h"
+#include "marker.h"
 #include "migr.h"
+#include "verbs.h"
 
 static int shadow_push(struct migr_shadow *sh, const struct ibv_wc *wc)
 {

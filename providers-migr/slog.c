@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath.h"
+#include "marker.h"
 #include "migr.h"
 
 bool migr_replay_wanted(void)

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "datapath.h"
 #include "migr.h"
+#include "verbs.h"
 
 /* What a switch can rebuild: a basic SRQ on a PD, never resized */
 static bool srq_movable(const struct ibv_srq_init_attr_ex *attr)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath.h"
 #include "switch.h"
 
 void migr_srqs_suspend(struct migr_context *ctx)

@@ -86,14 +86,6 @@ void migr_qp_flush(struct migr_qp *mqp);
 void migr_count_device_holds(int *fds, int *maps);
 
 /* switch.c: the pieces a partner's side uses for the one QP it moves */
-int migr_post_marker(struct migr_context *ctx, struct migr_qp *mqp,
-		     const struct migr_marker_target *t);
-int migr_marker_target(struct migr_qp *mqp, struct migr_marker_target *t);
-int migr_marker_grant(struct migr_qp *mqp);
-void migr_marker_ungrant(struct migr_qp *mqp);
-void migr_marker_mr_drop(struct migr_pd *mpd);
-int migr_send_marker(struct migr_context *ctx, struct migr_qp *mqp,
-		     struct ibv_send_wr *wr);
 int migr_repost_recvs(struct migr_qp *mqp, uint64_t unused, char *why,
 		      size_t why_len);
 unsigned int migr_qp_resume(struct migr_qp *mqp);

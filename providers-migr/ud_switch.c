@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath.h"
+#include "marker.h"
 #include "ud_peers.h"
+#include "verbs.h"
 
 static bool is_ud(const struct migr_qp *mqp)
 {

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "datapath.h"
 #include "migr.h"
+#include "verbs.h"
 
 static int post_wq_recv(void *lower, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr)

@@ -24,6 +24,8 @@
 #include "switch.h"
 #include "ud_peers.h"
 #include "unit.h"
+#include "agent.h"
+#include "verbs.h"
 
 /* control.c's MAX_CONNS */
 #define CAP 16

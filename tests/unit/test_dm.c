@@ -11,6 +11,7 @@
 
 #include "switch.h"
 #include "unit.h"
+#include "verbs.h"
 
 #define DM_LEN 256
 

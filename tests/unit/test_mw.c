@@ -7,6 +7,7 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "datapath.h"
 
 static struct migr_context ctx;
 static struct migr_qp qp1, qp2;

@@ -17,6 +17,10 @@
 #include "partner.h"
 #include "switch.h"
 #include "unit.h"
+#include "agent.h"
+#include "marker.h"
+#include "peer.h"
+#include "verbs.h"
 
 /* What partner_call.c needs of the rest of the library, stood in for */
 int migr_marker_target(struct migr_qp *mqp, struct migr_marker_target *t)

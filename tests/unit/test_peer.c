@@ -8,6 +8,8 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "peer.h"
+#include "verbs.h"
 
 /* peer.c tells a QP whose tables changed; counted here */
 static unsigned int updates;

@@ -11,6 +11,9 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "datapath.h"
+#include "marker.h"
+#include "verbs.h"
 
 #define MAX_SEEN 64
 

@@ -8,6 +8,7 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "verbs.h"
 
 static struct migr_context ctx;
 

@@ -9,6 +9,8 @@
 
 #include "switch.h"
 #include "unit.h"
+#include "datapath.h"
+#include "marker.h"
 
 static struct migr_context ctx;
 

@@ -11,6 +11,7 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "datapath.h"
 
 #define THREADS 4
 #define POSTS 100000

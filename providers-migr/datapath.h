@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * What runs on the application's own posts and polls: WR rewriting
+ * (post.c), completions read back to virtual values and the shadows a
+ * switch leaves (shadow.c), the logs a replay needs (slog.c, rlog.c),
+ * ibv_wr_*() batches held while suspended (qp_ex_hold.c), type 2 windows'
+ * state (mw_track.c), and what CQs watch for (cq.c).
+ */
+#ifndef MIGR_DATAPATH_H
+#define MIGR_DATAPATH_H
+
+#include "migr.h"
+
+/* A successful RECV completion of a QP that receives through the SRQ */
+static inline bool migr_srq_used(const struct migr_cq *mcq,
+				 enum ibv_wc_status status,
+				 enum ibv_wc_opcode opcode, uint32_t qpn)
+{
+	uint32_t one;
+
+	return status == IBV_WC_SUCCESS && (opcode & IBV_WC_RECV) &&
+	       (!mcq->recv_plain || migr_u32map_get(&mcq->srq_qps, qpn, &one));
+}
+
+enum {
+	MIGR_WATCH_SRQ = 1 << 0, /* srq_fed: count what the SRQ used up */
+	MIGR_WATCH_UD = 1 << 1, /* a UD QP receives here: note its senders */
+	MIGR_WATCH_REPLAY = 1 << 2, /* count each tracked QP's completions */
+	MIGR_WATCH_INV = 1 << 3, /* type 2 windows: remote invalidations */
+};
+
+/* cq.c: the UD senders seen, for a UD switch (ud_switch.c) */
+void migr_ud_src_note(struct migr_context *ctx, uint32_t src_qp);
+void migr_ud_src_forget(struct migr_context *ctx);
+
+/*
+ * A UD datagram names its sender's lower QP (src_qp: zero elsewhere; rxe
+ * does not set IBV_WC_GRH in a user CQ, so that flag cannot tell)
+ */
+static inline void migr_ud_src_seen(struct migr_context *ctx,
+				    enum ibv_wc_status status, uint32_t src_qp)
+{
+	if (status == IBV_WC_SUCCESS && src_qp &&
+	    (!ctx->n_ud_src ||
+	     __atomic_load_n(&ctx->ud_src[0], __ATOMIC_RELAXED) != src_qp))
+		migr_ud_src_note(ctx, src_qp);
+}
+
+/*
+ * Completions taken off a lower CQ: what its SRQ used up, and who sent
+ * its UD QPs datagrams. One predictable branch on CQs that need neither.
+ */
+void migr_cq_watched(struct migr_cq *mcq, struct ibv_wc *wc, int n);
+
+static inline void migr_cq_watch(struct migr_cq *mcq, struct ibv_wc *wc, int n)
+{
+	if (unlikely(mcq->watch) && n > 0)
+		migr_cq_watched(mcq, wc, n);
+}
+
+/* slog.c: the send log and the completion counts replay needs */
+bool migr_replay_wanted(void);
+int migr_replay_init(struct migr_context *ctx);
+void migr_replay_free(struct migr_context *ctx);
+int migr_slog_init(struct migr_slog *log, const struct ibv_qp_cap *cap,
+		   bool sig_all);
+void migr_slog_add(struct migr_slog *log, const struct ibv_send_wr *wr,
+		   const struct ibv_send_wr *stop);
+int migr_slog_unfinished(const struct migr_slog *log, uint64_t sig_done,
+			 uint64_t *n);
+int migr_replay_track(struct migr_qp *mqp);
+void migr_replay_untrack(struct migr_qp *mqp);
+void migr_replay_seen(struct migr_context *ctx, enum ibv_wc_status status,
+		      enum ibv_wc_opcode opcode, uint32_t qpn, uint64_t wr_id);
+const struct migr_replay_count *migr_replay_count_of(const struct migr_qp *mqp);
+
+/* rlog.c: the ring of posted RECVs */
+int migr_rlog_init(struct migr_rlog *log, uint32_t max_wr, uint32_t max_sge);
+typedef int (*post_recv_fn)(void *lower, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad_wr);
+int migr_rlog_repost(struct migr_rlog *log, uint64_t n, post_recv_fn post,
+		     void *obj);
+int migr_rlog_unused(const struct migr_rlog *log, uint64_t used,
+		     uint64_t *unused);
+
+/* shadow.c */
+int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc);
+void migr_shadow_pop(struct migr_cq *mcq);
+unsigned int migr_shadow_fill(struct migr_cq *mcq);
+void migr_shadow_settle(struct migr_cq *mcq);
+void migr_shadow_take(struct migr_cq *mcq);
+int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only);
+void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n);
+int migr_cq_drain(struct migr_cq *mcq);
+int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc);
+void migr_shadow_free(struct migr_cq *mcq);
+void migr_markers_forget(struct migr_qp *mqp);
+
+/* mw_track.c: what binds and invalidations left type 2 windows as */
+void migr_mw2_added(struct migr_context *ctx);
+void migr_mw_track_sends(struct migr_qp *mqp, const struct ibv_send_wr *wr,
+			 const struct ibv_send_wr *stop);
+void migr_mw_local_inv(struct migr_context *ctx, uint32_t rkey);
+int migr_mw_batch_inv(struct migr_qp *mqp, uint32_t rkey);
+void migr_mw_batch_done(struct migr_qp *mqp, bool posted);
+void migr_mw_remote_inv(struct migr_context *ctx, uint32_t *rkey, bool unbind);
+void migr_mw_qp_gone(struct migr_qp *mqp);
+unsigned int migr_mw_bound_through(struct migr_qp *mqp);
+const char *migr_mw2_blocker(struct migr_context *ctx);
+
+/* qp_ex_hold.c: an ibv_wr_*() batch begun while the QP is suspended */
+struct ibv_send_wr *migr_wr_rec_new(struct migr_qp *mqp,
+				    enum ibv_wr_opcode opcode);
+struct ibv_send_wr *migr_wr_rec_cur(struct migr_qp *mqp);
+void migr_wr_rec_sges(struct migr_qp *mqp, size_t n, const struct ibv_sge *sge);
+void migr_wr_rec_inline(struct migr_qp *mqp, size_t n,
+			const struct ibv_data_buf *buf);
+int migr_wr_rec_complete(struct migr_qp *mqp);
+void migr_wr_rec_abort(struct migr_qp *mqp);
+
+/* post.c */
+int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int migr_post_recv_rewritten(const struct migr_xlate *x, void *lower,
+			     post_recv_fn post, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
+int migr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
+int migr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+int migr_slog_repost(struct migr_qp *mqp, uint64_t n, unsigned int *posted);
+int migr_post_send_replay(struct migr_qp *mqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr);
+int migr_post_recv_replay(struct migr_qp *mqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
+int migr_post_srq_recv_replay(struct migr_srq *msrq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr);
+
+#endif /* MIGR_DATAPATH_H */
