@@ -229,40 +229,6 @@ static void suspend(struct migr_context *ctx)
 	}
 }
 
-/* What an operator needs to see of a QP that would not drain */
-void migr_qp_log_state(struct migr_qp *mqp, const char *why)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a = {};
-	unsigned int held = 0;
-	struct migr_held_wr *h;
-
-	pthread_mutex_lock(&mqp->hold_lock);
-	for (h = mqp->held; h; h = h->next)
-		held++;
-	pthread_mutex_unlock(&mqp->hold_lock);
-	if (mqp->lower)
-		ibv_query_qp(mqp->lower, &a, IBV_QP_STATE | IBV_QP_SQ_PSN,
-			     &init);
-	verbs_err(
-		&mqp->ctx->vctx,
-		"QP 0x%x %s: lower 0x%x state %d sq_psn 0x%x, markers pending %u sent %d failed %d, sends %" PRIu64
-		", RECVs posted %" PRIu64
-		", held %u, recv_hold %d, slow 0x%x, flushed at the last release %u\n",
-		mqp->vqp.qp.qp_num, why, mqp->lower ? mqp->lower->qp_num : 0,
-		a.qp_state, a.sq_psn, mqp->markers_pending, mqp->marker_sent,
-		mqp->marker_failed, mqp->n_consumers, mqp->rlog.head, held,
-		mqp->recv_hold, mqp->slow, mqp->release_flushes);
-}
-
-/* RECVs posted from now on wait for the new lower QP */
-void migr_qp_hold_recvs(struct migr_qp *mqp)
-{
-	pthread_mutex_lock(&mqp->hold_lock);
-	mqp->recv_hold = true;
-	pthread_mutex_unlock(&mqp->hold_lock);
-}
-
 static void hold_recvs(struct migr_context *ctx)
 {
 	struct migr_qp *mqp;
@@ -270,35 +236,6 @@ static void hold_recvs(struct migr_context *ctx)
 	list_for_each (&ctx->rec.qps, mqp, entry)
 		migr_qp_hold_recvs(mqp);
 	migr_srqs_hold_recvs(ctx);
-}
-
-/* Post a QP's held WRs in order, then let its posts through again */
-unsigned int migr_qp_resume(struct migr_qp *mqp)
-{
-	unsigned int held = 0;
-
-	pthread_mutex_lock(&mqp->hold_lock);
-	while (mqp->held) {
-		struct migr_held_wr *h = mqp->held;
-		struct ibv_send_wr *sbad;
-		struct ibv_recv_wr *rbad;
-		int ret;
-
-		mqp->held = h->next;
-		ret = h->recv ? migr_post_recv_replay(mqp, &h->recv_wr, &rbad) :
-				migr_post_send_replay(mqp, &h->send, &sbad);
-		if (ret)
-			verbs_err(&mqp->ctx->vctx,
-				  "QP 0x%x: replaying a held WR failed: %s\n",
-				  mqp->vqp.qp.qp_num, strerror(ret));
-		free(h);
-		held++;
-	}
-	mqp->held_tail = &mqp->held;
-	mqp->recv_hold = false;
-	migr_qp_unsuspend(mqp);
-	pthread_mutex_unlock(&mqp->hold_lock);
-	return held;
 }
 
 /* Post the held WRs in order, then let posts through again */
@@ -546,42 +483,6 @@ static void replay_unfinished(struct migr_context *ctx,
 			rep->lost += todo - n;
 		rep->replayed_wrs += n;
 	}
-}
-
-/*
- * RECVs posted but never used: the partner's SENDs used the oldest ones. A
- * QP on an SRQ has none of its own (the SRQ's are counted apart).
- */
-int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
-		      uint64_t *unused)
-{
-	/* A UD QP's are known once it flushed them (migr_release_all()) */
-	if (mqp->init.srq || mqp->vqp.qp.qp_type == IBV_QPT_UD) {
-		*unused = 0;
-		return 0;
-	}
-	if (mqp->attr.qp_state < IBV_QPS_RTR)
-		used = 0;
-	return migr_rlog_unused(&mqp->rlog, used, unused);
-}
-
-static int repost_qp_recv(void *mqp, struct ibv_recv_wr *wr,
-			  struct ibv_recv_wr **bad_wr)
-{
-	return migr_post_recv_replay(mqp, wr, bad_wr);
-}
-
-/* Post a QP's n newest logged RECVs again, in their order */
-int migr_repost_recvs(struct migr_qp *mqp, uint64_t n, char *why,
-		      size_t why_len)
-{
-	int ret = migr_rlog_repost(&mqp->rlog, n, repost_qp_recv, mqp);
-
-	if (ret)
-		snprintf(why, why_len,
-			 "QP 0x%x: posting a RECV again failed: %s",
-			 mqp->vqp.qp.qp_num, strerror(ret));
-	return ret;
 }
 
 /* Post the unused RECVs again, in their order, on the rebuilt QPs */
@@ -849,29 +750,41 @@ static void ungrant_markers(const struct sw_set *set)
 	for_each_set_qp(set, i, c, mqp) migr_marker_ungrant(mqp);
 }
 
-static int switch_locked(struct sw_set *set, const char *target,
-			 unsigned int wait_ms, struct migr_switch_report *rep)
+/*
+ * The device named target (the one the set is on, for a rebuild), open;
+ * NULL with *ret: none of that name, or the set is on it already
+ */
+static struct ibv_context *open_target(struct sw_set *set, const char *target,
+				       struct migr_switch_report *rep, int *ret)
 {
-	struct migr_context *c;
 	struct ibv_context *to;
-	struct migr_qp *mqp;
-	double t = now_ms();
-	unsigned int i, q;
-	bool stuck = false;
-	int ret = 0;
 
 	snprintf(rep->from, sizeof(rep->from), "%s",
 		 ibv_get_device_name(set->ctx[0]->lower->device));
 	to = open_by_name(target ? target : rep->from, rep);
-	if (!to)
-		return ENODEV;
+	if (!to) {
+		*ret = ENODEV;
+		return NULL;
+	}
 	snprintf(rep->to, sizeof(rep->to), "%s",
 		 ibv_get_device_name(to->device));
 	if (target && !strcmp(rep->from, rep->to)) {
 		REPORT(rep, "already on %s", rep->to);
 		ibv_close_device(to);
-		return EALREADY;
+		*ret = EALREADY;
+		return NULL;
 	}
+	return to;
+}
+
+/* Check: every context can move to device to, which is closed after */
+static int check_set(struct sw_set *set, struct ibv_context *to,
+		     struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+	int ret = 0;
+
 	for_each_ctx(set, i, c)
 	{
 		if (strcmp(ibv_get_device_name(c->lower->device), rep->from)) {
@@ -897,35 +810,50 @@ static int switch_locked(struct sw_set *set, const char *target,
 	}
 	/* Between release and rebuild the process holds no device at all */
 	ibv_close_device(to);
-	if (!ret) {
-		grant_markers(set);
-		rep->partners = set->npartners;
-		ret = partners_prepare(set, wait_ms, rep);
-	}
-	if (ret) {
-		partners_resume(set, true);
-		ungrant_markers(set);
-		return ret;
-	}
+	return ret;
+}
 
-	/* Suspend: from here on, posts are held and polls see the shadows */
+/* Prepare: markers may enter our QPs; every partner elsewhere agrees */
+static int prepare_set(struct sw_set *set, unsigned int wait_ms,
+		       struct migr_switch_report *rep)
+{
+	grant_markers(set);
+	rep->partners = set->npartners;
+	return partners_prepare(set, wait_ms, rep);
+}
+
+/* Suspend: from here on, posts are held and polls see the shadows */
+static int suspend_set(struct sw_set *set, unsigned int wait_ms,
+		       struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+	int ret;
+
 	for_each_ctx(set, i, c) suspend(c);
 	ret = migr_quiesce(QUIESCE_MS);
 	if (ret) {
 		REPORT(rep, ret == ENOSYS ?
 				    "membarrier() is not available" :
 				    "a thread stayed inside a post or poll");
-		goto out_resume;
+		return ret;
 	}
-	ret = partners_suspend(set, wait_ms, rep);
-	rep->ms_suspend = now_ms() - t;
-	if (ret)
-		goto out_resume;
+	return partners_suspend(set, wait_ms, rep);
+}
 
-	t = now_ms();
+/*
+ * Drain: every send queue empties (or what did not complete is planned
+ * for a replay); then RECVs are held too, and none is on its way in
+ */
+static int drain_set(struct sw_set *set, unsigned int wait_ms,
+		     struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+	int ret;
+
 	for_each_ctx(set, i, c) migr_replay_forget(c);
 	ret = drain(set, wait_ms, rep);
-	/* From here RECVs are held too; then none is on its way in */
 	for_each_ctx(set, i, c) hold_recvs(c);
 	if ((!ret || ret == ETIMEDOUT) && migr_quiesce(QUIESCE_MS)) {
 		REPORT(rep, "a thread stayed inside a post or poll");
@@ -935,80 +863,132 @@ static int switch_locked(struct sw_set *set, const char *target,
 		ret = plan_replay(set, rep);
 	if (!ret)
 		mark_drained(set);
+	return ret;
+}
+
+/* Count: the RECVs each QP (and SRQ) holds unused, to post them again */
+static int count_set(struct sw_set *set, struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	struct migr_qp *mqp;
+	unsigned int i, q;
+	int ret;
+
 	for_each_ctx(set, i, c)
 	{
 		q = 0;
 		list_for_each (&c->rec.qps, mqp, entry) {
-			if (!ret &&
-			    migr_unused_recvs(mqp, peer_consumers(set, mqp),
+			if (migr_unused_recvs(mqp, peer_consumers(set, mqp),
 					      &set->unused[i][q])) {
 				REPORT(rep,
 				       "QP 0x%x: its RECV count does not add up",
 				       mqp->vqp.qp.qp_num);
-				ret = EPROTO;
+				return EPROTO;
 			}
 			q++;
 		}
-		if (!ret)
-			ret = migr_srqs_count_unused(c, rep->error,
-						     sizeof(rep->error));
+		ret = migr_srqs_count_unused(c, rep->error,
+					     sizeof(rep->error));
+		if (ret)
+			return ret;
 	}
-	/* device memory's contents, with nothing in flight toward it */
+	return 0;
+}
+
+/* Save: device memory's contents, with nothing in flight toward it */
+static int save_set(struct sw_set *set, struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+	int ret;
+
 	for_each_ctx(set, i, c)
 	{
-		if (!ret)
-			ret = migr_dms_save(c, rep->error, sizeof(rep->error));
+		ret = migr_dms_save(c, rep->error, sizeof(rep->error));
+		if (ret)
+			return ret;
 	}
-	rep->ms_drain = now_ms() - t;
-	if (ret)
-		goto out_resume;
+	return 0;
+}
 
-	t = now_ms();
-	/* Event reads wait while the lower channels are replaced */
+/* Release: the lower objects go; event reads wait meanwhile */
+static void release_phase(struct sw_set *set, struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+
 	for_each_ctx(set, i, c) pthread_rwlock_wrlock(&c->ev_lock);
 	release_set(set, set->unused, rep);
 	migr_count_device_holds(&rep->device_fds, &rep->device_maps);
-	rep->ms_release = now_ms() - t;
+}
 
-	t = now_ms();
+/* The GIDs each context moves between, the other way round */
+static void reverse_gids(struct sw_set *set)
+{
+	struct migr_context *c;
+	unsigned int i, q;
+
+	for_each_ctx(set, i, c)
+	{
+		struct migr_gid_move *g = &set->gids[i];
+
+		for (q = 0; q < g->n; q++) {
+			union ibv_gid tmp = g->e[q].from;
+
+			g->e[q].from = g->e[q].to;
+			g->e[q].to = tmp;
+		}
+	}
+}
+
+/*
+ * Rebuild every object on the new device, or, failing that, back on the
+ * original one (rolled back). *stuck: not even that: nothing to run on.
+ */
+static int rebuild_phase(struct sw_set *set, struct migr_switch_report *rep,
+			 bool *stuck)
+{
+	struct migr_context *c;
+	unsigned int i;
+	int ret;
+
+	*stuck = false;
 	ret = rebuild_set(set, rep->to, set->gids, false, rep);
 	if (ret) {
 		/* Back where we were: the original device, same record */
 		rep->rolled_back = true;
 		release_set(set, NULL, rep);
-		for_each_ctx(set, i, c)
-		{
-			struct migr_gid_move *g = &set->gids[i];
-
-			for (q = 0; q < g->n; q++) {
-				union ibv_gid tmp = g->e[q].from;
-
-				g->e[q].from = g->e[q].to;
-				g->e[q].to = tmp;
-			}
-		}
+		reverse_gids(set);
 		if (rebuild_set(set, rep->from, set->gids, true, rep)) {
-			/* Nothing to run on: QPs stay suspended; say it */
+			/* QPs stay suspended; say it */
 			verbs_err(&set->ctx[0]->vctx,
 				  "switch: rollback to %s failed: %s\n",
 				  rep->from, rep->error);
-			stuck = true;
+			*stuck = true;
 		}
 	}
 	for_each_ctx(set, i, c) pthread_rwlock_unlock(&c->ev_lock);
-	if (stuck)
-		return EIO;
+	if (*stuck || rep->rolled_back)
+		return ret;
 	for_each_ctx(set, i, c)
 	{
-		if (rep->rolled_back)
-			break;
 		pthread_mutex_lock(&c->rec.lock);
 		migr_gid_history_add(&c->gid_history, &set->moves[i]);
 		pthread_mutex_unlock(&c->rec.lock);
 	}
-	rep->ms_rebuild = now_ms() - t - rep->ms_partner;
+	return 0;
+}
 
-	t = now_ms();
+/*
+ * Replay: RECVs posted again, partners resumed, what never ran, then what
+ * was held meanwhile, and posts let through again
+ */
+static int replay_phase(struct sw_set *set, int ret,
+			struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+
 	/*
 	 * Armed before anything can complete on the new CQs: an event-driven
 	 * application waits for the event a completion raises on an armed
@@ -1029,10 +1009,30 @@ static int switch_locked(struct sw_set *set, const char *target,
 		if (!ret)
 			c->switches++;
 	}
-	rep->ms_replay = now_ms() - t;
 	return ret;
+}
 
-out_resume:
+/* How far a switch got before it failed: what undoing it takes */
+enum sw_reached {
+	SW_PREPARED, /* markers granted, partners asked */
+	SW_SUSPENDED, /* posts held, partners suspended */
+};
+
+/*
+ * The one way back before the release: everything resumes on the lower
+ * objects it has, partners abort. Returns ret.
+ */
+static int roll_back(struct sw_set *set, enum sw_reached reached, int ret,
+		     struct migr_switch_report *rep)
+{
+	struct migr_context *c;
+	unsigned int i;
+
+	if (reached == SW_PREPARED) {
+		partners_resume(set, true);
+		ungrant_markers(set);
+		return ret;
+	}
 	rep->rolled_back = true;
 	for_each_ctx(set, i, c)
 	{
@@ -1040,6 +1040,60 @@ out_resume:
 		rep->held_wrs += resume(c);
 	}
 	partners_resume(set, true);
+	return ret;
+}
+
+/*
+ * The switch, phase after phase (docs/architecture.md, "Live switch"):
+ * check, prepare, suspend, drain, count, save, release, rebuild, replay.
+ * A failure before the release rolls back (roll_back()); after it, the
+ * rebuild goes back to the original device.
+ */
+static int switch_locked(struct sw_set *set, const char *target,
+			 unsigned int wait_ms, struct migr_switch_report *rep)
+{
+	double t = now_ms();
+	struct ibv_context *to;
+	bool stuck;
+	int ret;
+
+	to = open_target(set, target, rep, &ret);
+	if (!to)
+		return ret;
+	ret = check_set(set, to, rep);
+	if (!ret)
+		ret = prepare_set(set, wait_ms, rep);
+	if (ret)
+		return roll_back(set, SW_PREPARED, ret, rep);
+
+	ret = suspend_set(set, wait_ms, rep);
+	rep->ms_suspend = now_ms() - t;
+	if (ret)
+		return roll_back(set, SW_SUSPENDED, ret, rep);
+
+	t = now_ms();
+	ret = drain_set(set, wait_ms, rep);
+	if (!ret)
+		ret = count_set(set, rep);
+	if (!ret)
+		ret = save_set(set, rep);
+	rep->ms_drain = now_ms() - t;
+	if (ret)
+		return roll_back(set, SW_SUSPENDED, ret, rep);
+
+	t = now_ms();
+	release_phase(set, rep);
+	rep->ms_release = now_ms() - t;
+
+	t = now_ms();
+	ret = rebuild_phase(set, rep, &stuck);
+	if (stuck)
+		return EIO;
+	rep->ms_rebuild = now_ms() - t - rep->ms_partner;
+
+	t = now_ms();
+	ret = replay_phase(set, ret, rep);
+	rep->ms_replay = now_ms() - t;
 	return ret;
 }
 

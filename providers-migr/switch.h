@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "migr.h"
+#include "qp_move.h"
 
 /* Threads inside a post or poll leave it in microseconds */
 #define QUIESCE_MS 2000
@@ -84,15 +85,6 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah);
 void migr_qp_flush(struct migr_qp *mqp);
 void migr_count_device_holds(int *fds, int *maps);
-
-/* switch.c: the pieces a partner's side uses for the one QP it moves */
-int migr_repost_recvs(struct migr_qp *mqp, uint64_t unused, char *why,
-		      size_t why_len);
-unsigned int migr_qp_resume(struct migr_qp *mqp);
-void migr_qp_hold_recvs(struct migr_qp *mqp);
-void migr_qp_log_state(struct migr_qp *mqp, const char *why);
-int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
-		      uint64_t *unused);
 
 /* ud_switch.c: UD QPs through the phases of a switch */
 int migr_ud_precheck(struct migr_context *ctx, struct migr_context *const *v,

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The steps of a switch for one QP, which the partner's side takes too for
+ * the QP it moves along (partner_serve.c): RECVs held for the new lower
+ * QP, held WRs posted in order, unused RECVs posted again, and what an
+ * operator needs to see of a QP that would not drain.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath.h"
+#include "qp_move.h"
+#include "verbs.h"
+
+/* What an operator needs to see of a QP that would not drain */
+void migr_qp_log_state(struct migr_qp *mqp, const char *why)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a = {};
+	unsigned int held = 0;
+	struct migr_held_wr *h;
+
+	pthread_mutex_lock(&mqp->hold_lock);
+	for (h = mqp->held; h; h = h->next)
+		held++;
+	pthread_mutex_unlock(&mqp->hold_lock);
+	if (mqp->lower)
+		ibv_query_qp(mqp->lower, &a, IBV_QP_STATE | IBV_QP_SQ_PSN,
+			     &init);
+	verbs_err(
+		&mqp->ctx->vctx,
+		"QP 0x%x %s: lower 0x%x state %d sq_psn 0x%x, markers pending %u sent %d failed %d, sends %" PRIu64
+		", RECVs posted %" PRIu64
+		", held %u, recv_hold %d, slow 0x%x, flushed at the last release %u\n",
+		mqp->vqp.qp.qp_num, why, mqp->lower ? mqp->lower->qp_num : 0,
+		a.qp_state, a.sq_psn, mqp->markers_pending, mqp->marker_sent,
+		mqp->marker_failed, mqp->n_consumers, mqp->rlog.head, held,
+		mqp->recv_hold, mqp->slow, mqp->release_flushes);
+}
+
+/* RECVs posted from now on wait for the new lower QP */
+void migr_qp_hold_recvs(struct migr_qp *mqp)
+{
+	pthread_mutex_lock(&mqp->hold_lock);
+	mqp->recv_hold = true;
+	pthread_mutex_unlock(&mqp->hold_lock);
+}
+
+/* Post a QP's held WRs in order, then let its posts through again */
+unsigned int migr_qp_resume(struct migr_qp *mqp)
+{
+	unsigned int held = 0;
+
+	pthread_mutex_lock(&mqp->hold_lock);
+	while (mqp->held) {
+		struct migr_held_wr *h = mqp->held;
+		struct ibv_send_wr *sbad;
+		struct ibv_recv_wr *rbad;
+		int ret;
+
+		mqp->held = h->next;
+		ret = h->recv ? migr_post_recv_replay(mqp, &h->recv_wr, &rbad) :
+				migr_post_send_replay(mqp, &h->send, &sbad);
+		if (ret)
+			verbs_err(&mqp->ctx->vctx,
+				  "QP 0x%x: replaying a held WR failed: %s\n",
+				  mqp->vqp.qp.qp_num, strerror(ret));
+		free(h);
+		held++;
+	}
+	mqp->held_tail = &mqp->held;
+	mqp->recv_hold = false;
+	migr_qp_unsuspend(mqp);
+	pthread_mutex_unlock(&mqp->hold_lock);
+	return held;
+}
+
+/*
+ * RECVs posted but never used: the partner's SENDs used the oldest ones. A
+ * QP on an SRQ has none of its own (the SRQ's are counted apart).
+ */
+int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
+		      uint64_t *unused)
+{
+	/* A UD QP's are known once it flushed them (migr_release_all()) */
+	if (mqp->init.srq || mqp->vqp.qp.qp_type == IBV_QPT_UD) {
+		*unused = 0;
+		return 0;
+	}
+	if (mqp->attr.qp_state < IBV_QPS_RTR)
+		used = 0;
+	return migr_rlog_unused(&mqp->rlog, used, unused);
+}
+
+static int repost_qp_recv(void *mqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	return migr_post_recv_replay(mqp, wr, bad_wr);
+}
+
+/* Post a QP's n newest logged RECVs again, in their order */
+int migr_repost_recvs(struct migr_qp *mqp, uint64_t n, char *why,
+		      size_t why_len)
+{
+	int ret = migr_rlog_repost(&mqp->rlog, n, repost_qp_recv, mqp);
+
+	if (ret)
+		snprintf(why, why_len,
+			 "QP 0x%x: posting a RECV again failed: %s",
+			 mqp->vqp.qp.qp_num, strerror(ret));
+	return ret;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The steps of a switch for one QP (qp_move.c): the switch takes them for
+ * each of its QPs, a partner's side for the QP it moves along.
+ */
+#ifndef MIGR_QP_MOVE_H
+#define MIGR_QP_MOVE_H
+
+#include "migr.h"
+
+/* RECVs posted from now on wait for the new lower QP */
+void migr_qp_hold_recvs(struct migr_qp *mqp);
+/* Post the QP's held WRs in order, let its posts through; how many */
+unsigned int migr_qp_resume(struct migr_qp *mqp);
+/* RECVs posted but never used, the other end having used `used` */
+int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
+		      uint64_t *unused);
+/* Post the QP's n newest logged RECVs again, in their order */
+int migr_repost_recvs(struct migr_qp *mqp, uint64_t n, char *why,
+		      size_t why_len);
+/* Log what an operator needs to see of a QP that would not drain */
+void migr_qp_log_state(struct migr_qp *mqp, const char *why);
+
+#endif /* MIGR_QP_MOVE_H */
