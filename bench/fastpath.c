@@ -26,10 +26,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "migr.h"
 #include "bench.h"
-#include "fake_lower.h"
+#include "cq_watch.h"
 #include "datapath.h"
+#include "fake_lower.h"
+#include "migr.h"
 #include "verbs.h"
 
 #define NMR 16 /* MRs the WRs use in turn */

@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * The in-process agent: the control socket migrd and migrctl speak to
- * (control.c: status, switch, partner and UD steps) and the registration
- * with migrd (register.c).
+ * (control.c: status, switch, partner and UD steps), the registration
+ * with migrd (register.c), and its hooks into the verbs (agent.c).
  */
 #ifndef MIGR_AGENT_H
 #define MIGR_AGENT_H
 
 #include "migr.h"
 
-/* control.c */
+/* agent.c: install the agent's hooks (verbs.h) into the verbs */
+void migr_agent_install(void);
+/* control.c: a context for the control socket to serve (started once) */
 void migr_control_add(struct migr_context *ctx);
+/* Is "migr/<pid>" ours and served? Only then may migrd be told of us */
 bool migr_control_listening(void);
-void migr_control_del(struct migr_context *ctx);
-struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn);
 
 /* register.c: tell migrd(8) about this process, best effort */
 void migr_register(struct migr_context *ctx);
-int migr_migrd_connect(int flags, const char **path);
 
 #endif /* MIGR_AGENT_H */

@@ -36,6 +36,8 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "clock.h"
+#include "contexts.h"
 #include "migr_json.h"
 #include "partner.h"
 #include "switch.h"
@@ -57,8 +59,8 @@
 /* ...and the whole reply go out within this, however slowly it is read */
 #define SEND_DEADLINE_MS 5000
 
-static pthread_mutex_t ctxs_lock = PTHREAD_MUTEX_INITIALIZER;
-static LIST_HEAD(ctxs);
+/* The control thread, started once */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started;
 static bool listening; /* the control thread serves "migr/<pid>" */
 
@@ -94,31 +96,28 @@ static void json_report(FILE *out, const char *dev, int ret,
 		r->device_fds, r->device_maps);
 }
 
-/* One try of a switch of all the process's contexts, under ctxs_lock */
+/* One try of a switch of all the process's contexts, their list held */
 static int switch_all(const char *target, unsigned int wait_ms,
 		      struct migr_switch_report *rep, char *dev, size_t len)
 {
-	struct migr_context *ctx, **v;
-	unsigned int n = 0;
+	struct migr_context **v;
+	unsigned int n;
 	int ret = ENOMEM;
 
 	/* Every string of the report is printed, even where no try set it */
 	memset(rep, 0, sizeof(*rep));
-	pthread_mutex_lock(&ctxs_lock);
-	list_for_each (&ctxs, ctx, entry)
-		n++;
+	migr_contexts_lock();
+	n = migr_contexts_get(NULL, 0);
 	v = calloc(n + 1, sizeof(*v));
-	n = 0;
-	list_for_each (&ctxs, ctx, entry)
-		if (v)
-			v[n++] = ctx;
+	if (v)
+		n = migr_contexts_get(v, n);
 	if (v)
 		ret = migr_switch(v, n, target, wait_ms, rep);
 	else
 		snprintf(rep->error, sizeof(rep->error), "out of memory");
 	snprintf(dev, len, "%s",
-		 n ? ibv_get_device_name(v[0]->vctx.context.device) : "");
-	pthread_mutex_unlock(&ctxs_lock);
+		 v && n ? ibv_get_device_name(v[0]->vctx.context.device) : "");
+	migr_contexts_unlock();
 	free(v);
 	return ret;
 }
@@ -154,17 +153,22 @@ static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 
 static void do_status(FILE *out)
 {
-	struct migr_context *ctx;
+	struct migr_context *ctx, **v;
+	unsigned int i, n;
 	bool first = true;
 
 	fprintf(out, "{\"pid\":%d,\"contexts\":[", getpid());
-	pthread_mutex_lock(&ctxs_lock);
-	list_for_each (&ctxs, ctx, entry) {
+	migr_contexts_lock();
+	n = migr_contexts_get(NULL, 0);
+	v = calloc(n + 1, sizeof(*v));
+	n = v ? migr_contexts_get(v, n) : 0;
+	for (i = 0; i < n; i++) {
 		struct migr_qp *mqp;
 		bool qfirst = true;
 
 		const char *blocker;
 
+		ctx = v[i];
 		pthread_rwlock_rdlock(&ctx->ctl_lock);
 		blocker = migr_record_blocker(ctx);
 		fprintf(out, "%s{\"device\":", first ? "" : ",");
@@ -192,7 +196,8 @@ static void do_status(FILE *out)
 		fprintf(out, "]}");
 		first = false;
 	}
-	pthread_mutex_unlock(&ctxs_lock);
+	migr_contexts_unlock();
+	free(v);
 	fprintf(out, "]}\n");
 }
 
@@ -562,14 +567,14 @@ static void start(struct migr_context *ctx)
 
 void migr_control_add(struct migr_context *ctx)
 {
-	pthread_mutex_lock(&ctxs_lock);
-	list_add_tail(&ctxs, &ctx->entry);
+	migr_contexts_add(ctx);
+	pthread_mutex_lock(&start_lock);
 	if (!started) {
 		started = true;
 		migr_quiesce_init();
 		start(ctx);
 	}
-	pthread_mutex_unlock(&ctxs_lock);
+	pthread_mutex_unlock(&start_lock);
 }
 
 /* Is "migr/<pid>" ours and served? Only then may migrd be told of us */
@@ -577,164 +582,8 @@ bool migr_control_listening(void)
 {
 	bool ret;
 
-	pthread_mutex_lock(&ctxs_lock);
+	pthread_mutex_lock(&start_lock);
 	ret = listening;
-	pthread_mutex_unlock(&ctxs_lock);
+	pthread_mutex_unlock(&start_lock);
 	return ret;
-}
-
-/*
- * The context of this process that holds the live QP numbered vqpn on the
- * device ctx is on, if any: a partner in this process, whose table the QP
- * can use. Call it without ctx's ctl_lock (lock order: ctxs, then ctl).
- */
-struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn)
-{
-	struct migr_context *c, *found = NULL;
-	uint32_t phys;
-
-	pthread_mutex_lock(&ctxs_lock);
-	list_for_each (&ctxs, c, entry) {
-		if (c->lower && ctx->lower &&
-		    c->lower->device == ctx->lower->device &&
-		    migr_xlate_phys_of(&c->xlate, MIGR_XLATE_QPN, vqpn,
-				       &phys)) {
-			found = c;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ctxs_lock);
-	return found;
-}
-
-/*
- * The process's list of contexts, for a partner's step: taken within
- * timeout_ms or not at all (a switch of this process holds it).
- */
-bool migr_control_lock(unsigned int timeout_ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return !pthread_mutex_timedlock(&ctxs_lock, &ts);
-}
-
-void migr_control_unlock(void)
-{
-	pthread_mutex_unlock(&ctxs_lock);
-}
-
-/* The process's contexts, at most max (migr_control_lock held) */
-unsigned int migr_control_contexts(struct migr_context **v, unsigned int max)
-{
-	struct migr_context *c;
-	unsigned int n = 0;
-
-	list_for_each (&ctxs, c, entry)
-		if (n < max)
-			v[n++] = c;
-	return n;
-}
-
-/* The live RC QP numbered vqpn whose port has gid (migr_control_lock held) */
-/* Does port have gid? One query of the whole table where the kernel can */
-static bool port_has_gid(struct ibv_context *lower, uint8_t port,
-			 const union ibv_gid *gid)
-{
-	struct ibv_gid_entry *t;
-	struct ibv_port_attr pa;
-	union ibv_gid g;
-	ssize_t n, i;
-	bool found = false;
-
-	if (ibv_query_port(lower, port, &pa) || !pa.gid_tbl_len)
-		return false;
-	t = calloc(pa.gid_tbl_len, sizeof(*t));
-	n = t ? ibv_query_gid_table(lower, t, pa.gid_tbl_len, 0) : -1;
-	for (i = 0; i < n && !found; i++)
-		found = t[i].port_num == port &&
-			!memcmp(&t[i].gid, gid, sizeof(*gid));
-	free(t);
-	if (n >= 0)
-		return found;
-	/* No table query: the first entries, where RoCE puts an address's */
-	for (i = 0; i < 16 && i < pa.gid_tbl_len && !found; i++)
-		found = !ibv_query_gid(lower, port, i, &g) &&
-			!memcmp(&g, gid, sizeof(g));
-	return found;
-}
-
-/*
- * Is QP on gid: its own GID once connected, else one of its port's, or
- * one its port had before a switch (a peer that read it then connects)
- */
-static bool qp_on_gid(struct migr_context *c, const struct migr_qp *mqp,
-		      const union ibv_gid *gid)
-{
-	const struct ibv_ah_attr *ah = &mqp->attr.ah_attr;
-	union ibv_gid g, now;
-
-	if (!c->lower)
-		return false;
-	if (migr_gid_history_find(&c->gid_history, gid, &now))
-		gid = &now;
-	if (ah->is_global)
-		return !ibv_query_gid(c->lower, ah->port_num,
-				      ah->grh.sgid_index, &g) &&
-		       !memcmp(&g, gid, sizeof(g));
-	return port_has_gid(c->lower,
-			    mqp->attr.port_num ? mqp->attr.port_num : 1, gid);
-}
-
-struct migr_qp *migr_control_find_qp(uint32_t vqpn, const union ibv_gid *gid,
-				     struct migr_context **ctx)
-{
-	struct migr_context *c;
-	struct migr_qp *mqp, *found = NULL;
-
-	*ctx = NULL;
-	list_for_each (&ctxs, c, entry) {
-		pthread_mutex_lock(&c->rec.lock);
-		list_for_each (&c->rec.qps, mqp, entry) {
-			if (mqp->vqp.qp.qp_num != vqpn ||
-			    !qp_on_gid(c, mqp, gid))
-				continue;
-			found = mqp;
-			*ctx = c;
-			break;
-		}
-		pthread_mutex_unlock(&c->rec.lock);
-		if (found)
-			break;
-	}
-	return found;
-}
-
-void migr_control_del(struct migr_context *ctx)
-{
-	struct migr_context *c;
-	struct migr_qp *mqp;
-
-	pthread_mutex_lock(&ctxs_lock);
-	list_del(&ctx->entry);
-	migr_partner_forget_ctx(ctx);
-	/* QPs left connected to this context's QPs stop using its tables */
-	list_for_each (&ctxs, c, entry) {
-		pthread_mutex_lock(&c->rec.lock);
-		list_for_each (&c->rec.qps, mqp, entry) {
-			if (mqp->remote != &ctx->xlate)
-				continue;
-			mqp->remote = &c->remote;
-			mqp->self = false;
-			migr_qp_update_slow(mqp);
-		}
-		pthread_mutex_unlock(&c->rec.lock);
-	}
-	pthread_mutex_unlock(&ctxs_lock);
 }

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 
+#include "cq_watch.h"
 #include "datapath.h"
 #include "migr.h"
 #include "verbs.h"

@@ -4,59 +4,12 @@
  * (post.c), completions read back to virtual values and the shadows a
  * switch leaves (shadow.c), the logs a replay needs (slog.c, rlog.c),
  * ibv_wr_*() batches held while suspended (qp_ex_hold.c), type 2 windows'
- * state (mw_track.c), and what CQs watch for (cq.c).
+ * state (mw_track.c); what CQs watch for is cq_watch.h.
  */
 #ifndef MIGR_DATAPATH_H
 #define MIGR_DATAPATH_H
 
 #include "migr.h"
-
-/* A successful RECV completion of a QP that receives through the SRQ */
-static inline bool migr_srq_used(const struct migr_cq *mcq,
-				 enum ibv_wc_status status,
-				 enum ibv_wc_opcode opcode, uint32_t qpn)
-{
-	uint32_t one;
-
-	return status == IBV_WC_SUCCESS && (opcode & IBV_WC_RECV) &&
-	       (!mcq->recv_plain || migr_u32map_get(&mcq->srq_qps, qpn, &one));
-}
-
-enum {
-	MIGR_WATCH_SRQ = 1 << 0, /* srq_fed: count what the SRQ used up */
-	MIGR_WATCH_UD = 1 << 1, /* a UD QP receives here: note its senders */
-	MIGR_WATCH_REPLAY = 1 << 2, /* count each tracked QP's completions */
-	MIGR_WATCH_INV = 1 << 3, /* type 2 windows: remote invalidations */
-};
-
-/* cq.c: the UD senders seen, for a UD switch (ud_switch.c) */
-void migr_ud_src_note(struct migr_context *ctx, uint32_t src_qp);
-void migr_ud_src_forget(struct migr_context *ctx);
-
-/*
- * A UD datagram names its sender's lower QP (src_qp: zero elsewhere; rxe
- * does not set IBV_WC_GRH in a user CQ, so that flag cannot tell)
- */
-static inline void migr_ud_src_seen(struct migr_context *ctx,
-				    enum ibv_wc_status status, uint32_t src_qp)
-{
-	if (status == IBV_WC_SUCCESS && src_qp &&
-	    (!ctx->n_ud_src ||
-	     __atomic_load_n(&ctx->ud_src[0], __ATOMIC_RELAXED) != src_qp))
-		migr_ud_src_note(ctx, src_qp);
-}
-
-/*
- * Completions taken off a lower CQ: what its SRQ used up, and who sent
- * its UD QPs datagrams. One predictable branch on CQs that need neither.
- */
-void migr_cq_watched(struct migr_cq *mcq, struct ibv_wc *wc, int n);
-
-static inline void migr_cq_watch(struct migr_cq *mcq, struct ibv_wc *wc, int n)
-{
-	if (unlikely(mcq->watch) && n > 0)
-		migr_cq_watched(mcq, wc, n);
-}
 
 /* slog.c: the send log and the completion counts replay needs */
 bool migr_replay_wanted(void);
@@ -90,7 +43,6 @@ unsigned int migr_shadow_fill(struct migr_cq *mcq);
 void migr_shadow_settle(struct migr_cq *mcq);
 void migr_shadow_take(struct migr_cq *mcq);
 int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only);
-void migr_wc_to_virt(struct migr_context *ctx, struct ibv_wc *wc, int n);
 int migr_cq_drain(struct migr_cq *mcq);
 int migr_shadow_add(struct migr_cq *mcq, struct ibv_wc *wc);
 void migr_shadow_free(struct migr_cq *mcq);

@@ -70,11 +70,15 @@ static int migr_query_rt_values(struct ibv_context *context,
 	return ibv_query_rt_values_ex(to_mcontext(context)->lower, values);
 }
 
+/* The agent is installed once, by the first context opened */
+static pthread_once_t agent_once = PTHREAD_ONCE_INIT;
+
 static void migr_free_context(struct ibv_context *context)
 {
 	struct migr_context *ctx = to_mcontext(context);
 
-	migr_control_del(ctx);
+	if (migr_agent)
+		migr_agent->closing(ctx);
 	ibv_close_device(ctx->lower);
 	migr_xlate_destroy(&ctx->xlate);
 	migr_xlate_destroy(&ctx->remote);
@@ -214,8 +218,9 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 		goto err_ctx;
 
 	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);
-	migr_control_add(ctx);
-	migr_register(ctx);
+	pthread_once(&agent_once, migr_agent_install);
+	if (migr_agent)
+		migr_agent->opened(ctx);
 	verbs_info(&ctx->vctx, "opened over %s\n", lower->device->name);
 	return &ctx->vctx;
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "switch.h"
+#include "switch_objects.h"
 
 /* The target offers the device memory the process holds, or why not */
 int migr_dms_precheck(struct migr_context *ctx, struct ibv_context *target,

@@ -4,16 +4,47 @@
  * back (read with migr_json.h). The partner protocol (partner_call.c) and
  * the UD relay (ud_announce.c) use it.
  */
+#define _GNU_SOURCE /* secure_getenv(): a set-uid program must not be steered */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
-#include "agent.h"
 #include "migrd_call.h"
+
+#define MIGRD_SOCKET "/run/migr/migrd.sock"
+
+/* A connected socket to migrd, or -1 with errno set */
+int migr_migrd_connect(int flags, const char **path_out)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *path = secure_getenv("MIGRD_SOCKET");
+	int fd;
+
+	if (!path || !*path)
+		path = MIGRD_SOCKET;
+	*path_out = path;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
 
 /* Where the partner's migrd is: the address inside its RoCE v2 GID */
 int migr_gid_host(const union ibv_gid *gid, char *host, size_t len)

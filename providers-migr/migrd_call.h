@@ -18,6 +18,12 @@
 int migr_migrd_call(const char *line, size_t len, unsigned int timeout_s,
 		    char *reply, size_t reply_len, const char **path);
 
+/*
+ * A connected socket to this host's migrd ($MIGRD_SOCKET, else
+ * /run/migr/migrd.sock; *path says which), or -1 with errno set
+ */
+int migr_migrd_connect(int flags, const char **path);
+
 /* Where a GID's host's migrd is: the address inside a RoCE v2 GID */
 int migr_gid_host(const union ibv_gid *gid, char *host, size_t len);
 

@@ -15,9 +15,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "datapath.h"
 #include "marker.h"
-#include "switch.h"
+#include "qp_move.h"
+#include "rebuild.h"
+#include "switch_objects.h"
 
 #define BIND_WAIT_MS 2000
 

@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 
+#include "cq_watch.h"
 #include "datapath.h"
 #include "migr.h"
 

@@ -150,14 +150,7 @@ int migr_partner_give(struct migr_qp *mqp, uint32_t dest_qpn,
 void migr_partner_serve(FILE *out, const char *line);
 /* The context's control path, for writing, within LOCK_MS or not at all */
 bool migr_ctl_lock_briefly(struct migr_context *ctx);
-/* A context closes: its sessions end (migr_control_lock held) */
+/* A context closes: its sessions end (the contexts' list held) */
 void migr_partner_forget_ctx(struct migr_context *ctx);
-
-/* control.c: the process's contexts, for partner_serve.c */
-bool migr_control_lock(unsigned int timeout_ms);
-void migr_control_unlock(void);
-unsigned int migr_control_contexts(struct migr_context **v, unsigned int max);
-struct migr_qp *migr_control_find_qp(uint32_t vqpn, const union ibv_gid *gid,
-				     struct migr_context **ctx);
 
 #endif /* MIGR_PARTNER_H */

@@ -16,11 +16,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "marker.h"
 #include "migrd_call.h"
 #include "partner.h"
 #include "peer.h"
-#include "switch.h"
+#include "replay.h"
 #include "verbs.h"
 
 #define CALL_TIMEOUT_S 45

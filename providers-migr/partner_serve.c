@@ -18,13 +18,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "contexts.h"
 #include "datapath.h"
 #include "marker.h"
 #include "migr_json.h"
 #include "partner.h"
 #include "partner_line.h"
 #include "peer.h"
+#include "qp_move.h"
+#include "rebuild.h"
+#include "replay.h"
 #include "switch.h"
+#include "switch_objects.h"
 #include "verbs.h"
 
 #define LOCK_MS 300
@@ -44,7 +50,7 @@ struct sess {
 	struct list_node entry;
 };
 
-/* Under migr_control_lock() */
+/* Under migr_contexts_lock_within() */
 static LIST_HEAD(sessions);
 static bool watchdog_started;
 
@@ -191,7 +197,7 @@ static void *watchdog(void *arg)
 		struct sess *s, *next;
 
 		usleep(200000);
-		if (!migr_control_lock(1000))
+		if (!migr_contexts_lock_within(1000))
 			continue;
 		list_for_each_safe (&sessions, s, next, entry) {
 			struct migr_context *ctx = s->ctx, *c2;
@@ -200,7 +206,7 @@ static void *watchdog(void *arg)
 			if (now_ms() < s->deadline)
 				continue;
 			pthread_rwlock_wrlock(&ctx->ctl_lock);
-			mqp = migr_control_find_qp(s->qpn, &s->gid, &c2);
+			mqp = migr_contexts_find_qp(s->qpn, &s->gid, &c2);
 			if (c2 != ctx)
 				mqp = NULL;
 			verbs_err(
@@ -210,7 +216,7 @@ static void *watchdog(void *arg)
 			end_sess(s, mqp);
 			pthread_rwlock_unlock(&ctx->ctl_lock);
 		}
-		migr_control_unlock();
+		migr_contexts_unlock();
 	}
 	return arg;
 }
@@ -1110,13 +1116,13 @@ void migr_partner_serve(FILE *out, const char *line)
 		goto out_free;
 	}
 	n = split(&pl, copy, line, v, &pairs);
-	if (!migr_control_lock(LOCK_MS)) {
+	if (!migr_contexts_lock_within(LOCK_MS)) {
 		fprintf(out,
 			"{\"ok\":false,\"busy\":true,\"error\":\"switching itself\"}\n");
 		goto out_free;
 	}
 	for (i = 0; i < n; i++)
-		v[i].mqp = migr_control_find_qp(v[i].qpn, &gid, &v[i].ctx);
+		v[i].mqp = migr_contexts_find_qp(v[i].qpn, &gid, &v[i].ctx);
 	if (!lock_ctxs(v, n, locked, &nlocked)) {
 		fprintf(out,
 			"{\"ok\":false,\"busy\":true,\"error\":\"its control path is busy\"}\n");
@@ -1127,7 +1133,7 @@ void migr_partner_serve(FILE *out, const char *line)
 
 		/* Found again: the application may have destroyed it */
 		if (e->ctx)
-			e->mqp = migr_control_find_qp(e->qpn, &gid, &c2);
+			e->mqp = migr_contexts_find_qp(e->qpn, &gid, &c2);
 		if (!e->ctx) {
 			NOT_MINE(e, "no QP 0x%x here", e->qpn);
 			continue;
@@ -1157,7 +1163,7 @@ void migr_partner_serve(FILE *out, const char *line)
 out_unlock:
 	for (i = 0; i < nlocked; i++)
 		pthread_rwlock_unlock(&locked[i]->ctl_lock);
-	migr_control_unlock();
+	migr_contexts_unlock();
 out_free:
 	free(copy);
 	free(v);

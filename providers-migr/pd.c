@@ -5,7 +5,6 @@
 
 #include "marker.h"
 #include "migr.h"
-#include "switch.h"
 #include "verbs.h"
 
 /* unsup: -1 records a plain PD, else what kind of PD a switch cannot redo */

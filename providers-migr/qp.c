@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
 #include "datapath.h"
-#include "partner.h"
 #include "verbs.h"
 
 static struct migr_qp *alloc_qp(struct ibv_context *context)
@@ -327,9 +325,12 @@ static bool partner_is_self(struct migr_qp *mqp, struct migr_context *peer,
 	return peer && migr_ah_local(mqp->ctx, &attr->ah_attr);
 }
 
+/* The agent's hooks (verbs.h): a connect asks it of its peer */
+const struct migr_agent_hooks *migr_agent;
+
 /*
  * A connection to a QP in another process: what that process says of it
- * (partner_fetch), asked without our control path held, since it may be
+ * (the agent's fetch, partner_call.c), asked without our control path held, since it may be
  * asking us the same at once. NULL: the application's values hold.
  */
 static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
@@ -339,11 +340,11 @@ static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
 	struct migr_xlate *x;
 	char err[512];
 
-	if (mqp->vqp.qp.qp_type != IBV_QPT_RC &&
-	    mqp->vqp.qp.qp_type != IBV_QPT_UC)
+	if (!migr_agent || (mqp->vqp.qp.qp_type != IBV_QPT_RC &&
+			    mqp->vqp.qp.qp_type != IBV_QPT_UC))
 		return NULL;
 	ctl_leave(mqp->vqp.qp.context);
-	x = migr_partner_fetch(mqp, attr, our_phys, gid, err, sizeof(err));
+	x = migr_agent->fetch(mqp, attr, our_phys, gid, err, sizeof(err));
 	if (!x && errno)
 		verbs_debug(&mqp->ctx->vctx,
 			    "QP 0x%x: nothing learned of its peer 0x%x: %s\n",
@@ -353,7 +354,7 @@ static struct migr_xlate *fetch_peer(struct migr_qp *mqp,
 }
 
 /*
- * Our keys to the peer our QP now faces (partner_give), if it asked for
+ * Our keys to the peer our QP now faces (the agent's give), if it asked for
  * them before we connected and was told to wait: without our control
  * path held, as fetch_peer()
  */
@@ -363,8 +364,8 @@ static void give_peer(struct migr_qp *mqp, uint32_t dest_qpn,
 {
 	char err[512];
 
-	if (migr_partner_give(mqp, dest_qpn, dgid, our_phys, partner_phys, err,
-			      sizeof(err)))
+	if (migr_agent && migr_agent->give(mqp, dest_qpn, dgid, our_phys,
+					   partner_phys, err, sizeof(err)))
 		verbs_info(&mqp->ctx->vctx,
 			   "QP 0x%x: could not give its keys to its peer 0x%x: %s\n",
 			   mqp->vqp.qp.qp_num, dest_qpn, err);
@@ -382,7 +383,9 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	int ret;
 
 	if (connect)
-		peer = migr_local_peer(mqp->ctx, attr->dest_qp_num);
+		peer = migr_agent ? migr_agent->local_peer(
+					    mqp->ctx, attr->dest_qp_num) :
+				    NULL;
 	ctl_enter(qp->context);
 	if (connect) {
 		mqp->self = partner_is_self(mqp, peer, attr);

@@ -18,6 +18,12 @@ int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,
 /* Post the QP's n newest logged RECVs again, in their order */
 int migr_repost_recvs(struct migr_qp *mqp, uint64_t n, char *why,
 		      size_t why_len);
+/*
+ * Take a new lower RC QP through INIT and RTR to RTS (or the state r names,
+ * if earlier), connected to lower QP dest; *last: the last state tried
+ */
+int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
+		       uint32_t dest, enum ibv_qp_state *last);
 /* Log what an operator needs to see of a QP that would not drain */
 void migr_qp_log_state(struct migr_qp *mqp, const char *why);
 

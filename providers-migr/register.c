@@ -9,7 +9,6 @@
  * socket, so nothing to register) turns this off too, as does a control
  * socket that could not be opened (its name held by another process).
  */
-#define _GNU_SOURCE /* secure_getenv(): a set-uid program must not be steered */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,36 +19,7 @@
 
 #include "agent.h"
 #include "migr.h"
-
-#define MIGRD_SOCKET "/run/migr/migrd.sock"
-
-/* A connected socket to migrd, or -1 with errno set */
-int migr_migrd_connect(int flags, const char **path_out)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	const char *path = secure_getenv("MIGRD_SOCKET");
-	int fd;
-
-	if (!path || !*path)
-		path = MIGRD_SOCKET;
-	*path_out = path;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(sun.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
-		int err = errno;
-
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	return fd;
-}
+#include "migrd_call.h"
 
 void migr_register(struct migr_context *ctx)
 {

@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cq_watch.h"
 #include "datapath.h"
-#include "switch.h"
+#include "replay.h"
+#include "switch_objects.h"
 
 static bool uses_recv(enum ibv_wr_opcode op)
 {

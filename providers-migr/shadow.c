@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cq_watch.h"
 #include "datapath.h"
 #include "marker.h"
 #include "migr.h"

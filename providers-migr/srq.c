@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cq_watch.h"
 #include "datapath.h"
 #include "migr.h"
 #include "verbs.h"

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cq_watch.h"
 #include "datapath.h"
-#include "switch.h"
+#include "switch_objects.h"
 
 void migr_srqs_suspend(struct migr_context *ctx)
 {

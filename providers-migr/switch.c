@@ -16,10 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "datapath.h"
 #include "marker.h"
 #include "partner.h"
+#include "qp_move.h"
+#include "rebuild.h"
+#include "replay.h"
 #include "switch.h"
+#include "switch_objects.h"
 #include "ud_peers.h"
 #include "verbs.h"
 

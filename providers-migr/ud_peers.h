@@ -24,7 +24,7 @@
 
 #include <stdio.h>
 
-#include "switch.h"
+#include "migr.h"
 
 #define MIGR_UD_REDIR_MAX 128 /* entries of one AH's table */
 #define MIGR_UD_REDIR_AHS 16 /* distinct new GIDs one AH leads to */

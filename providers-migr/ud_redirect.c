@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "switch.h"
+#include "migr.h"
 #include "ud_peers.h"
 
 /* Unicast: a multicast group's members do not move with one sender */

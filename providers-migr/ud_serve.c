@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contexts.h"
 #include "migr_json.h"
 #include "partner.h"
 #include "ud_peers.h"
@@ -132,17 +133,17 @@ void migr_ud_serve(FILE *out, const char *line)
 	struct migr_context *v[MAX_CTXS];
 	unsigned int n;
 
-	if (!migr_control_lock(LOCK_MS)) {
+	if (!migr_contexts_lock_within(LOCK_MS)) {
 		fprintf(out,
 			"{\"ok\":false,\"busy\":true,\"error\":\"switching itself\"}\n");
 		return;
 	}
-	n = migr_control_contexts(v, MAX_CTXS);
+	n = migr_contexts_get(v, MAX_CTXS);
 	if (!strcmp(line, "probe"))
 		probe(out, v, n);
 	else if (!strncmp(line, "moved ", 6))
 		moved(out, v, n, line + 6);
 	else
 		fprintf(out, "{\"ok\":false,\"error\":\"bad ud request\"}\n");
-	migr_control_unlock();
+	migr_contexts_unlock();
 }

@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cq_watch.h"
 #include "datapath.h"
 #include "marker.h"
+#include "switch_objects.h"
 #include "ud_peers.h"
 #include "verbs.h"
 

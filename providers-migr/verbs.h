@@ -10,6 +10,31 @@
 
 #include "migr.h"
 
+/*
+ * What the verbs ask of the in-process agent (agent.h), which installs it
+ * (migr_agent_install(), when the first context opens): a context opened
+ * or closing, and at a QP's connect whether its peer is in this process,
+ * what a peer elsewhere says of its QP (fetch), and our keys for a peer
+ * that connected first (give). Without an agent (unit tests, the
+ * benchmark) none is set, and a verb does without.
+ */
+struct migr_agent_hooks {
+	void (*opened)(struct migr_context *ctx);
+	void (*closing)(struct migr_context *ctx);
+	struct migr_context *(*local_peer)(struct migr_context *ctx,
+					   uint32_t vqpn);
+	struct migr_xlate *(*fetch)(struct migr_qp *mqp,
+				    const struct ibv_qp_attr *attr,
+				    uint32_t our_phys, union ibv_gid *gid,
+				    char *err, size_t errlen);
+	int (*give)(struct migr_qp *mqp, uint32_t dest_qpn,
+		    const union ibv_gid *dgid, uint32_t our_phys,
+		    uint32_t partner_phys, char *err, size_t errlen);
+};
+
+/* qp.c: the agent's hooks, NULL until one installed them (device.c) */
+extern const struct migr_agent_hooks *migr_agent;
+
 /* events.c: completion channels, async events, waits for acks */
 int migr_event_fd_add(int epfd, int lower_fd);
 void migr_event_fd_del(int epfd, int lower_fd);

@@ -20,11 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "clock.h"
 #include "partner.h"
 #include "switch.h"
 #include "ud_peers.h"
 #include "unit.h"
-#include "agent.h"
 #include "verbs.h"
 
 /* control.c's MAX_CONNS */
@@ -89,16 +90,6 @@ bool migr_xlate_phys_of(struct migr_xlate *x, enum migr_xlate_kind kind,
 			uint32_t virt, uint32_t *phys)
 {
 	return false;
-}
-
-bool migr_gid_history_find(const struct migr_gid_history *h,
-			   const union ibv_gid *gid, union ibv_gid *now)
-{
-	return false;
-}
-
-void migr_partner_forget_ctx(struct migr_context *ctx)
-{
 }
 
 void migr_qp_update_slow(struct migr_qp *mqp)

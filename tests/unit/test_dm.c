@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "switch.h"
+#include "switch_objects.h"
 #include "unit.h"
 #include "verbs.h"
 

@@ -14,12 +14,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "partner.h"
-#include "switch.h"
-#include "unit.h"
 #include "agent.h"
 #include "marker.h"
+#include "partner.h"
 #include "peer.h"
+#include "replay.h"
+#include "unit.h"
 #include "verbs.h"
 
 /* What partner_call.c needs of the rest of the library, stood in for */
@@ -54,12 +54,6 @@ void migr_qp_update_slow(struct migr_qp *mqp)
 struct migr_xlate *migr_peer_tables(struct migr_context *ctx, uint64_t id)
 {
 	return NULL;
-}
-
-/* register.c's, which gives migr_migrd_connect() */
-bool migr_control_listening(void)
-{
-	return false;
 }
 
 /* The stand-in migrd: one canned reply per connection, the request kept */

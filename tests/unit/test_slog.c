@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "switch.h"
-#include "unit.h"
 #include "datapath.h"
 #include "marker.h"
+#include "rebuild.h"
+#include "replay.h"
+#include "unit.h"
 
 static struct migr_context ctx;
 
