@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "migrd.h"
+#include "reply.h"
 #include "sockio.h"
 
 static void reply(int fd, struct sbuf *out)
@@ -44,14 +45,14 @@ void local_serve(int fd)
 			 REQ_MAX);
 		log_dbg("local pid %d uid %u: %s", c.pid, (unsigned int)c.uid,
 			err);
-		ops_error(&out, err);
+		reply_error(&out, err);
 		reply(fd, &out);
 		goto done;
 	}
 	if (req_parse(line, n, &r, err, sizeof(err))) {
 		log_info("local pid %d uid %u: refused request: %s", c.pid,
 			 (unsigned int)c.uid, err);
-		ops_error(&out, err);
+		reply_error(&out, err);
 	} else {
 		/* partner.c logs its own, never a partner's whole line */
 		if (r.op != REQ_REGISTER && r.op != REQ_PARTNER &&

@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "migrd.h"
+#include "peer.h"
 #include "registry.h"
 #include "sockio.h"
 #include "tls.h"

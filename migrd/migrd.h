@@ -33,7 +33,6 @@ struct client {
 
 /* ops.c: the reply (one JSON line, no newline) to r */
 void ops_run(const struct req *r, const struct client *c, struct sbuf *out);
-void ops_error(struct sbuf *out, const char *err);
 
 /* partner.c: the partner relay (req.h) */
 void partner_run(const struct req *r, const struct client *c, struct sbuf *out);
@@ -68,11 +67,7 @@ struct proc_ask {
 void proc_ask_all(struct proc_ask *v, int n, const char *line, int per_ms,
 		  long long deadline, size_t max_reply);
 
-/* local.c, peer.c: serve one accepted connection, then close it */
+/* local.c: serve one accepted local connection, then close it */
 void local_serve(int fd);
-void peer_serve(int fd, const char *who);
-/* Send one request line to host's migrd and put its JSON reply in out */
-int peer_call(const char *host, const char *line, int timeout_ms,
-	      struct sbuf *out, char *err, size_t errlen);
 
 #endif

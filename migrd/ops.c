@@ -9,16 +9,11 @@
 #include "log.h"
 #include "migr_json.h"
 #include "migrd.h"
+#include "peer.h"
 #include "qpowner.h"
 #include "registry.h"
+#include "reply.h"
 #include "sockio.h"
-
-void ops_error(struct sbuf *out, const char *err)
-{
-	sb_printf(out, "{\"v\":%d,\"ok\":false,\"error\":", REQ_VERSION);
-	sb_json_str(out, err);
-	sb_add(out, "}", 1);
-}
 
 /*
  * Root acts on any process, everyone else on their own only: as the
@@ -98,7 +93,7 @@ static void do_status(const struct req *r, const struct client *c,
 	int n, i;
 
 	if (!all) {
-		ops_error(out, "out of memory");
+		reply_error(out, "out of memory");
 		return;
 	}
 	n = registry_list(all, max);
@@ -112,7 +107,7 @@ static void do_status(const struct req *r, const struct client *c,
 					"no migr process with pid %d" :
 					"permission denied: pid %d belongs to another user",
 				r->pid);
-			ops_error(out, err);
+			reply_error(out, err);
 			goto out;
 		}
 	}
@@ -175,14 +170,14 @@ static void do_switch(const struct req *r, const struct client *c,
 	if (!registry_find(r->pid, &p)) {
 		snprintf(err, sizeof(err), "no migr process with pid %d",
 			 r->pid);
-		ops_error(out, err);
+		reply_error(out, err);
 		return;
 	}
 	if (!allowed(c, &p)) {
 		snprintf(err, sizeof(err),
 			 "permission denied: pid %d belongs to another user",
 			 r->pid);
-		ops_error(out, err);
+		reply_error(out, err);
 		return;
 	}
 	snprintf(line, sizeof(line), "switch %s %u\n", r->dev, r->wait_ms);
@@ -191,7 +186,7 @@ static void do_switch(const struct req *r, const struct client *c,
 	if (proc_request(p.pid, line, r->wait_ms + 30000, &reply, err,
 			 sizeof(err))) {
 		log_warn("switch of pid %d: %s", p.pid, err);
-		ops_error(out, err);
+		reply_error(out, err);
 		return;
 	}
 	ok = reply_ok(reply);
@@ -222,12 +217,12 @@ static void do_qpn_owner(const struct req *r, struct sbuf *out)
 		snprintf(line, sizeof(line), "migrd/1 qpn-owner - %s %u\n",
 			 r->dev, r->qpn);
 		if (peer_call(r->host, line, 10000, out, err, sizeof(err)))
-			ops_error(out, err);
+			reply_error(out, err);
 		return;
 	}
 	if (qpn_owner(r->dev, r->qpn, &pid, kern, sizeof(kern), err,
 		      sizeof(err))) {
-		ops_error(out, err);
+		reply_error(out, err);
 		return;
 	}
 	if (pid > 0)
@@ -269,7 +264,7 @@ static void do_peer_ping(const struct req *r, struct sbuf *out)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (peer_call(r->host, "migrd/1 hello\n", 10000, &reply, err,
 		      sizeof(err))) {
-		ops_error(out, err);
+		reply_error(out, err);
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -292,7 +287,7 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 	    ((r->op != REQ_QPN_OWNER && r->op != REQ_PARTNER &&
 	      r->op != REQ_UDPEERS) ||
 	     r->host[0])) {
-		ops_error(out, "request not allowed from a peer");
+		reply_error(out, "request not allowed from a peer");
 		return;
 	}
 	switch (r->op) {
@@ -322,5 +317,5 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 		udpeers_run(r, c, out);
 		return;
 	}
-	ops_error(out, "unknown request");
+	reply_error(out, "unknown request");
 }

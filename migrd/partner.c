@@ -18,8 +18,10 @@
 #include "migr_json.h"
 #include "migrd.h"
 #include "pauth.h"
+#include "peer.h"
 #include "qpowner.h"
 #include "registry.h"
+#include "reply.h"
 #include "sockio.h"
 
 #define PARTNER_TIMEOUT_MS 30000 /* some partner ops drain queues */
@@ -88,7 +90,7 @@ static void wrap(struct sbuf *out, int pid, const char *reply,
 static void refuse(const struct relay *x, struct sbuf *out, const char *err)
 {
 	rlog(x, "%s", err);
-	ops_error(out, err);
+	reply_error(out, err);
 }
 
 /* Hand the line to process pid; 0 with its reply, or -1 with err */

@@ -33,8 +33,10 @@
 #include "log.h"
 #include "migr_json.h"
 #include "migrd.h"
+#include "peer.h"
 #include "qpowner.h"
 #include "registry.h"
+#include "reply.h"
 #include "sockio.h"
 
 #define UDPEERS_TIMEOUT_MS 10000 /* all processes, at once */
@@ -71,7 +73,7 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 	int n, i, k = 0;
 
 	if (!all || !v) {
-		ops_error(out, "out of memory");
+		reply_error(out, "out of memory");
 		goto out;
 	}
 	snprintf(line, sizeof(line), "ud %s\n", r->line);
@@ -396,7 +398,7 @@ void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out)
 
 	if (c->peer ? r->host[0] != 0 :
 		      c->uid != 0 && !(asker && registry_find(asker, &p))) {
-		ops_error(
+		reply_error(
 			out,
 			c->peer ?
 				"request not allowed from a peer" :
@@ -410,7 +412,7 @@ void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out)
 	if (!c->peer && c->uid != 0 &&
 	    asker_owns_targets(r, asker, err, sizeof(err))) {
 		log_info("udpeers from pid %d: %s", asker, err);
-		ops_error(out, err);
+		reply_error(out, err);
 		return;
 	}
 	if (!remote) {
@@ -420,12 +422,12 @@ void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out)
 	fwd = *r;
 	fwd.host[0] = 0;
 	if (req_format(&fwd, line, sizeof(line)) < 0) {
-		ops_error(out, "udpeers request too long to relay");
+		reply_error(out, "udpeers request too long to relay");
 		return;
 	}
 	if (peer_call(r->host, line, UDPEERS_PEER_TIMEOUT_MS, out, err,
 		      sizeof(err))) {
 		log_info("udpeers to %s: %s", r->host, err);
-		ops_error(out, err);
+		reply_error(out, err);
 	}
 }

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* migrd to migrd over TCP: TLS 1.3 (tls.h), then request/reply frames */
+/*
+ * Asking the migrd of another host (migrd to migrd over TCP): one
+ * connection per request, TLS 1.3 (tls.h), one request frame, one reply;
+ * and the TLS contexts of both sides, keyed once
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
@@ -15,18 +19,12 @@
 
 #include "log.h"
 #include "migrd.h"
+#include "peer.h"
 #include "sockio.h"
 #include "tls.h"
 #include "wire.h"
 
-#define PEER_IDLE_MS 30000
-#define PEER_HANDSHAKE_MS 5000 /* the whole handshake, however it trickles */
 #define PEER_CALL_MS 5000 /* a client's handshake, and sending its request */
-#define PEER_REQS_MAX 64 /* per connection */
-#define PEER_LOG_MAX 96 /* of a request: a partner's line is cut short */
-
-/* Any request a local client may send can be relayed in one frame */
-_Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
 /* One context per side, keyed once from the key file (migrd.psk) */
 static SSL_CTX *ctxs[2];
@@ -45,74 +43,12 @@ static void ctx_init(void)
 	}
 }
 
-static SSL_CTX *ctx_get(bool server, char *err, size_t errlen)
+SSL_CTX *peer_tls_ctx(bool server, char *err, size_t errlen)
 {
 	pthread_once(&ctx_once, ctx_init);
 	if (!ctxs[server])
 		snprintf(err, errlen, "%s", ctx_err);
 	return ctxs[server];
-}
-
-void peer_serve(int fd, const char *who)
-{
-	uint8_t *buf = malloc(REQ_MAX);
-	struct client c = { .peer = true };
-	struct sbuf out = {};
-	SSL_CTX *ctx;
-	SSL *s = NULL;
-	char err[256];
-	struct req r;
-	long n;
-	int i = 1, shown;
-
-	if (!buf)
-		goto done;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &i, sizeof(i));
-	ctx = ctx_get(true, err, sizeof(err));
-	if (!ctx)
-		goto refused;
-	/* One deadline for all of the handshake, not one per message */
-	s = tls_accept(ctx, fd, PEER_HANDSHAKE_MS, err, sizeof(err));
-	if (!s)
-		goto refused;
-	log_info("peer %s authenticated", who);
-	for (i = 0; i < PEER_REQS_MAX; i++) {
-		n = tls_read_frame(s, buf, REQ_MAX, PEER_IDLE_MS, err,
-				   sizeof(err));
-		if (n < 0) {
-			if (strcmp(err, "connection closed"))
-				log_warn("peer %s: %s; closing", who, err);
-			goto done;
-		}
-		out.len = 0;
-		if (req_parse((char *)buf, n, &r, err, sizeof(err)))
-			ops_error(&out, err);
-		else
-			ops_run(&r, &c, &out);
-		if (out.oom || out.len > WIRE_BODY_MAX) {
-			out.len = 0;
-			out.oom = false;
-			ops_error(&out, "reply too large for one frame");
-		}
-		shown = n ? (int)n - 1 : 0; /* the newline */
-		if (shown > PEER_LOG_MAX)
-			shown = PEER_LOG_MAX;
-		log_dbg("peer %s: %.*s -> %zu bytes", who, shown, (char *)buf,
-			out.len);
-		if (tls_write_frame(s, out.p, out.len, 5000, err,
-				    sizeof(err))) {
-			log_warn("peer %s: %s; closing", who, err);
-			goto done;
-		}
-	}
-	goto done;
-refused:
-	log_warn("peer %s refused: %s", who, err);
-done:
-	tls_free(s);
-	sb_free(&out);
-	free(buf);
-	close(fd);
 }
 
 static int tcp_connect(const char *host, unsigned int port, int timeout_ms,
@@ -178,7 +114,7 @@ int peer_call(const char *host, const char *line, int timeout_ms,
 			 host, migrd.conf.key_file);
 		return -1;
 	}
-	ctx = ctx_get(false, err, errlen);
+	ctx = peer_tls_ctx(false, err, errlen);
 	if (!ctx)
 		return -1;
 	fd = tcp_connect(host, migrd.conf.port, PEER_CALL_MS, err, errlen);
