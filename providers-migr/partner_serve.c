@@ -92,29 +92,36 @@ static unsigned int drain_cqs(struct migr_qp *mqp)
 
 /*
  * The old QP's last word: its flushes (the unused RECVs, and what a replay
- * posts again) come on the provider's time, later under load. Wait until
- * expect of them came and the CQs went quiet, or FLUSH_WAIT_MS of quiet
- * without them; a flush left behind would reach the application.
+ * posts again), awaited as a release awaits them (migr_await_flushes());
+ * a partner's CQs carry the application's traffic meanwhile, hence the
+ * longer bounds.
  */
 #define FLUSH_QUIET_MS 1.5
 #define FLUSH_WAIT_MS 200
 
+struct retired {
+	struct migr_qp *mqp;
+	uint64_t expect;
+};
+
+static bool poll_retired(void *arg)
+{
+	return drain_cqs(((struct retired *)arg)->mqp);
+}
+
+static bool retired_all(void *arg)
+{
+	struct retired *r = arg;
+
+	return r->mqp->ctx->retired_flushes >= r->expect;
+}
+
 static void drain_retired(struct migr_qp *mqp, uint64_t expect)
 {
-	struct migr_context *ctx = mqp->ctx;
-	double last = now_ms();
+	struct retired r = { .mqp = mqp, .expect = expect };
 
-	for (;;) {
-		if (drain_cqs(mqp)) {
-			last = now_ms();
-			continue;
-		}
-		if (now_ms() - last > (ctx->retired_flushes >= expect ?
-					       FLUSH_QUIET_MS :
-					       FLUSH_WAIT_MS))
-			return;
-		usleep(100);
-	}
+	migr_await_flushes(poll_retired, retired_all, &r, FLUSH_QUIET_MS,
+			   FLUSH_WAIT_MS);
 }
 
 /*

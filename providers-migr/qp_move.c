@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "datapath.h"
 #include "qp_move.h"
 #include "rebuild.h"
@@ -162,4 +164,20 @@ int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
 			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+void migr_await_flushes(bool (*poll)(void *arg), bool (*enough)(void *arg),
+			void *arg, double quiet_ms, double wait_ms)
+{
+	double last = now_ms();
+
+	for (;;) {
+		if (poll(arg)) {
+			last = now_ms();
+			continue;
+		}
+		if (now_ms() - last > (enough(arg) ? quiet_ms : wait_ms))
+			return;
+		usleep(100);
+	}
 }

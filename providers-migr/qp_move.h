@@ -24,6 +24,15 @@ int migr_repost_recvs(struct migr_qp *mqp, uint64_t n, char *why,
  */
 int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
 		       uint32_t dest, enum ibv_qp_state *last);
+/*
+ * A released QP's last word: its flushes come on the provider's time,
+ * later under load. Call poll(arg) (true: it took completions) until it
+ * stayed quiet for quiet_ms once enough(arg) says the expected flushes are
+ * in, or for wait_ms if they never come: a flush left behind would reach
+ * the application.
+ */
+void migr_await_flushes(bool (*poll)(void *arg), bool (*enough)(void *arg),
+			void *arg, double quiet_ms, double wait_ms);
 /* Log what an operator needs to see of a QP that would not drain */
 void migr_qp_log_state(struct migr_qp *mqp, const char *why);
 

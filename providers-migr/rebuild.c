@@ -60,59 +60,65 @@ static bool flushed_enough(struct migr_context *ctx, const uint64_t *unused)
 
 /*
  * Empty the dying CQs of QPs put in error: flushes are counted per QP,
- * anything else is a completion lost. The provider flushes on its own
- * time: done at the first quiet poll once the expected flushes (unused,
- * if known) are in, else once the CQs stayed quiet for a while.
+ * anything else is a completion lost. Done at the first quiet poll once
+ * the expected flushes (unused, if known) are in, else once the CQs stayed
+ * quiet for a while (a UD QP's RECVs flush in no known number).
  */
-#define FLUSH_QUIET_MS 0.6
 #define FLUSH_WAIT_MS 50
+#define FLUSH_QUIET_MS 0.6 /* nothing expected: a rollback's release */
+
+struct flushes {
+	struct migr_context *ctx;
+	const uint64_t *unused;
+	bool ud;
+	unsigned int lost;
+};
+
+static bool poll_dying(void *arg)
+{
+	struct flushes *f = arg;
+	struct migr_context *ctx = f->ctx;
+	struct migr_cq *mcq;
+	struct migr_qp *mqp;
+	struct ibv_wc wc[16];
+	bool got = false;
+	unsigned int i;
+	int n;
+
+	list_for_each (&ctx->rec.cqs, mcq, entry) {
+		while (mcq->dying && (n = ibv_poll_cq(mcq->dying, 16, wc)) > 0) {
+			got = true;
+			for (i = 0; i < (unsigned int)n; i++) {
+				mqp = by_lower_qpn(ctx, wc[i].qp_num);
+				if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+					if (mqp)
+						mqp->release_flushes++;
+				} else if (!mqp ||
+					   mqp->vqp.qp.qp_type != IBV_QPT_UD ||
+					   migr_shadow_add(mcq, &wc[i])) {
+					f->lost++;
+				}
+			}
+		}
+	}
+	return got;
+}
+
+static bool all_flushed(void *arg)
+{
+	struct flushes *f = arg;
+
+	return f->unused && !f->ud && flushed_enough(f->ctx, f->unused);
+}
 
 static unsigned int collect_flushes(struct migr_context *ctx,
 				    const uint64_t *unused)
 {
-	/* A UD QP's RECVs flush in no known number: wait for quiet */
-	bool ud = has_ud(ctx);
-	double last = now_ms();
-	struct migr_cq *mcq;
-	struct migr_qp *mqp;
-	struct ibv_wc wc[16];
-	unsigned int lost = 0, i;
-	int n;
+	struct flushes f = { .ctx = ctx, .unused = unused, .ud = has_ud(ctx) };
 
-	for (;;) {
-		bool got = false;
-
-		list_for_each (&ctx->rec.cqs, mcq, entry) {
-			while (mcq->dying &&
-			       (n = ibv_poll_cq(mcq->dying, 16, wc)) > 0) {
-				got = true;
-				for (i = 0; i < (unsigned int)n; i++) {
-					mqp = by_lower_qpn(ctx, wc[i].qp_num);
-					if (wc[i].status ==
-					    IBV_WC_WR_FLUSH_ERR) {
-						if (mqp)
-							mqp->release_flushes++;
-					} else if (!mqp ||
-						   mqp->vqp.qp.qp_type !=
-							   IBV_QPT_UD ||
-						   migr_shadow_add(mcq,
-								   &wc[i])) {
-						lost++;
-					}
-				}
-			}
-		}
-		if (got) {
-			last = now_ms();
-			continue;
-		}
-		if (unused && !ud && flushed_enough(ctx, unused))
-			break;
-		if (now_ms() - last > (unused ? FLUSH_WAIT_MS : FLUSH_QUIET_MS))
-			break;
-		usleep(100);
-	}
-	return lost;
+	migr_await_flushes(poll_dying, all_flushed, &f, 0,
+			   unused ? FLUSH_WAIT_MS : FLUSH_QUIET_MS);
+	return f.lost;
 }
 
 /*
