@@ -76,7 +76,7 @@ for u in "${UNMODIFIED[@]}"; do
 done
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
 step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
-step "packages: Debian build, lintian, install test" tests/install-test.sh
+step "packages: Debian build, lintian, install test" tests/package-test.sh
 
 echo
 echo "=== summary"

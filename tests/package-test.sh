@@ -1,10 +1,10 @@
 #!/bin/bash
 # Package install test (host side): build the Debian packages if their inputs
 # changed, prepare the stock guest root (Debian 13 with Debian's rdma-core),
-# and run tests/guest/install-test.sh in a VM booted from it: install ours
+# and run tests/guest/package-install.sh in a VM booted from it: install ours
 # over Debian's, use migr_rxe0, go back to Debian's, check nothing is left.
 #
-# usage: tests/install-test.sh [--timeout S]
+# usage: tests/package-test.sh [--timeout S]
 set -euo pipefail
 . "$(dirname "$0")/../buildlib/lib/common.sh"
 cd "$MIGR_TOP"
@@ -23,4 +23,4 @@ buildlib/testbed/prepare-stock.sh
 exec 9>"$MIGR_CACHE/testbed-stock.lock"
 flock -s 9
 buildlib/testbed/run.sh --rootfs "$(buildlib/testbed/prepare-stock.sh --path)" --timeout "$timeout" \
-	-e MIGR_DEBS="$MIGR_BUILD/debs" -- tests/guest/install-test.sh
+	-e MIGR_DEBS="$MIGR_BUILD/debs" -- tests/guest/package-install.sh

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Package install test, in a guest booted from the stock root (a clean Debian
 # 13 with Debian's own rdma-core packages; buildlib/testbed/prepare-stock.sh).
-# Run by tests/install-test.sh. The guest has no network: our .debs come from
+# Run by tests/package-test.sh. The guest has no network: our .debs come from
 # the repo's share ($MIGR_DEBS), Debian's from /var/cache/migr-stock.
 #
 #   1. stock: ibv_devices sees rxe0 and no twin; snapshot /etc, /usr, dpkg
@@ -12,7 +12,7 @@
 #   4. downgrade to Debian's debs (purging ibverbs-providers-migr): the
 #      snapshot is as before, no leftover, ibv_devices as before
 set -uo pipefail
-[ "${MIGR_GUEST:-}" = 1 ] || { echo "install-test.sh: run it in a test-bed guest (tests/install-test.sh)" >&2; exit 2; }
+[ "${MIGR_GUEST:-}" = 1 ] || { echo "package-install.sh: run it in a test-bed guest (tests/package-test.sh)" >&2; exit 2; }
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 DEBS=${MIGR_DEBS:-$TOP/build/debs}
 STOCK=/var/cache/migr-stock
