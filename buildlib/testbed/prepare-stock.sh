@@ -42,7 +42,7 @@ fi
 "$MIGR_TOP/buildlib/testbed/prepare.sh" --check || "$MIGR_TOP/buildlib/testbed/prepare.sh"
 mkdir -p "$TB/stamps"
 exec 9>"$LOCK"
-# tests/install-test.sh holds this lock shared while its VM runs.
+# tests/package-test.sh holds this lock shared while its VM runs.
 flock -n -x 9 || { log "waiting for the running install test to finish"; flock -x 9; }
 [ "$mode" = --refresh ] && rm -f "$STAMP"
 current && { log "stock root ready: $R"; exit 0; }
