@@ -109,8 +109,8 @@ static int migr_qp_init(struct migr_qp *q, struct ibv_qp *lower, uint32_t pqpn)
 		return -1;
 	if (migr_rlog_init(log, RECV_DEPTH, 1))
 		return -1;
-	pthread_mutex_init(&q->hold_lock, NULL);
-	q->held_tail = &q->held;
+	pthread_mutex_init(&q->hold.lock, NULL);
+	q->hold.tail = &q->hold.wrs;
 	q->remote = &mctx.remote;
 	migr_qp_update_slow(q);
 	/* connected to a partner in this process (migr_modify_qp) */
@@ -237,7 +237,7 @@ static int replay_log(bool on)
 		struct migr_qp *q = &mqp[i];
 
 		if (on) {
-			q->replay_slot = -1;
+			q->replay.slot = -1;
 			if (migr_slog_init(&q->slog, &cap, false))
 				return -1;
 			/* the completions name QP i by fake_qpn[0][i] */

@@ -102,14 +102,14 @@ int migr_marker_grant(struct migr_qp *mqp)
 	struct ibv_qp_attr a = {};
 	int ret;
 
-	if (mqp->access_granted || !mqp->lower ||
+	if (mqp->marker.granted || !mqp->lower ||
 	    mqp->attr.qp_state != IBV_QPS_RTS ||
 	    (mqp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
 		return 0;
 	a.qp_access_flags = mqp->attr.qp_access_flags | IBV_ACCESS_REMOTE_WRITE;
 	ret = ibv_modify_qp(mqp->lower, &a, IBV_QP_ACCESS_FLAGS);
 	if (!ret)
-		mqp->access_granted = true;
+		mqp->marker.granted = true;
 	return ret;
 }
 
@@ -118,9 +118,9 @@ void migr_marker_ungrant(struct migr_qp *mqp)
 {
 	struct ibv_qp_attr a = { .qp_access_flags = mqp->attr.qp_access_flags };
 
-	if (!mqp->access_granted)
+	if (!mqp->marker.granted)
 		return;
-	mqp->access_granted = false;
+	mqp->marker.granted = false;
 	if (mqp->lower && ibv_modify_qp(mqp->lower, &a, IBV_QP_ACCESS_FLAGS))
 		verbs_warn(&mqp->ctx->vctx,
 			   "QP 0x%x: restoring its access flags failed\n",
@@ -136,15 +136,15 @@ int migr_send_marker(struct migr_context *ctx, struct migr_qp *mqp,
 
 	/* Before posting: an application poll may see the completion first */
 	pthread_mutex_lock(&ctx->rec.lock);
-	mqp->markers_pending++;
-	mqp->marker_sent = true;
+	mqp->marker.pending++;
+	mqp->marker.sent = true;
 	__atomic_add_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ctx->rec.lock);
 	ret = ibv_post_send(mqp->lower, wr, &bad);
 	if (ret) {
 		pthread_mutex_lock(&ctx->rec.lock);
-		mqp->markers_pending--;
-		mqp->marker_sent = false;
+		mqp->marker.pending--;
+		mqp->marker.sent = false;
 		__atomic_sub_fetch(&ctx->markers_out, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&ctx->rec.lock);
 	}

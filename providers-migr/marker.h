@@ -14,7 +14,7 @@
 /* The marker this switch sent is in, and all before it (under rec.lock) */
 static inline bool migr_marker_drained(const struct migr_qp *mqp)
 {
-	return mqp->marker_sent && !mqp->markers_pending && !mqp->marker_failed;
+	return mqp->marker.sent && !mqp->marker.pending && !mqp->marker.failed;
 }
 
 /* A byte of a PD's that markers from the other ends may write */
@@ -28,7 +28,7 @@ struct migr_marker_target {
 static inline int migr_marker_access(const struct migr_qp *mqp)
 {
 	return mqp->attr.qp_access_flags |
-	       (mqp->access_granted ? IBV_ACCESS_REMOTE_WRITE : 0);
+	       (mqp->marker.granted ? IBV_ACCESS_REMOTE_WRITE : 0);
 }
 
 /* wr_id of the marker (a one-byte WRITE, READ or atomic; a UD QP's SEND)

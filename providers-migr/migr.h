@@ -307,6 +307,17 @@ struct migr_replay {
 
 struct migr_held_wr;
 
+/*
+ * Posts held while a switch holds the queue, in order. RECVs go through
+ * to the lower queue until recvs (set once the queues drained, before the
+ * lower one goes): a partner's SENDs in flight need them.
+ */
+struct migr_hold {
+	pthread_mutex_t lock;
+	struct migr_held_wr *wrs, **tail;
+	bool recvs;
+};
+
 struct migr_srq {
 	struct verbs_srq vsrq;
 	struct ibv_srq *lower;
@@ -314,10 +325,7 @@ struct migr_srq {
 	uint8_t slow; /* MIGR_SLOW_SUSPENDED while a switch holds its posts */
 	struct migr_queue_owner owner; /* who posts RECVs: the log's guard */
 	struct migr_rlog rlog;
-	/* RECVs held from recv_hold on (as a QP's: see struct migr_qp) */
-	pthread_mutex_t hold_lock;
-	struct migr_held_wr *held, **held_tail;
-	bool recv_hold;
+	struct migr_hold hold; /* RECVs held from hold.recvs on */
 	/* partner sessions that hold its RECVs for a replay's count */
 	unsigned int partner_holds;
 	/* record: a basic SRQ with a PD, unless unsup (a MIGR_UNSUP_*) */
@@ -360,6 +368,50 @@ enum {
 	MIGR_SLOW_LOG = 1 << 3, /* send WRs go into the send log */
 };
 
+/* A QP's part in a replay (slog.c, replay.c: MIGR_REPLAY=1) */
+struct migr_qp_replay {
+	/* its slot in ctx->replay (tracked), and the lower QPN mapped to it */
+	int slot;
+	uint32_t lqpn;
+	bool mapped;
+	/*
+	 * Set by a switch that replays: the newest n logged WRs (of them
+	 * consumers use a RECV) never ran on the other end, and the lower QP
+	 * flushes them and markers markers.
+	 */
+	unsigned int n, consumers, markers;
+};
+
+/* A QP's drain markers (marker.h) */
+struct migr_qp_marker {
+	/*
+	 * Posted and not completed (an earlier, abandoned switch may have
+	 * left one), one sent by this switch, one failed. Completions come in
+	 * order: none pending means the last one is in.
+	 */
+	unsigned int pending;
+	bool sent, failed;
+	/* remote write allowed on the lower QP for the other end's marker */
+	bool granted;
+	struct ibv_ah *ah; /* a UD QP's marker goes to itself */
+};
+
+/* The open ibv_wr_*() batch of a QP (qp_ex.c, qp_ex_hold.c) */
+struct migr_qp_batch {
+	/* a builder failed before reaching the lower QP */
+	int err;
+	/* SENDs, SEND_IMMs and WRITE_IMMs of the batch */
+	unsigned int consumers;
+	/* the batch began while suspended: it is recorded (qp_ex_hold.c) */
+	bool recording;
+	/* the batch holds the send queue's lock (qp_ex.c) */
+	bool locked;
+	struct migr_held_wr *rec, **rec_tail;
+	/* rkeys the batch invalidates (LOCAL_INV), noted at complete */
+	uint32_t *inv;
+	unsigned int n_inv, cap_inv;
+};
+
 struct migr_qp {
 	struct verbs_qp vqp;
 	struct ibv_qp *lower;
@@ -374,24 +426,8 @@ struct migr_qp {
 	uint64_t n_consumers;
 	struct migr_rlog rlog;
 	struct migr_slog slog;
-	/* its slot in ctx->replay (tracked), and the lower QPN mapped to it */
-	int replay_slot;
-	uint32_t replay_lqpn;
-	bool replay_mapped;
-	/*
-	 * Set by a switch that replays: the newest replay_n logged WRs (of
-	 * them replay_consumers use a RECV) never ran on the other end, and
-	 * the lower QP flushes them and replay_markers markers.
-	 */
-	unsigned int replay_n, replay_consumers, replay_markers;
-	/*
-	 * Posts held while suspended, in order. RECVs go through to the
-	 * lower QP until recv_hold (set once the queues drained, before the
-	 * lower QP goes): a partner's SENDs in flight need them.
-	 */
-	pthread_mutex_t hold_lock;
-	struct migr_held_wr *held, **held_tail;
-	bool recv_hold;
+	struct migr_qp_replay replay;
+	struct migr_hold hold; /* posts held while suspended */
 	/* record */
 	struct list_node entry;
 	struct ibv_qp_init_attr_ex init; /* as the application asked */
@@ -400,16 +436,7 @@ struct migr_qp {
 	/* the partner is a QP of this process (its remote table is ours) */
 	bool self;
 	/* switch state */
-	/*
-	 * Drain markers: posted and not completed (an earlier, abandoned
-	 * switch may have left one), one sent by this switch, one failed.
-	 * Completions come in order: none pending means the last one is in.
-	 */
-	unsigned int markers_pending;
-	bool marker_sent, marker_failed;
-	/* remote write allowed on the lower QP for the other end's marker */
-	bool access_granted;
-	struct ibv_ah *marker_ah; /* a UD QP's marker goes to itself */
+	struct migr_qp_marker marker;
 	/*
 	 * A UD QP's lower number before this switch, and on the target once
 	 * rebuilt there: where UD peers elsewhere may still send (ud_announce.c)
@@ -425,18 +452,7 @@ struct migr_qp {
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
 	bool rewrite_sends;
 	uint32_t async_events;
-	/* an ibv_wr_*() builder failed before reaching the lower QP */
-	int wr_err;
-	/* SENDs, SEND_IMMs and WRITE_IMMs of the open ibv_wr_*() batch */
-	unsigned int wr_consumers;
-	/* the open batch began while suspended: it is recorded (qp_ex_hold.c) */
-	bool wr_recording;
-	/* the open batch holds the send queue's lock (qp_ex.c) */
-	bool wr_locked;
-	struct migr_held_wr *wr_rec, **wr_rec_tail;
-	/* rkeys the open batch invalidates (LOCAL_INV), noted at complete */
-	uint32_t *wr_inv;
-	unsigned int n_wr_inv, cap_wr_inv;
+	struct migr_qp_batch wr; /* the open ibv_wr_*() batch */
 };
 
 struct migr_ah {

@@ -264,8 +264,8 @@ static bool type2_binds_done(struct migr_context *ctx,
 	list_for_each (&ctx->rec.mws, mmw, entry) {
 		if (!bound_through(mmw, only))
 			continue;
-		*failed |= mmw->qp->marker_failed;
-		done &= !mmw->qp->markers_pending;
+		*failed |= mmw->qp->marker.failed;
+		done &= !mmw->qp->marker.pending;
 	}
 	return done;
 }
@@ -303,7 +303,7 @@ int migr_mws_bind_type2(struct migr_context *ctx, struct migr_qp *only,
 		wr.bind_mw.bind_info.addr = mmw->addr;
 		wr.bind_mw.bind_info.length = mmw->length;
 		wr.bind_mw.bind_info.mw_access_flags = mmw->access;
-		mmw->qp->marker_failed = false;
+		mmw->qp->marker.failed = false;
 		ret = migr_send_marker(ctx, mmw->qp, &wr);
 		if (ret) {
 			snprintf(why, why_len,

@@ -93,16 +93,16 @@ void migr_mw_local_inv(struct migr_context *ctx, uint32_t rkey)
  */
 int migr_mw_batch_inv(struct migr_qp *mqp, uint32_t rkey)
 {
-	if (mqp->n_wr_inv == mqp->cap_wr_inv) {
-		unsigned int cap = mqp->cap_wr_inv ? 2 * mqp->cap_wr_inv : 4;
-		uint32_t *n = realloc(mqp->wr_inv, cap * sizeof(*n));
+	if (mqp->wr.n_inv == mqp->wr.cap_inv) {
+		unsigned int cap = mqp->wr.cap_inv ? 2 * mqp->wr.cap_inv : 4;
+		uint32_t *n = realloc(mqp->wr.inv, cap * sizeof(*n));
 
 		if (!n)
 			return ENOMEM;
-		mqp->wr_inv = n;
-		mqp->cap_wr_inv = cap;
+		mqp->wr.inv = n;
+		mqp->wr.cap_inv = cap;
 	}
-	mqp->wr_inv[mqp->n_wr_inv++] = rkey;
+	mqp->wr.inv[mqp->wr.n_inv++] = rkey;
 	return 0;
 }
 
@@ -110,9 +110,9 @@ void migr_mw_batch_done(struct migr_qp *mqp, bool posted)
 {
 	unsigned int i;
 
-	for (i = 0; posted && i < mqp->n_wr_inv; i++)
-		migr_mw_local_inv(mqp->ctx, mqp->wr_inv[i]);
-	mqp->n_wr_inv = 0;
+	for (i = 0; posted && i < mqp->wr.n_inv; i++)
+		migr_mw_local_inv(mqp->ctx, mqp->wr.inv[i]);
+	mqp->wr.n_inv = 0;
 }
 
 /*
@@ -143,8 +143,8 @@ void migr_mw_qp_gone(struct migr_qp *mqp)
 	struct migr_context *ctx = mqp->ctx;
 	struct migr_mw *mmw;
 
-	free(mqp->wr_inv);
-	mqp->wr_inv = NULL;
+	free(mqp->wr.inv);
+	mqp->wr.inv = NULL;
 	if (!ctx->mw2)
 		return;
 	pthread_mutex_lock(&ctx->rec.lock);

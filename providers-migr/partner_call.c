@@ -448,7 +448,7 @@ static int reconnect_args(struct migr_partner *p, char *buf, size_t len,
 	migr_gid_hex(&ours, gid);
 	/* the SENDs a replay posts again have not used its RECVs */
 	snprintf(buf, len, "%u %s %" PRIu64, mqp->lower->qp_num, gid,
-		 mqp->n_consumers - mqp->replay_consumers);
+		 mqp->n_consumers - mqp->replay.consumers);
 	return 0;
 }
 

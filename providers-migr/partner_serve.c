@@ -133,12 +133,12 @@ static unsigned int resume_replay(struct sess *s, struct migr_qp *mqp)
 {
 	unsigned int n = 0;
 
-	if (s->reconnected && mqp->replay_n && !migr_replay_post(mqp, &n))
+	if (s->reconnected && mqp->replay.n && !migr_replay_post(mqp, &n))
 		verbs_info(
 			&s->ctx->vctx,
 			"QP 0x%x: %u unfinished WRs posted again toward its moved peer\n",
 			s->qpn, n);
-	mqp->replay_n = mqp->replay_consumers = mqp->replay_markers = 0;
+	mqp->replay.n = mqp->replay.consumers = mqp->replay.markers = 0;
 	return n;
 }
 
@@ -523,7 +523,7 @@ static void post_marker(struct entry *e)
 	struct migr_qp *mqp = e->mqp;
 	int ret;
 
-	if (mqp->attr.qp_state == IBV_QPS_RTR || mqp->marker_sent)
+	if (mqp->attr.qp_state == IBV_QPS_RTR || mqp->marker.sent)
 		return;
 	ret = migr_post_marker(e->ctx, mqp, &e->s->peer_marker);
 	if (ret && ret != ENOMEM) {
@@ -536,7 +536,7 @@ static void post_marker(struct entry *e)
 /* Hold the QP's posts and post its marker; the drain is done for all */
 static void suspend_one(struct entry *e)
 {
-	e->mqp->marker_sent = e->mqp->marker_failed = false;
+	e->mqp->marker.sent = e->mqp->marker.failed = false;
 	post_marker(e);
 }
 
@@ -562,10 +562,10 @@ static void do_suspend(struct entry *v, unsigned int n)
 		e->ok = true;
 		if (e->s->suspended)
 			continue;
-		pthread_mutex_lock(&e->mqp->hold_lock);
+		pthread_mutex_lock(&e->mqp->hold.lock);
 		__atomic_or_fetch(&e->mqp->slow, MIGR_SLOW_SUSPENDED,
 				  __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&e->mqp->hold_lock);
+		pthread_mutex_unlock(&e->mqp->hold.lock);
 		__atomic_add_fetch(&e->ctx->partner_sessions, 1,
 				   __ATOMIC_RELEASE);
 		cqs_switching(e->mqp);
@@ -596,7 +596,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 			if (!v[i].ok)
 				continue;
 			drain_cqs(v[i].mqp);
-			if (!drained(v[i].mqp) && !v[i].mqp->marker_failed)
+			if (!drained(v[i].mqp) && !v[i].mqp->marker.failed)
 				left++;
 		}
 		if (left)
@@ -608,7 +608,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 		if (!e->ok)
 			continue;
 		if (!drained(e->mqp)) {
-			bool failed = e->mqp->marker_failed;
+			bool failed = e->mqp->marker.failed;
 
 			migr_qp_log_state(e->mqp,
 					  "not drained for its partner");
@@ -697,7 +697,7 @@ static void do_recvs(struct entry *v, unsigned int n)
 		       ",\"posted\":%" PRIu64
 		       ",\"replay\":%s,\"replay_consumers\":%u,\"error\":%s}",
 		       me.counted ? "true" : "false", me.recvs, me.posted,
-		       replay ? "true" : "false", mqp->replay_consumers, esc);
+		       replay ? "true" : "false", mqp->replay.consumers, esc);
 	}
 }
 
@@ -831,7 +831,7 @@ static void reconnect_one(struct entry *e)
 		ctx->retired_flushes = 0;
 		ctx->retiring = true;
 		migr_qp_flush(mqp);
-		drain_retired(mqp, unused + mqp->replay_n);
+		drain_retired(mqp, unused + mqp->replay.n);
 		ctx->retiring = false;
 		if (ctx->retired_flushes != unused)
 			verbs_debug(&ctx->vctx,

@@ -300,7 +300,7 @@ rlog_add(struct migr_rlog *log, const struct ibv_recv_wr *wr,
 int migr_hold_sends(struct migr_qp *mqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr)
 {
-	return hold_wrs(&mqp->held_tail, wr, NULL, (void **)bad_wr);
+	return hold_wrs(&mqp->hold.tail, wr, NULL, (void **)bad_wr);
 }
 
 /* Posts that met a flag: held while suspended, else rewritten */
@@ -311,14 +311,14 @@ static int post_send_slow(struct migr_qp *mqp, struct ibv_send_wr *wr,
 	int ret;
 
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
-		pthread_mutex_lock(&mqp->hold_lock);
+		pthread_mutex_lock(&mqp->hold.lock);
 		if (mqp->slow & MIGR_SLOW_SUSPENDED) {
-			ret = hold_wrs(&mqp->held_tail, wr, NULL,
+			ret = hold_wrs(&mqp->hold.tail, wr, NULL,
 				       (void **)bad_wr);
-			pthread_mutex_unlock(&mqp->hold_lock);
+			pthread_mutex_unlock(&mqp->hold.lock);
 			return ret;
 		}
-		pthread_mutex_unlock(&mqp->hold_lock);
+		pthread_mutex_unlock(&mqp->hold.lock);
 	}
 	ret = post_send_rewritten(mqp, wr, bad_wr);
 	mqp->n_consumers += scan_sends(wr, ret ? *bad_wr : NULL, &mw);
@@ -611,14 +611,14 @@ static int post_recv_slow(struct migr_qp *mqp, struct ibv_recv_wr *wr,
 	int ret;
 
 	if (mqp->slow & MIGR_SLOW_SUSPENDED) {
-		pthread_mutex_lock(&mqp->hold_lock);
-		if (mqp->recv_hold) {
-			ret = hold_wrs(&mqp->held_tail, NULL, wr,
+		pthread_mutex_lock(&mqp->hold.lock);
+		if (mqp->hold.recvs) {
+			ret = hold_wrs(&mqp->hold.tail, NULL, wr,
 				       (void **)bad_wr);
-			pthread_mutex_unlock(&mqp->hold_lock);
+			pthread_mutex_unlock(&mqp->hold.lock);
 			return ret;
 		}
-		pthread_mutex_unlock(&mqp->hold_lock);
+		pthread_mutex_unlock(&mqp->hold.lock);
 	}
 	return migr_post_recv_replay(mqp, wr, bad_wr);
 }
@@ -749,14 +749,14 @@ static int post_srq_recv_slow(struct migr_srq *msrq, struct ibv_recv_wr *wr,
 	int ret;
 
 	if (msrq->slow & MIGR_SLOW_SUSPENDED) {
-		pthread_mutex_lock(&msrq->hold_lock);
-		if (msrq->recv_hold) {
-			ret = hold_wrs(&msrq->held_tail, NULL, wr,
+		pthread_mutex_lock(&msrq->hold.lock);
+		if (msrq->hold.recvs) {
+			ret = hold_wrs(&msrq->hold.tail, NULL, wr,
 				       (void **)bad_wr);
-			pthread_mutex_unlock(&msrq->hold_lock);
+			pthread_mutex_unlock(&msrq->hold.lock);
 			return ret;
 		}
-		pthread_mutex_unlock(&msrq->hold_lock);
+		pthread_mutex_unlock(&msrq->hold.lock);
 	}
 	return migr_post_srq_recv_replay(msrq, wr, bad_wr);
 }

@@ -14,7 +14,7 @@ static struct migr_qp *alloc_qp(struct ibv_context *context)
 	if (!mqp)
 		return migr_fail(ENOMEM);
 	mqp->ctx = to_mcontext(context);
-	mqp->replay_slot = -1;
+	mqp->replay.slot = -1;
 	return mqp;
 }
 
@@ -175,11 +175,11 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 		free(mqp);
 		return migr_fail(ENOMEM);
 	}
-	pthread_mutex_init(&mqp->hold_lock, NULL);
+	pthread_mutex_init(&mqp->hold.lock, NULL);
 	migr_queue_owner_init(&mqp->sq);
 	migr_queue_owner_init(&mqp->rq);
-	mqp->held_tail = &mqp->held;
-	mqp->wr_rec_tail = &mqp->wr_rec;
+	mqp->hold.tail = &mqp->hold.wrs;
+	mqp->wr.rec_tail = &mqp->wr.rec;
 	mqp->init = *attr;
 	mqp->attr.qp_state = IBV_QPS_RESET;
 	mqp->attr_mask = IBV_QP_STATE;
@@ -474,10 +474,10 @@ int migr_destroy_qp(struct ibv_qp *qp)
 	migr_xlate_gone(&mqp->ctx->xlate, MIGR_XLATE_QPN, qp->qp_num);
 	migr_wait_acks(&qp->mutex, &qp->cond, &qp->events_completed,
 		       mqp->async_events);
-	while (mqp->held) {
-		struct migr_held_wr *h = mqp->held;
+	while (mqp->hold.wrs) {
+		struct migr_held_wr *h = mqp->hold.wrs;
 
-		mqp->held = h->next;
+		mqp->hold.wrs = h->next;
 		free(h);
 	}
 	free(mqp->rlog.ring);

@@ -71,14 +71,14 @@ static void qpx_wr_start(struct ibv_qp_ex *qpx)
 	if (unlikely(!migr_queue_owner_mine(&mqp->sq) || batch_recorded(mqp))) {
 		migr_batch_leave();
 		migr_queue_owner_lock(&mqp->sq);
-		mqp->wr_locked = true;
+		mqp->wr.locked = true;
 		migr_batch_enter();
 	}
-	mqp->wr_err = 0;
-	mqp->wr_consumers = 0;
+	mqp->wr.err = 0;
+	mqp->wr.consumers = 0;
 	if (unlikely(batch_recorded(mqp))) {
 		migr_batch_leave();
-		mqp->wr_recording = true;
+		mqp->wr.recording = true;
 		return;
 	}
 	mqp->lower_ex->wr_start(mqp->lower_ex);
@@ -87,8 +87,8 @@ static void qpx_wr_start(struct ibv_qp_ex *qpx)
 /* The batch is over: the queue's lock goes, if it took it */
 static inline void batch_unlock(struct migr_qp *mqp)
 {
-	if (unlikely(mqp->wr_locked)) {
-		mqp->wr_locked = false;
+	if (unlikely(mqp->wr.locked)) {
+		mqp->wr.locked = false;
 		migr_queue_owner_unlock(&mqp->sq);
 	}
 }
@@ -96,18 +96,18 @@ static inline void batch_unlock(struct migr_qp *mqp)
 static int qpx_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
-	int err = mqp->wr_err;
+	int err = mqp->wr.err;
 
-	if (unlikely(mqp->wr_recording)) {
+	if (unlikely(mqp->wr.recording)) {
 		err = migr_wr_rec_complete(mqp);
 		batch_unlock(mqp);
 		return err;
 	}
 	/* Like a provider's own builder error: nothing of the batch is posted */
 	if (unlikely(err)) {
-		mqp->wr_err = 0;
+		mqp->wr.err = 0;
 		mqp->lower_ex->wr_abort(mqp->lower_ex);
-		if (unlikely(mqp->n_wr_inv))
+		if (unlikely(mqp->wr.n_inv))
 			migr_mw_batch_done(mqp, false);
 		migr_batch_leave();
 		batch_unlock(mqp);
@@ -115,8 +115,8 @@ static int qpx_wr_complete(struct ibv_qp_ex *qpx)
 	}
 	err = mqp->lower_ex->wr_complete(mqp->lower_ex);
 	if (likely(!err))
-		mqp->n_consumers += mqp->wr_consumers;
-	if (unlikely(mqp->n_wr_inv))
+		mqp->n_consumers += mqp->wr.consumers;
+	if (unlikely(mqp->wr.n_inv))
 		migr_mw_batch_done(mqp, !err);
 	migr_batch_leave();
 	batch_unlock(mqp);
@@ -127,14 +127,14 @@ static void qpx_wr_abort(struct ibv_qp_ex *qpx)
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
-	if (unlikely(mqp->wr_recording)) {
+	if (unlikely(mqp->wr.recording)) {
 		migr_wr_rec_abort(mqp);
 		batch_unlock(mqp);
 		return;
 	}
-	mqp->wr_err = 0;
+	mqp->wr.err = 0;
 	mqp->lower_ex->wr_abort(mqp->lower_ex);
-	if (unlikely(mqp->n_wr_inv))
+	if (unlikely(mqp->wr.n_inv))
 		migr_mw_batch_done(mqp, false);
 	migr_batch_leave();
 	batch_unlock(mqp);
@@ -146,7 +146,7 @@ static inline struct ibv_send_wr *rec_wr(struct ibv_qp_ex *qpx,
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
-	if (likely(!mqp->wr_recording))
+	if (likely(!mqp->wr.recording))
 		return NULL;
 	/* the batch fails at wr_complete() if the WR could not be noted */
 	return migr_wr_rec_new(mqp, opcode) ?: (struct ibv_send_wr *)-1;
@@ -159,9 +159,9 @@ static inline bool rec_refuse(struct ibv_qp_ex *qpx)
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
-	if (likely(!mqp->wr_recording))
+	if (likely(!mqp->wr.recording))
 		return false;
-	mqp->wr_err = EOPNOTSUPP;
+	mqp->wr.err = EOPNOTSUPP;
 	return true;
 }
 
@@ -172,7 +172,7 @@ static void qpx_wr_send(struct ibv_qp_ex *qpx)
 
 	if (unlikely(wr))
 		return;
-	qp_ex_to_mqp(qpx)->wr_consumers++;
+	qp_ex_to_mqp(qpx)->wr.consumers++;
 	lower = start_wr(qpx);
 	lower->wr_send(lower);
 }
@@ -187,7 +187,7 @@ static void qpx_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 			wr->imm_data = imm_data;
 		return;
 	}
-	qp_ex_to_mqp(qpx)->wr_consumers++;
+	qp_ex_to_mqp(qpx)->wr.consumers++;
 	lower = start_wr(qpx);
 	lower->wr_send_imm(lower, imm_data);
 }
@@ -203,7 +203,7 @@ static void qpx_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 			wr->invalidate_rkey = invalidate_rkey;
 		return;
 	}
-	qp_ex_to_mqp(qpx)->wr_consumers++;
+	qp_ex_to_mqp(qpx)->wr.consumers++;
 	lower = start_wr(qpx);
 	lower->wr_send_inv(lower, migr_remote_rkey_to_phys(qpx_remote(qpx),
 							   invalidate_rkey));
@@ -258,7 +258,7 @@ static void qpx_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
 			wr->imm_data = imm_data;
 		return;
 	}
-	qp_ex_to_mqp(qpx)->wr_consumers++;
+	qp_ex_to_mqp(qpx)->wr.consumers++;
 	lower = start_wr(qpx);
 	lower->wr_rdma_write_imm(
 		lower, migr_remote_rkey_to_phys(qpx_remote(qpx), rkey),
@@ -393,7 +393,7 @@ static void qpx_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 	/* a type 2 window it unbinds is noted once the batch is posted */
 	if (qp_ex_to_mqp(qpx)->ctx->mw2 &&
 	    migr_mw_batch_inv(qp_ex_to_mqp(qpx), invalidate_rkey))
-		qp_ex_to_mqp(qpx)->wr_err = ENOMEM;
+		qp_ex_to_mqp(qpx)->wr.err = ENOMEM;
 }
 
 static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
@@ -403,7 +403,7 @@ static void qpx_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	struct ibv_ah *lah;
 
 	/* Recorded as the application named it: the replay translates */
-	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+	if (unlikely(qp_ex_to_mqp(qpx)->wr.recording)) {
 		struct ibv_send_wr *wr = migr_wr_rec_cur(qp_ex_to_mqp(qpx));
 
 		if (wr) {
@@ -432,7 +432,7 @@ static void qpx_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
-	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+	if (unlikely(qp_ex_to_mqp(qpx)->wr.recording)) {
 		struct ibv_data_buf buf = { .addr = addr, .length = length };
 
 		migr_wr_rec_inline(qp_ex_to_mqp(qpx), 1, &buf);
@@ -446,7 +446,7 @@ static void qpx_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
-	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+	if (unlikely(qp_ex_to_mqp(qpx)->wr.recording)) {
 		migr_wr_rec_inline(qp_ex_to_mqp(qpx), num_buf, buf_list);
 		return;
 	}
@@ -458,7 +458,7 @@ static void qpx_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr,
 {
 	struct ibv_qp_ex *lower = lower_qpx(qpx);
 
-	if (unlikely(qp_ex_to_mqp(qpx)->wr_recording)) {
+	if (unlikely(qp_ex_to_mqp(qpx)->wr.recording)) {
 		struct ibv_sge sge = { .addr = addr,
 				       .length = length,
 				       .lkey = lkey };
@@ -481,7 +481,7 @@ set_sge_list_xlated(struct migr_qp *mqp, size_t num_sge,
 
 	/* No device takes this many; fail the batch at wr_complete() */
 	if (unlikely(num_sge > QPX_MAX_SGE)) {
-		mqp->wr_err = EINVAL;
+		mqp->wr.err = EINVAL;
 		return;
 	}
 	for (i = 0; i < num_sge; i++) {
@@ -496,7 +496,7 @@ static void qpx_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 {
 	struct migr_qp *mqp = qp_ex_to_mqp(qpx);
 
-	if (unlikely(mqp->wr_recording)) {
+	if (unlikely(mqp->wr.recording)) {
 		migr_wr_rec_sges(mqp, num_sge, sg_list);
 		return;
 	}

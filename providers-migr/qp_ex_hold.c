@@ -38,31 +38,31 @@ struct ibv_send_wr *migr_wr_rec_new(struct migr_qp *mqp,
 {
 	struct migr_held_wr *h;
 
-	if (mqp->wr_err)
+	if (mqp->wr.err)
 		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h) {
-		mqp->wr_err = ENOMEM;
+		mqp->wr.err = ENOMEM;
 		return NULL;
 	}
 	h->send.wr_id = mqp->vqp.qp_ex.wr_id;
 	h->send.send_flags = mqp->vqp.qp_ex.wr_flags;
 	h->send.opcode = opcode;
-	*mqp->wr_rec_tail = h;
-	mqp->wr_rec_tail = &h->next;
+	*mqp->wr.rec_tail = h;
+	mqp->wr.rec_tail = &h->next;
 	return &h->send;
 }
 
 /* The WR the setters complete: the last one started, where the tail is */
 struct ibv_send_wr *migr_wr_rec_cur(struct migr_qp *mqp)
 {
-	if (mqp->wr_err)
+	if (mqp->wr.err)
 		return NULL;
-	if (!mqp->wr_rec) {
-		mqp->wr_err = EINVAL; /* a setter before any WR */
+	if (!mqp->wr.rec) {
+		mqp->wr.err = EINVAL; /* a setter before any WR */
 		return NULL;
 	}
-	return &container_of(mqp->wr_rec_tail, struct migr_held_wr, next)->send;
+	return &container_of(mqp->wr.rec_tail, struct migr_held_wr, next)->send;
 }
 
 /* A setter replaces what an earlier one set on the same WR */
@@ -82,7 +82,7 @@ static struct ibv_send_wr *rec_data(struct migr_qp *mqp, size_t n)
 	wr->sg_list = n ? calloc(n, sizeof(*wr->sg_list)) : NULL;
 	wr->num_sge = 0;
 	if (n && !wr->sg_list) {
-		mqp->wr_err = ENOMEM;
+		mqp->wr.err = ENOMEM;
 		return NULL;
 	}
 	wr->num_sge = n;
@@ -115,7 +115,7 @@ void migr_wr_rec_inline(struct migr_qp *mqp, size_t n,
 
 		if (!copy) {
 			wr->num_sge = i;
-			mqp->wr_err = ENOMEM;
+			mqp->wr.err = ENOMEM;
 			return;
 		}
 		memcpy(copy, buf[i].addr, buf[i].length);
@@ -126,11 +126,11 @@ void migr_wr_rec_inline(struct migr_qp *mqp, size_t n,
 
 static void rec_reset(struct migr_qp *mqp)
 {
-	rec_free(mqp->wr_rec);
-	mqp->wr_rec = NULL;
-	mqp->wr_rec_tail = &mqp->wr_rec;
-	mqp->wr_recording = false;
-	mqp->wr_err = 0;
+	rec_free(mqp->wr.rec);
+	mqp->wr.rec = NULL;
+	mqp->wr.rec_tail = &mqp->wr.rec;
+	mqp->wr.recording = false;
+	mqp->wr.err = 0;
 }
 
 /*
@@ -141,22 +141,22 @@ int migr_wr_rec_complete(struct migr_qp *mqp)
 {
 	struct ibv_send_wr *bad;
 	struct migr_held_wr *h;
-	int ret = mqp->wr_err;
+	int ret = mqp->wr.err;
 
 	if (ret) {
 		rec_reset(mqp);
 		return ret;
 	}
-	for (h = mqp->wr_rec; h; h = h->next)
+	for (h = mqp->wr.rec; h; h = h->next)
 		h->send.next = h->next ? &h->next->send : NULL;
-	if (mqp->wr_rec) {
-		pthread_mutex_lock(&mqp->hold_lock);
+	if (mqp->wr.rec) {
+		pthread_mutex_lock(&mqp->hold.lock);
 		if (mqp->slow & MIGR_SLOW_SUSPENDED)
-			ret = migr_hold_sends(mqp, &mqp->wr_rec->send, &bad);
+			ret = migr_hold_sends(mqp, &mqp->wr.rec->send, &bad);
 		else
-			ret = migr_post_send_replay(mqp, &mqp->wr_rec->send,
+			ret = migr_post_send_replay(mqp, &mqp->wr.rec->send,
 						    &bad);
-		pthread_mutex_unlock(&mqp->hold_lock);
+		pthread_mutex_unlock(&mqp->hold.lock);
 	}
 	rec_reset(mqp);
 	return ret;

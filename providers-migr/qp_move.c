@@ -25,10 +25,10 @@ void migr_qp_log_state(struct migr_qp *mqp, const char *why)
 	unsigned int held = 0;
 	struct migr_held_wr *h;
 
-	pthread_mutex_lock(&mqp->hold_lock);
-	for (h = mqp->held; h; h = h->next)
+	pthread_mutex_lock(&mqp->hold.lock);
+	for (h = mqp->hold.wrs; h; h = h->next)
 		held++;
-	pthread_mutex_unlock(&mqp->hold_lock);
+	pthread_mutex_unlock(&mqp->hold.lock);
 	if (mqp->lower)
 		ibv_query_qp(mqp->lower, &a, IBV_QP_STATE | IBV_QP_SQ_PSN,
 			     &init);
@@ -38,17 +38,17 @@ void migr_qp_log_state(struct migr_qp *mqp, const char *why)
 		", RECVs posted %" PRIu64
 		", held %u, recv_hold %d, slow 0x%x, flushed at the last release %u\n",
 		mqp->vqp.qp.qp_num, why, mqp->lower ? mqp->lower->qp_num : 0,
-		a.qp_state, a.sq_psn, mqp->markers_pending, mqp->marker_sent,
-		mqp->marker_failed, mqp->n_consumers, mqp->rlog.head, held,
-		mqp->recv_hold, mqp->slow, mqp->release_flushes);
+		a.qp_state, a.sq_psn, mqp->marker.pending, mqp->marker.sent,
+		mqp->marker.failed, mqp->n_consumers, mqp->rlog.head, held,
+		mqp->hold.recvs, mqp->slow, mqp->release_flushes);
 }
 
 /* RECVs posted from now on wait for the new lower QP */
 void migr_qp_hold_recvs(struct migr_qp *mqp)
 {
-	pthread_mutex_lock(&mqp->hold_lock);
-	mqp->recv_hold = true;
-	pthread_mutex_unlock(&mqp->hold_lock);
+	pthread_mutex_lock(&mqp->hold.lock);
+	mqp->hold.recvs = true;
+	pthread_mutex_unlock(&mqp->hold.lock);
 }
 
 /* Post a QP's held WRs in order, then let its posts through again */
@@ -56,14 +56,14 @@ unsigned int migr_qp_resume(struct migr_qp *mqp)
 {
 	unsigned int held = 0;
 
-	pthread_mutex_lock(&mqp->hold_lock);
-	while (mqp->held) {
-		struct migr_held_wr *h = mqp->held;
+	pthread_mutex_lock(&mqp->hold.lock);
+	while (mqp->hold.wrs) {
+		struct migr_held_wr *h = mqp->hold.wrs;
 		struct ibv_send_wr *sbad;
 		struct ibv_recv_wr *rbad;
 		int ret;
 
-		mqp->held = h->next;
+		mqp->hold.wrs = h->next;
 		ret = h->recv ? migr_post_recv_replay(mqp, &h->recv_wr, &rbad) :
 				migr_post_send_replay(mqp, &h->send, &sbad);
 		if (ret)
@@ -73,10 +73,10 @@ unsigned int migr_qp_resume(struct migr_qp *mqp)
 		free(h);
 		held++;
 	}
-	mqp->held_tail = &mqp->held;
-	mqp->recv_hold = false;
+	mqp->hold.tail = &mqp->hold.wrs;
+	mqp->hold.recvs = false;
 	migr_qp_unsuspend(mqp);
-	pthread_mutex_unlock(&mqp->hold_lock);
+	pthread_mutex_unlock(&mqp->hold.lock);
 	return held;
 }
 

@@ -350,7 +350,7 @@ int migr_rebuild_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
 		     strerror(errno));
 	mqp->vqp.qp.handle = mqp->lower->handle;
-	mqp->access_granted = false;
+	mqp->marker.granted = false;
 	migr_srq_rekey_qp(mqp);
 	/* The builders of ibv_wr_*() now go to the new QP's */
 	if (mqp->lower_ex) {

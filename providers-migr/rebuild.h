@@ -47,7 +47,7 @@ void migr_count_device_holds(int *fds, int *maps);
 static inline uint64_t migr_expected_flushes(const struct migr_qp *mqp,
 					     uint64_t unused)
 {
-	return unused + mqp->replay_n + mqp->replay_markers;
+	return unused + mqp->replay.n + mqp->replay.markers;
 }
 
 #endif /* MIGR_REBUILD_H */

@@ -103,8 +103,8 @@ int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
 	uint32_t qpn = q->vqp.qp.qp_num;
 	uint64_t n, i, head, cons = 0, completed;
 
-	q->replay_n = q->replay_consumers = 0;
-	q->replay_markers = q->markers_pending;
+	q->replay.n = q->replay.consumers = 0;
+	q->replay.markers = q->marker.pending;
 	if (!qc || !q->slog.ring || q->slog.broken)
 		WHY("QP 0x%x: its send WRs are not logged (it was created without MIGR_REPLAY=1, posts through ibv_wr_*() or binds windows)",
 		    qpn);
@@ -144,8 +144,8 @@ int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
 		    " of its SENDs and %" PRIu64 " completed here",
 		    qpn, peer->recvs, completed);
 replay:
-	q->replay_n = n;
-	q->replay_consumers = cons;
+	q->replay.n = n;
+	q->replay.consumers = cons;
 	return 0;
 }
 
@@ -155,7 +155,7 @@ void migr_replay_forget(struct migr_context *ctx)
 	struct migr_qp *mqp;
 
 	list_for_each (&ctx->rec.qps, mqp, entry)
-		mqp->replay_n = mqp->replay_consumers = mqp->replay_markers = 0;
+		mqp->replay.n = mqp->replay.consumers = mqp->replay.markers = 0;
 }
 
 /*
@@ -165,13 +165,13 @@ void migr_replay_forget(struct migr_context *ctx)
  */
 int migr_replay_post(struct migr_qp *mqp, unsigned int *n)
 {
-	unsigned int todo = mqp->replay_n;
+	unsigned int todo = mqp->replay.n;
 	int ret;
 
 	*n = 0;
 	if (!todo)
 		return 0;
-	mqp->replay_n = mqp->replay_consumers = mqp->replay_markers = 0;
+	mqp->replay.n = mqp->replay.consumers = mqp->replay.markers = 0;
 	ret = migr_slog_repost(mqp, todo, n);
 	if (ret)
 		verbs_err(

@@ -43,13 +43,13 @@ static void marker_seen(struct migr_context *ctx, const struct ibv_wc *wc)
 
 	pthread_mutex_lock(&ctx->rec.lock);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		if (mqp->lower && mqp->markers_pending &&
+		if (mqp->lower && mqp->marker.pending &&
 		    mqp->lower->qp_num == wc->qp_num) {
-			mqp->markers_pending--;
+			mqp->marker.pending--;
 			__atomic_sub_fetch(&ctx->markers_out, 1,
 					   __ATOMIC_RELAXED);
 			if (wc->status != IBV_WC_SUCCESS)
-				mqp->marker_failed = true;
+				mqp->marker.failed = true;
 			break;
 		}
 	}
@@ -62,9 +62,9 @@ void migr_markers_forget(struct migr_qp *mqp)
 	struct migr_context *ctx = mqp->ctx;
 
 	pthread_mutex_lock(&ctx->rec.lock);
-	__atomic_sub_fetch(&ctx->markers_out, mqp->markers_pending,
+	__atomic_sub_fetch(&ctx->markers_out, mqp->marker.pending,
 			   __ATOMIC_RELAXED);
-	mqp->markers_pending = 0;
+	mqp->marker.pending = 0;
 	pthread_mutex_unlock(&ctx->rec.lock);
 }
 

@@ -141,7 +141,7 @@ int migr_replay_track(struct migr_qp *mqp)
 	if (!rp || !mqp->slog.ring)
 		return 0;
 	pthread_mutex_lock(&rp->lock);
-	if (mqp->replay_slot < 0) {
+	if (mqp->replay.slot < 0) {
 		for (s = 0; s < MIGR_REPLAY_SLOTS && rp->used[s]; s++)
 			;
 		if (s == MIGR_REPLAY_SLOTS) {
@@ -150,15 +150,15 @@ int migr_replay_track(struct migr_qp *mqp)
 		}
 		rp->used[s] = 1;
 		memset(&rp->count[s], 0, sizeof(rp->count[s]));
-		mqp->replay_slot = s;
+		mqp->replay.slot = s;
 	}
 	/* the old lower QP is gone by now: its number may come back */
-	if (mqp->replay_mapped)
-		migr_u32map_del(&rp->by_lower, mqp->replay_lqpn);
+	if (mqp->replay.mapped)
+		migr_u32map_del(&rp->by_lower, mqp->replay.lqpn);
 	ret = migr_u32map_put(&rp->by_lower, mqp->lower->qp_num,
-			      mqp->replay_slot);
-	mqp->replay_mapped = !ret;
-	mqp->replay_lqpn = mqp->lower->qp_num;
+			      mqp->replay.slot);
+	mqp->replay.mapped = !ret;
+	mqp->replay.lqpn = mqp->lower->qp_num;
 out:
 	pthread_mutex_unlock(&rp->lock);
 	return ret;
@@ -168,14 +168,14 @@ void migr_replay_untrack(struct migr_qp *mqp)
 {
 	struct migr_replay *rp = mqp->ctx->replay;
 
-	if (!rp || mqp->replay_slot < 0)
+	if (!rp || mqp->replay.slot < 0)
 		return;
 	pthread_mutex_lock(&rp->lock);
-	if (mqp->replay_mapped)
-		migr_u32map_del(&rp->by_lower, mqp->replay_lqpn);
-	rp->used[mqp->replay_slot] = 0;
-	mqp->replay_slot = -1;
-	mqp->replay_mapped = false;
+	if (mqp->replay.mapped)
+		migr_u32map_del(&rp->by_lower, mqp->replay.lqpn);
+	rp->used[mqp->replay.slot] = 0;
+	mqp->replay.slot = -1;
+	mqp->replay.mapped = false;
 	pthread_mutex_unlock(&rp->lock);
 }
 
@@ -198,7 +198,7 @@ void migr_replay_seen(struct migr_context *ctx, enum ibv_wc_status status,
 /* mqp's counts, or NULL when it is not tracked */
 const struct migr_replay_count *migr_replay_count_of(const struct migr_qp *mqp)
 {
-	if (!mqp->ctx->replay || mqp->replay_slot < 0 || !mqp->replay_mapped)
+	if (!mqp->ctx->replay || mqp->replay.slot < 0 || !mqp->replay.mapped)
 		return NULL;
-	return &mqp->ctx->replay->count[mqp->replay_slot];
+	return &mqp->ctx->replay->count[mqp->replay.slot];
 }

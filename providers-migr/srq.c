@@ -138,9 +138,9 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 		free(msrq);
 		return migr_fail(ENOMEM);
 	}
-	pthread_mutex_init(&msrq->hold_lock, NULL);
+	pthread_mutex_init(&msrq->hold.lock, NULL);
 	migr_queue_owner_init(&msrq->owner);
-	msrq->held_tail = &msrq->held;
+	msrq->hold.tail = &msrq->hold.wrs;
 	msrq->max_wr = attr->attr.max_wr;
 	msrq->max_sge = attr->attr.max_sge;
 	msrq->limit = attr->attr.srq_limit;
@@ -285,10 +285,10 @@ int migr_destroy_srq(struct ibv_srq *srq)
 				msrq->vsrq.srq_num);
 	migr_wait_acks(&srq->mutex, &srq->cond, &srq->events_completed,
 		       msrq->async_events);
-	while (msrq->held) {
-		struct migr_held_wr *h = msrq->held;
+	while (msrq->hold.wrs) {
+		struct migr_held_wr *h = msrq->hold.wrs;
 
-		msrq->held = h->next;
+		msrq->hold.wrs = h->next;
 		free(h);
 	}
 	free(msrq->rlog.ring);

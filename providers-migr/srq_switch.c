@@ -22,10 +22,10 @@ void migr_srqs_suspend(struct migr_context *ctx)
 	struct migr_srq *msrq;
 
 	list_for_each (&ctx->rec.srqs, msrq, entry) {
-		pthread_mutex_lock(&msrq->hold_lock);
+		pthread_mutex_lock(&msrq->hold.lock);
 		__atomic_or_fetch(&msrq->slow, MIGR_SLOW_SUSPENDED,
 				  __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&msrq->hold_lock);
+		pthread_mutex_unlock(&msrq->hold.lock);
 	}
 }
 
@@ -35,9 +35,9 @@ void migr_srqs_hold_recvs(struct migr_context *ctx)
 	struct migr_srq *msrq;
 
 	list_for_each (&ctx->rec.srqs, msrq, entry) {
-		pthread_mutex_lock(&msrq->hold_lock);
-		msrq->recv_hold = true;
-		pthread_mutex_unlock(&msrq->hold_lock);
+		pthread_mutex_lock(&msrq->hold.lock);
+		msrq->hold.recvs = true;
+		pthread_mutex_unlock(&msrq->hold.lock);
 	}
 }
 
@@ -146,12 +146,12 @@ static unsigned int srq_resume(struct migr_srq *msrq)
 {
 	unsigned int held = 0;
 
-	while (msrq->held) {
-		struct migr_held_wr *h = msrq->held;
+	while (msrq->hold.wrs) {
+		struct migr_held_wr *h = msrq->hold.wrs;
 		struct ibv_recv_wr *bad;
 		int ret;
 
-		msrq->held = h->next;
+		msrq->hold.wrs = h->next;
 		ret = migr_post_srq_recv_replay(msrq, &h->recv_wr, &bad);
 		if (ret)
 			verbs_err(&to_mcontext(msrq->vsrq.srq.context)->vctx,
@@ -160,8 +160,8 @@ static unsigned int srq_resume(struct migr_srq *msrq)
 		free(h);
 		held++;
 	}
-	msrq->held_tail = &msrq->held;
-	msrq->recv_hold = false;
+	msrq->hold.tail = &msrq->hold.wrs;
+	msrq->hold.recvs = false;
 	__atomic_and_fetch(&msrq->slow, ~MIGR_SLOW_SUSPENDED, __ATOMIC_RELEASE);
 	return held;
 }
@@ -173,9 +173,9 @@ unsigned int migr_srqs_resume(struct migr_context *ctx)
 	struct migr_srq *msrq;
 
 	list_for_each (&ctx->rec.srqs, msrq, entry) {
-		pthread_mutex_lock(&msrq->hold_lock);
+		pthread_mutex_lock(&msrq->hold.lock);
 		held += srq_resume(msrq);
-		pthread_mutex_unlock(&msrq->hold_lock);
+		pthread_mutex_unlock(&msrq->hold.lock);
 	}
 	return held;
 }
@@ -188,13 +188,13 @@ unsigned int migr_srqs_resume(struct migr_context *ctx)
  */
 void migr_srq_partner_hold(struct migr_srq *msrq)
 {
-	pthread_mutex_lock(&msrq->hold_lock);
+	pthread_mutex_lock(&msrq->hold.lock);
 	if (!msrq->partner_holds++) {
-		msrq->recv_hold = true;
+		msrq->hold.recvs = true;
 		__atomic_or_fetch(&msrq->slow, MIGR_SLOW_SUSPENDED,
 				  __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&msrq->hold_lock);
+	pthread_mutex_unlock(&msrq->hold.lock);
 }
 
 /* A session that held the SRQ ended; the last one posts what was held */
@@ -202,9 +202,9 @@ unsigned int migr_srq_partner_release(struct migr_srq *msrq)
 {
 	unsigned int held = 0;
 
-	pthread_mutex_lock(&msrq->hold_lock);
+	pthread_mutex_lock(&msrq->hold.lock);
 	if (msrq->partner_holds && !--msrq->partner_holds)
 		held = srq_resume(msrq);
-	pthread_mutex_unlock(&msrq->hold_lock);
+	pthread_mutex_unlock(&msrq->hold.lock);
 	return held;
 }

@@ -122,7 +122,7 @@ static uint64_t peer_consumers(const struct sw_set *set,
 	const struct migr_qp *peer = peer_of(set, mqp);
 
 	/* a replay posts the peer's unfinished ones again: they used none */
-	return peer ? peer->n_consumers - peer->replay_consumers :
+	return peer ? peer->n_consumers - peer->replay.consumers :
 	       p    ? p->consumers - p->replay_consumers :
 		      0;
 }
@@ -226,11 +226,11 @@ static void suspend(struct migr_context *ctx)
 		migr_shadow_take(mcq);
 	migr_srqs_suspend(ctx);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		pthread_mutex_lock(&mqp->hold_lock);
-		mqp->marker_sent = mqp->marker_failed = false;
+		pthread_mutex_lock(&mqp->hold.lock);
+		mqp->marker.sent = mqp->marker.failed = false;
 		__atomic_or_fetch(&mqp->slow, MIGR_SLOW_SUSPENDED,
 				  __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&mqp->hold_lock);
+		pthread_mutex_unlock(&mqp->hold.lock);
 	}
 }
 
@@ -318,7 +318,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 		{
 			list_for_each (&c->rec.qps, mqp, entry) {
 				if (mqp->attr.qp_state != IBV_QPS_RTS ||
-				    mqp->marker_sent)
+				    mqp->marker.sent)
 					continue;
 				/* a full send queue: completions make room */
 				if (mqp->vqp.qp.qp_type == IBV_QPT_UD) {
@@ -343,7 +343,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 		for_each_ctx(set, i, c)
 		{
 			list_for_each (&c->rec.qps, mqp, entry) {
-				if (mqp->marker_failed) {
+				if (mqp->marker.failed) {
 					REPORT(rep,
 					       "QP 0x%x failed while draining",
 					       mqp->vqp.qp.qp_num);
@@ -483,7 +483,7 @@ static void replay_unfinished(struct migr_context *ctx,
 	unsigned int n, todo;
 
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		todo = mqp->replay_n;
+		todo = mqp->replay.n;
 		if (migr_replay_post(mqp, &n))
 			rep->lost += todo - n;
 		rep->replayed_wrs += n;

@@ -143,15 +143,15 @@ int migr_ud_post_marker(struct migr_context *ctx, struct migr_qp *mqp)
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 
-	if (!mqp->marker_ah) {
+	if (!mqp->marker.ah) {
 		if (ibv_query_gid(ctx->lower, port, ah.grh.sgid_index,
 				  &ah.grh.dgid))
 			return errno ? errno : EIO;
-		mqp->marker_ah = ibv_create_ah(lower_pd(mqp->vqp.qp.pd), &ah);
-		if (!mqp->marker_ah)
+		mqp->marker.ah = ibv_create_ah(lower_pd(mqp->vqp.qp.pd), &ah);
+		if (!mqp->marker.ah)
 			return errno ? errno : EIO;
 	}
-	wr.wr.ud.ah = mqp->marker_ah;
+	wr.wr.ud.ah = mqp->marker.ah;
 	wr.wr.ud.remote_qpn = mqp->lower->qp_num;
 	/* Never its own (a key with the top bit set would mean its own) */
 	wr.wr.ud.remote_qkey = (mqp->attr.qkey + 1) & 0x7fffffff;
@@ -163,9 +163,9 @@ int migr_ud_post_marker(struct migr_context *ctx, struct migr_qp *mqp)
 /* The marker's AH, on the lower PD: gone before the PD, or after a resume */
 void migr_ud_marker_drop(struct migr_qp *mqp)
 {
-	if (mqp->marker_ah)
-		ibv_destroy_ah(mqp->marker_ah);
-	mqp->marker_ah = NULL;
+	if (mqp->marker.ah)
+		ibv_destroy_ah(mqp->marker.ah);
+	mqp->marker.ah = NULL;
 }
 
 /* A rebuilt UD QP to the state the application had it in */

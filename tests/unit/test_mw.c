@@ -81,7 +81,7 @@ static void test_batch(void)
 	CHECK(w2.qp == &qp2);
 	CHECK(!migr_mw_batch_inv(&qp2, 0x5203));
 	migr_mw_batch_done(&qp2, false);
-	CHECK(w2.qp == &qp2 && qp2.n_wr_inv == 0);
+	CHECK(w2.qp == &qp2 && qp2.wr.n_inv == 0);
 	CHECK(!migr_mw_batch_inv(&qp2, 0x1234)); /* not a window: ignored */
 	CHECK(!migr_mw_batch_inv(&qp2, 0x5203));
 	migr_mw_batch_done(&qp2, true);

@@ -104,8 +104,8 @@ static void setup(enum ibv_qp_type type)
 	mqp.vqp.qp.qp_type = type;
 	mqp.rewrite_sends = type == IBV_QPT_UD;
 	mqp.slow = type == IBV_QPT_UD ? MIGR_SLOW_REWRITE : 0;
-	mqp.held_tail = &mqp.held;
-	pthread_mutex_init(&mqp.hold_lock, NULL);
+	mqp.hold.tail = &mqp.hold.wrs;
+	pthread_mutex_init(&mqp.hold.lock, NULL);
 	mcq.vcq.cq.context = &mctx.vctx.context;
 	reset();
 }
@@ -262,11 +262,11 @@ static void test_suspended_posts_held(void)
 	/* the RECV went down; the sends did not (and were not counted) */
 	CHECK(n_send == 0 && n_recv == 1);
 	CHECK(mqp.n_consumers == 0);
-	mqp.recv_hold = true;
+	mqp.hold.recvs = true;
 	CHECK(migr_post_recv(&mqp.vqp.qp, &rwr2, &rbad) == 0);
 	CHECK(n_recv == 1);
 	payload[0] = 'X'; /* the application reuses its inline buffer */
-	h = mqp.held;
+	h = mqp.hold.wrs;
 	CHECK(h && !h->recv && h->send.wr_id == 1);
 	CHECK(h && !memcmp((void *)(uintptr_t)h->send.sg_list[0].addr,
 			   "abcdefg", 8));
@@ -274,12 +274,12 @@ static void test_suspended_posts_held(void)
 	      h->next->send.sg_list[0].addr == (uintptr_t)payload);
 	CHECK(h && h->next && h->next->next && h->next->next->recv &&
 	      h->next->next->recv_wr.wr_id == 4);
-	while (mqp.held) {
-		h = mqp.held;
-		mqp.held = h->next;
+	while (mqp.hold.wrs) {
+		h = mqp.hold.wrs;
+		mqp.hold.wrs = h->next;
 		free(h);
 	}
-	mqp.recv_hold = false;
+	mqp.hold.recvs = false;
 }
 
 /* SENDs are counted and RECVs logged only as far as the lower took them */
@@ -516,12 +516,12 @@ static void test_wr_batch_recorded(void)
 	lqx.wr_complete = (void *)1;
 	lqx.wr_abort = (void *)1;
 	mqp.lower_ex = &lqx;
-	mqp.wr_rec_tail = &mqp.wr_rec;
+	mqp.wr.rec_tail = &mqp.wr.rec;
 	migr_qp_ex_set_ops(&mqp);
 	mqp.slow |= MIGR_SLOW_SUSPENDED;
 
 	ibv_wr_start(qx);
-	CHECK(mqp.wr_recording);
+	CHECK(mqp.wr.recording);
 	qx->wr_id = 7;
 	qx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_rdma_write(qx, 0x1234, 0x5000);
@@ -531,8 +531,8 @@ static void test_wr_batch_recorded(void)
 	ibv_wr_set_inline_data(qx, payload, sizeof(payload));
 	memcpy(payload, "XXXXXXX", 8); /* reused at once, as allowed */
 	CHECK(ibv_wr_complete(qx) == 0);
-	CHECK(!mqp.wr_recording && !mqp.wr_rec);
-	h = mqp.held;
+	CHECK(!mqp.wr.recording && !mqp.wr.rec);
+	h = mqp.hold.wrs;
 	CHECK(h && h->send.opcode == IBV_WR_RDMA_WRITE && h->send.wr_id == 7 &&
 	      h->send.wr.rdma.rkey == 0x1234 &&
 	      h->send.wr.rdma.remote_addr == 0x5000 && h->send.num_sge == 1 &&
@@ -544,22 +544,22 @@ static void test_wr_batch_recorded(void)
 	      !memcmp((void *)(uintptr_t)h->send.sg_list[0].addr, "abcdefg",
 		      8));
 	CHECK(h && !h->next);
-	while (mqp.held) {
-		h = mqp.held;
-		mqp.held = h->next;
+	while (mqp.hold.wrs) {
+		h = mqp.hold.wrs;
+		mqp.hold.wrs = h->next;
 		free(h);
 	}
-	mqp.held_tail = &mqp.held;
+	mqp.hold.tail = &mqp.hold.wrs;
 
 	/* aborted: nothing held, nothing leaks into the next batch */
 	ibv_wr_start(qx);
 	ibv_wr_send(qx);
 	ibv_wr_abort(qx);
-	CHECK(!mqp.held && !mqp.wr_rec && !mqp.wr_recording);
+	CHECK(!mqp.hold.wrs && !mqp.wr.rec && !mqp.wr.recording);
 	/* a setter before any WR fails the batch */
 	ibv_wr_start(qx);
 	ibv_wr_set_sge(qx, 0x11, 0x6000, 64);
-	CHECK(ibv_wr_complete(qx) == EINVAL && !mqp.held);
+	CHECK(ibv_wr_complete(qx) == EINVAL && !mqp.hold.wrs);
 	mqp.lower_ex = NULL;
 }
 

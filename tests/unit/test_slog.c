@@ -52,7 +52,7 @@ static void new_qp(struct migr_qp *q, struct ibv_qp *lower, uint32_t lqpn,
 	lower->qp_num = lqpn;
 	q->ctx = &ctx;
 	q->lower = lower;
-	q->replay_slot = -1;
+	q->replay.slot = -1;
 	CHECK(!migr_slog_init(&q->slog, &cap, sig_all));
 	CHECK(!migr_replay_track(q));
 }
@@ -194,10 +194,10 @@ static void test_plan_srq(struct migr_qp *q, struct migr_qp *p, char *why)
 	srq.rlog.head = 5;
 	cq.srq_recvs = 4;
 	CHECK(plan(q, p, why) == EAGAIN);
-	CHECK(strstr(why, "still has 1 RECVs posted") && q->replay_n == 0);
+	CHECK(strstr(why, "still has 1 RECVs posted") && q->replay.n == 0);
 	/* all used: p's SENDs wait on RNR */
 	cq.srq_recvs = 5;
-	CHECK(!plan(q, p, why) && q->replay_n == 2);
+	CHECK(!plan(q, p, why) && q->replay.n == 2);
 	/* more used than posted: the count does not add up */
 	cq.srq_recvs = 6;
 	CHECK(plan(q, p, why) == EAGAIN && strstr(why, "does not count"));
@@ -229,20 +229,20 @@ static void test_plan(void)
 	complete(&q, IBV_WC_SEND, 2);
 	post(&q, IBV_WR_SEND, 3, IBV_SEND_SIGNALED);
 	post(&q, IBV_WR_RDMA_WRITE, 4, 0);
-	q.markers_pending = 1;
+	q.marker.pending = 1;
 	peer_received(&p, 2, 2);
 	CHECK(!plan(&q, &p, why));
-	CHECK(q.replay_n == 2 && q.replay_consumers == 1);
+	CHECK(q.replay.n == 2 && q.replay.consumers == 1);
 	CHECK(migr_expected_flushes(&q, 0) == 3);
 	/* nothing known of the peer: not counted */
 	CHECK(migr_replay_plan(&q, NULL, why, sizeof(why)) == EAGAIN);
-	CHECK(strstr(why, "does not count") && q.replay_n == 0);
+	CHECK(strstr(why, "does not count") && q.replay.n == 0);
 	test_plan_srq(&q, &p, why);
 
 	/* p still has a RECV: the SEND may be on its way; no replay */
 	p.rlog.head = 3;
 	CHECK(plan(&q, &p, why) == EAGAIN);
-	CHECK(strstr(why, "1 RECVs posted") && q.replay_n == 0);
+	CHECK(strstr(why, "1 RECVs posted") && q.replay.n == 0);
 
 	/* p took the SEND but its ack never came: it would run twice */
 	complete(&p, IBV_WC_RECV, 3);
@@ -267,13 +267,13 @@ static void test_plan(void)
 	p.rlog.head = 4;
 	complete(&p, IBV_WC_RECV, 4);
 	CHECK(!plan(&q, &p, why));
-	CHECK(q.replay_n == 2 && q.replay_consumers == 1);
+	CHECK(q.replay.n == 2 && q.replay.consumers == 1);
 	/* all of them READs: no peer count is needed */
 	complete(&q, IBV_WC_SEND, 8);
 	post(&q, IBV_WR_RDMA_READ, 9, 0);
 	post(&q, IBV_WR_RDMA_READ, 10, IBV_SEND_SIGNALED);
 	CHECK(!migr_replay_plan(&q, NULL, why, sizeof(why)));
-	CHECK(q.replay_n == 2 && q.replay_consumers == 0);
+	CHECK(q.replay.n == 2 && q.replay.consumers == 0);
 	/* a WRITE behind a READ: whether it ran is unknown */
 	complete(&q, IBV_WC_RDMA_READ, 10);
 	post(&q, IBV_WR_RDMA_READ, 11, 0);

@@ -80,14 +80,14 @@ static void setup(bool xlate)
 	mqp.remote = &mctx.remote;
 	mqp.vqp.qp.context = &mctx.vctx.context;
 	mqp.vqp.qp.qp_type = IBV_QPT_RC;
-	mqp.held_tail = &mqp.held;
-	pthread_mutex_init(&mqp.hold_lock, NULL);
+	mqp.hold.tail = &mqp.hold.wrs;
+	pthread_mutex_init(&mqp.hold.lock, NULL);
 	migr_queue_owner_init(&mqp.sq);
 	migr_queue_owner_init(&mqp.rq);
 	msrq.lower = &fake_srq;
 	msrq.vsrq.srq.context = &mctx.vctx.context;
-	msrq.held_tail = &msrq.held;
-	pthread_mutex_init(&msrq.hold_lock, NULL);
+	msrq.hold.tail = &msrq.hold.wrs;
+	pthread_mutex_init(&msrq.hold.lock, NULL);
 	migr_queue_owner_init(&msrq.owner);
 	CHECK(migr_rlog_init(&mqp.rlog, RING, 1) == 0);
 	CHECK(migr_rlog_init(&msrq.rlog, RING, 1) == 0);
