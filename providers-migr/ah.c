@@ -30,8 +30,8 @@ struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		verbs_debug(
 			&to_mcontext(pd->context)->vctx,
 			"an address handle does not follow moved UD peers: out of memory\n");
-	migr_record_add(to_mcontext(pd->context), &to_mcontext(pd->context)->rec.ahs,
-			&mah->entry);
+	migr_record_add(to_mcontext(pd->context),
+			&to_mcontext(pd->context)->rec.ahs, &mah->entry);
 	ctl_leave(pd->context);
 	return &mah->ah;
 }

@@ -410,7 +410,8 @@ static void serve(int fd, char *req, char *dev)
 		return;
 	len = read_request(fd, req);
 	if (len < 0) {
-		fprintf(out, "{\"ok\":false,\"error\":\"no request in time\"}\n");
+		fprintf(out,
+			"{\"ok\":false,\"error\":\"no request in time\"}\n");
 	} else if (!strcmp(req, "status\n")) {
 		do_status(out);
 	} else if (!strncmp(req, "partner ", 8) && len &&

@@ -79,10 +79,11 @@ struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 	mcq->cqe_req = attr->cqe;
 	mcq->mch = attr->channel ? to_mcomp_channel(attr->channel) : NULL;
 	if (migr_cq_ex_movable(attr))
-		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.cqs,
-				&mcq->entry);
+		migr_record_add(to_mcontext(context),
+				&to_mcontext(context)->rec.cqs, &mcq->entry);
 	else
-		migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_CQ_EX, 1);
+		migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_CQ_EX,
+					1);
 	ctl_leave(context);
 	return &mcq->vcq.cq_ex;
 }
@@ -99,13 +100,13 @@ int migr_destroy_cq(struct ibv_cq *cq)
 		return ret;
 	}
 	if (mcq->lower_ex && !migr_cq_ex_movable(&mcq->ex_attr))
-		migr_record_unsupported(to_mcontext(cq->context), MIGR_UNSUP_CQ_EX,
-					-1);
+		migr_record_unsupported(to_mcontext(cq->context),
+					MIGR_UNSUP_CQ_EX, -1);
 	else
 		migr_record_del(to_mcontext(cq->context), &mcq->entry);
 	if (mcq->srq_mixed)
-		migr_record_unsupported(to_mcontext(cq->context), MIGR_UNSUP_SRQ_CQ,
-					-1);
+		migr_record_unsupported(to_mcontext(cq->context),
+					MIGR_UNSUP_SRQ_CQ, -1);
 	ctl_leave(cq->context);
 
 	/* As a real provider does: return once every event was acked */
@@ -193,9 +194,10 @@ void migr_cq_sender_add(struct ibv_cq *cq)
 	if (mcq->lower->cqe >= mcq->cqe_req + (int)mcq->senders)
 		return;
 	if (ibv_resize_cq(mcq->lower, mcq->cqe_req + mcq->senders))
-		verbs_warn(&to_mcontext(cq->context)->vctx,
-			   "CQ of %d entries: no room added for migr's own completions (a switch may lose one)\n",
-			   mcq->cqe_req);
+		verbs_warn(
+			&to_mcontext(cq->context)->vctx,
+			"CQ of %d entries: no room added for migr's own completions (a switch may lose one)\n",
+			mcq->cqe_req);
 }
 
 void migr_cq_sender_del(struct ibv_cq *cq)

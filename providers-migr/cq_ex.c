@@ -43,22 +43,22 @@ static void watch_ex(struct migr_cq *mcq, struct ibv_cq_ex *lower)
 			  mcq->recv_plain ? ibv_wc_read_qp_num(lower) : 0))
 		__atomic_add_fetch(&mcq->srq_recvs, 1, __ATOMIC_RELAXED);
 	if ((mcq->watch & MIGR_WATCH_UD) && lower->status == IBV_WC_SUCCESS)
-		migr_ud_src_seen(to_mcontext(mcq->vcq.cq.context), lower->status,
-				 ibv_wc_read_src_qp(lower));
+		migr_ud_src_seen(to_mcontext(mcq->vcq.cq.context),
+				 lower->status, ibv_wc_read_src_qp(lower));
 	/* the lower CQ reads QPNs when replay is on (migr_create_cq_ex()) */
 	if ((mcq->watch & MIGR_WATCH_REPLAY) && lower->status == IBV_WC_SUCCESS)
-		migr_replay_seen(to_mcontext(mcq->vcq.cq.context), lower->status,
-				 ibv_wc_read_opcode(lower),
+		migr_replay_seen(to_mcontext(mcq->vcq.cq.context),
+				 lower->status, ibv_wc_read_opcode(lower),
 				 ibv_wc_read_qp_num(lower), lower->wr_id);
 	/* without read_imm_data, a switch refuses (migr_mw2_blocker()) */
 	if ((mcq->watch & MIGR_WATCH_INV) && lower->status == IBV_WC_SUCCESS &&
-	    lower->read_imm_data &&
-	    ibv_wc_read_opcode(lower) == IBV_WC_RECV &&
+	    lower->read_imm_data && ibv_wc_read_opcode(lower) == IBV_WC_RECV &&
 	    (ibv_wc_read_wc_flags(lower) &
 	     to_mcontext(mcq->vcq.cq.context)->wc_inv)) {
 		uint32_t rkey = ibv_wc_read_invalidated_rkey(lower);
 
-		migr_mw_remote_inv(to_mcontext(mcq->vcq.cq.context), &rkey, true);
+		migr_mw_remote_inv(to_mcontext(mcq->vcq.cq.context), &rkey,
+				   true);
 	}
 }
 

@@ -33,7 +33,8 @@ void migr_cq_watched(struct migr_cq *mcq, struct ibv_wc *wc, int n)
 					 wc[i].qp_num, wc[i].wr_id);
 		if ((mcq->watch & MIGR_WATCH_INV) &&
 		    wc[i].status == IBV_WC_SUCCESS &&
-		    wc[i].opcode == IBV_WC_RECV && (wc[i].wc_flags & ctx->wc_inv))
+		    wc[i].opcode == IBV_WC_RECV &&
+		    (wc[i].wc_flags & ctx->wc_inv))
 			migr_mw_remote_inv(ctx, &wc[i].invalidated_rkey, true);
 	}
 	if (used)

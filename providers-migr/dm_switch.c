@@ -54,8 +54,9 @@ int migr_dms_save(struct migr_context *ctx, char *why, size_t why_len)
 	list_for_each (&ctx->rec.dms, mdm, entry)
 		__atomic_store_n(&mdm->moving, true, __ATOMIC_RELEASE);
 	if (migr_quiesce(QUIESCE_MS)) {
-		snprintf(why, why_len,
-			 "a thread stayed inside a copy to or from device memory");
+		snprintf(
+			why, why_len,
+			"a thread stayed inside a copy to or from device memory");
 		return EBUSY;
 	}
 	list_for_each (&ctx->rec.dms, mdm, entry) {

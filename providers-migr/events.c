@@ -107,8 +107,8 @@ struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context)
 	pthread_mutex_init(&mch->synth_lock, NULL);
 	mch->channel.context = context;
 	mch->channel.refcnt = 0;
-	migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.channels,
-			&mch->entry);
+	migr_record_add(to_mcontext(context),
+			&to_mcontext(context)->rec.channels, &mch->entry);
 	ctl_leave(context);
 	return &mch->channel;
 

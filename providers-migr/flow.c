@@ -132,7 +132,8 @@ int migr_destroy_flow(struct ibv_flow *flow)
 	ret = ibv_destroy_flow(mflow->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(to_mcontext(flow->context), MIGR_UNSUP_FLOW, -1);
+	migr_record_unsupported(to_mcontext(flow->context), MIGR_UNSUP_FLOW,
+				-1);
 	free(mflow);
 	return 0;
 }
@@ -160,7 +161,8 @@ migr_create_flow_action_esp(struct ibv_context *context,
 	mfa = calloc(1, sizeof(*mfa));
 	if (!mfa)
 		return migr_fail(ENOMEM);
-	mfa->lower = ibv_create_flow_action_esp(to_mcontext(context)->lower, attr);
+	mfa->lower =
+		ibv_create_flow_action_esp(to_mcontext(context)->lower, attr);
 	if (!mfa->lower) {
 		free(mfa);
 		return NULL;
@@ -182,7 +184,8 @@ int migr_destroy_flow_action(struct ibv_flow_action *action)
 	ret = ibv_destroy_flow_action(mfa->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(to_mcontext(action->context), MIGR_UNSUP_FLOW, -1);
+	migr_record_unsupported(to_mcontext(action->context), MIGR_UNSUP_FLOW,
+				-1);
 	free(mfa);
 	return 0;
 }
@@ -196,7 +199,8 @@ migr_create_counters(struct ibv_context *context,
 	mcnt = calloc(1, sizeof(*mcnt));
 	if (!mcnt)
 		return migr_fail(ENOMEM);
-	mcnt->lower = ibv_create_counters(to_mcontext(context)->lower, init_attr);
+	mcnt->lower =
+		ibv_create_counters(to_mcontext(context)->lower, init_attr);
 	if (!mcnt->lower) {
 		free(mcnt);
 		return NULL;
@@ -217,8 +221,8 @@ int migr_destroy_counters(struct ibv_counters *counters)
 	ret = ibv_destroy_counters(mcnt->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(to_mcontext(counters->context), MIGR_UNSUP_COUNTERS,
-				-1);
+	migr_record_unsupported(to_mcontext(counters->context),
+				MIGR_UNSUP_COUNTERS, -1);
 	free(mcnt);
 	return 0;
 }

@@ -115,8 +115,7 @@ void migr_json_ascii(const char *s, char *buf, size_t len)
 	buf[o] = 0;
 }
 
-bool migr_json_text(const json_t *obj, const char *key, char *buf,
-		    size_t len)
+bool migr_json_text(const json_t *obj, const char *key, char *buf, size_t len)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
 

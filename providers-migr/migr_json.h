@@ -58,8 +58,7 @@ bool migr_json_hex(const json_t *obj, const char *key, uint64_t *v);
  * Copy string key into buf (cut to fit, always terminated), each
  * character that is not ASCII as one '?'; false if it is not a string.
  */
-bool migr_json_text(const json_t *obj, const char *key, char *buf,
-		    size_t len);
+bool migr_json_text(const json_t *obj, const char *key, char *buf, size_t len);
 /* ... the same for s, a string jansson gave (UTF-8), a key perhaps */
 void migr_json_ascii(const char *s, char *buf, size_t len);
 /* The "error" string of obj for a one-line message: controls as '?' */

@@ -67,7 +67,8 @@ static struct ibv_mr *wrap_mr(struct ibv_pd *pd, struct ibv_mr *lower,
 	mmr->rebuildable = unsup < 0;
 	if (mmr->rebuildable)
 		migr_record_add(to_mcontext(pd->context),
-				&to_mcontext(pd->context)->rec.mrs, &mmr->entry);
+				&to_mcontext(pd->context)->rec.mrs,
+				&mmr->entry);
 	else
 		migr_record_unsupported(to_mcontext(pd->context), unsup, 1);
 	return &mmr->vmr.ibv_mr;
@@ -428,11 +429,11 @@ static struct ibv_dm *wrap_dm(struct ibv_context *context, struct ibv_dm *lower,
 	mdm->vdm.dm.memcpy_from_dm = migr_memcpy_from_dm;
 	if (attr) {
 		mdm->attr = *attr;
-		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.dms,
-				&mdm->entry);
+		migr_record_add(to_mcontext(context),
+				&to_mcontext(context)->rec.dms, &mdm->entry);
 	} else {
-		migr_record_unsupported(to_mcontext(context), MIGR_UNSUP_IMPORTED,
-					1);
+		migr_record_unsupported(to_mcontext(context),
+					MIGR_UNSUP_IMPORTED, 1);
 	}
 	return &mdm->vdm.dm;
 }
@@ -482,6 +483,7 @@ void migr_unimport_dm(struct ibv_dm *dm)
 	struct migr_dm *mdm = to_mdm(dm);
 
 	ibv_unimport_dm(mdm->lower);
-	migr_record_unsupported(to_mcontext(dm->context), MIGR_UNSUP_IMPORTED, -1);
+	migr_record_unsupported(to_mcontext(dm->context), MIGR_UNSUP_IMPORTED,
+				-1);
 	free(mdm);
 }

@@ -159,9 +159,10 @@ static int type1_rebuild(struct migr_context *ctx, struct bind_qp *b,
 			bind_qp_close(b);
 			ret = bind_qp_open(ctx, pd, b);
 			if (ret) {
-				snprintf(why, why_len,
-					 "a QP to bind memory windows with failed: %s",
-					 strerror(ret));
+				snprintf(
+					why, why_len,
+					"a QP to bind memory windows with failed: %s",
+					strerror(ret));
 				return ret;
 			}
 		}
@@ -171,7 +172,8 @@ static int type1_rebuild(struct migr_context *ctx, struct bind_qp *b,
 		 * and the switch goes on.
 		 */
 		if (bind_again(b, mmw, why, why_len)) {
-			verbs_warn(&ctx->vctx, "switch: %s; left unbound\n", why);
+			verbs_warn(&ctx->vctx, "switch: %s; left unbound\n",
+				   why);
 			why[0] = 0;
 			mmw->mr = NULL;
 			bind_qp_close(b);
@@ -180,7 +182,8 @@ static int type1_rebuild(struct migr_context *ctx, struct bind_qp *b,
 	ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY, mmw->mw.rkey,
 			       mmw->lower->rkey);
 	if (ret)
-		snprintf(why, why_len, "remapping a memory window's rkey failed");
+		snprintf(why, why_len,
+			 "remapping a memory window's rkey failed");
 	return ret;
 }
 
@@ -190,8 +193,8 @@ static int type1_rebuild(struct migr_context *ctx, struct bind_qp *b,
  * (migr_mws_bind_type2()) gives it that one, chosen here, so partners
  * can be told it before.
  */
-static int type2_alloc(struct migr_context *ctx, struct migr_mw *mmw,
-		       char *why, size_t why_len)
+static int type2_alloc(struct migr_context *ctx, struct migr_mw *mmw, char *why,
+		       size_t why_len)
 {
 	int ret;
 
@@ -208,7 +211,8 @@ static int type2_alloc(struct migr_context *ctx, struct migr_mw *mmw,
 	ret = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_RKEY, mmw->cur_rkey,
 			       mmw->qp ? mmw->bind_rkey : mmw->lower->rkey);
 	if (ret)
-		snprintf(why, why_len, "remapping a memory window's rkey failed");
+		snprintf(why, why_len,
+			 "remapping a memory window's rkey failed");
 	return ret;
 }
 
@@ -306,9 +310,10 @@ int migr_mws_bind_type2(struct migr_context *ctx, struct migr_qp *only,
 		mmw->qp->marker.failed = false;
 		ret = migr_send_marker(ctx, mmw->qp, &wr);
 		if (ret) {
-			snprintf(why, why_len,
-				 "binding a type 2 memory window through QP 0x%x failed: %s",
-				 mmw->qp->vqp.qp.qp_num, strerror(ret));
+			snprintf(
+				why, why_len,
+				"binding a type 2 memory window through QP 0x%x failed: %s",
+				mmw->qp->vqp.qp.qp_num, strerror(ret));
 			return ret;
 		}
 		mmw->lower->rkey = mmw->bind_rkey;

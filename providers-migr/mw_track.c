@@ -26,8 +26,7 @@ static struct migr_mw *mw2_by_key(struct migr_context *ctx, uint32_t rkey,
 		uint32_t k = lower ? (mmw->lower ? mmw->lower->rkey : 0) :
 				     mmw->mw.rkey;
 
-		if (mmw->mw.type == IBV_MW_TYPE_2 &&
-		    (!lower || mmw->lower) &&
+		if (mmw->mw.type == IBV_MW_TYPE_2 && (!lower || mmw->lower) &&
 		    migr_key_index(k) == migr_key_index(rkey))
 			return mmw;
 	}
@@ -130,8 +129,8 @@ void migr_mw_remote_inv(struct migr_context *ctx, uint32_t *rkey, bool unbind)
 	if (mmw) {
 		if (unbind)
 			mmw->qp = NULL;
-		if (migr_xlate_rekey(&ctx->xlate, MIGR_XLATE_RKEY,
-				     mmw->mw.rkey, *rkey, &v))
+		if (migr_xlate_rekey(&ctx->xlate, MIGR_XLATE_RKEY, mmw->mw.rkey,
+				     *rkey, &v))
 			*rkey = v;
 	}
 	pthread_mutex_unlock(&ctx->rec.lock);

@@ -75,9 +75,10 @@ int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
 	p += n + 1;
 	if (strlen(p) <= PLINE_GID_LEN || p[PLINE_GID_LEN] != ' ' ||
 	    (gid ? strncmp(p, gid, PLINE_GID_LEN) : !valid_gid(p)))
-		return fail(err, errlen,
-			    gid ? "partner line names another GID than the request" :
-				  "partner line has no valid GID");
+		return fail(
+			err, errlen,
+			gid ? "partner line names another GID than the request" :
+			      "partner line has no valid GID");
 	memcpy(pl->gid, p, PLINE_GID_LEN);
 	p += PLINE_GID_LEN + 1;
 	if (pl->step == PLINE_KEYS) {

@@ -327,8 +327,8 @@ static bool read_prepare(const char *entry, const char *args,
 {
 	/* PARTNER_PHYS as migrd reads it (it asks that QP's holder only) */
 	return sscanf(args, "%u %u %d %x %" SCNx64 " %u %" SCNx64, &a->peer_qpn,
-		      &a->lease, &a->access, &a->mkey, &a->maddr,
-		      &a->peer_phys, &a->peer_id) == 7 &&
+		      &a->lease, &a->access, &a->mkey, &a->maddr, &a->peer_phys,
+		      &a->peer_id) == 7 &&
 	       !pline_word(entry, PLINE_PARTNER_PHYS_WORD, &a->partner_phys) &&
 	       a->partner_phys;
 }
@@ -341,7 +341,8 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	struct sess *s = e->s;
 	struct prepare_args a;
 
-	if (!read_prepare(e->entry, e->args, &a) || a.lease < 100 || a.lease > 600000) {
+	if (!read_prepare(e->entry, e->args, &a) || a.lease < 100 ||
+	    a.lease > 600000) {
 		FAILED(e, "bad prepare request");
 		return;
 	}
@@ -507,8 +508,8 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 	}
 	/* "phys", its lower QP, is in every result (reply()) */
 	RESULT(e, true,
-	       "{\"ok\":true,\"peer\":\"%016" PRIx64
-	       "\",\"gen\":%" PRIu64 ",\"keys\":\"%s\",\"next\":%lu%s%s}",
+	       "{\"ok\":true,\"peer\":\"%016" PRIx64 "\",\"gen\":%" PRIu64
+	       ",\"keys\":\"%s\",\"next\":%lu%s%s}",
 	       ctx->peer_id, ours, keys, k == MIGR_FETCH_KEYS ? start + k : 0,
 	       moved, withheld ? ",\"withheld\":true" : "");
 }
@@ -762,9 +763,7 @@ static void do_give(struct entry *e)
 	int last, n;
 
 	if (!read_prepare(e->entry, e->args, &a) ||
-	    sscanf(e->args,
-		   "%*u %*u %*d %*x %*x %*u %*x %*u %" SCNu64
-		   " %d %n",
+	    sscanf(e->args, "%*u %*u %*d %*x %*x %*u %*x %*u %" SCNu64 " %d %n",
 		   &gen, &last, &n) != 2 ||
 	    !gen || (last != 0 && last != 1)) {
 		FAILED(e, "bad give request");
@@ -779,8 +778,9 @@ static void do_give(struct entry *e)
 		return;
 	}
 	if (mqp->remote != migr_peer_tables(e->ctx, a.peer_id)) {
-		FAILED(e, "QP 0x%x did not learn of context %016" PRIx64
-			  " at connect",
+		FAILED(e,
+		       "QP 0x%x did not learn of context %016" PRIx64
+		       " at connect",
 		       e->qpn, a.peer_id);
 		return;
 	}
@@ -1116,8 +1116,8 @@ void migr_partner_serve(FILE *out, const char *line)
 		goto out_free;
 	}
 	if (pline_parse(line, NULL, &pl, why, sizeof(why)) ||
-	    pl.step >= sizeof(steps) / sizeof(steps[0]) ||
-	    !steps[pl.step].fn || migr_gid_parse(pl.gid, &gid)) {
+	    pl.step >= sizeof(steps) / sizeof(steps[0]) || !steps[pl.step].fn ||
+	    migr_gid_parse(pl.gid, &gid)) {
 		fprintf(out,
 			"{\"ok\":false,\"error\":\"bad partner request\"}\n");
 		goto out_free;

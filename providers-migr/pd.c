@@ -25,8 +25,8 @@ static struct ibv_pd *wrap_pd(struct ibv_context *context, struct ibv_pd *lower,
 	mpd->pd.handle = lower->handle;
 	mpd->unsup = unsup;
 	if (unsup < 0)
-		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.pds,
-				&mpd->entry);
+		migr_record_add(to_mcontext(context),
+				&to_mcontext(context)->rec.pds, &mpd->entry);
 	else
 		migr_record_unsupported(to_mcontext(context), unsup, 1);
 	return &mpd->pd;
@@ -78,7 +78,8 @@ migr_alloc_parent_domain(struct ibv_context *context,
 	lattr.pd = lower_pd(attr->pd);
 	lattr.td = attr->td ? to_mtd(attr->td)->lower : NULL;
 	return wrap_pd(context,
-		       ibv_alloc_parent_domain(to_mcontext(context)->lower, &lattr),
+		       ibv_alloc_parent_domain(to_mcontext(context)->lower,
+					       &lattr),
 		       MIGR_UNSUP_PARENT_DOMAIN);
 }
 
@@ -159,7 +160,8 @@ int migr_close_xrcd(struct ibv_xrcd *xrcd)
 	ret = ibv_close_xrcd(mxrcd->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(to_mcontext(xrcd->context), MIGR_UNSUP_XRCD, -1);
+	migr_record_unsupported(to_mcontext(xrcd->context), MIGR_UNSUP_XRCD,
+				-1);
 	free(mxrcd);
 	return 0;
 }

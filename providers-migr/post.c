@@ -735,7 +735,8 @@ int migr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int migr_post_srq_recv_replay(struct migr_srq *msrq, struct ibv_recv_wr *wr,
 			      struct ibv_recv_wr **bad_wr)
 {
-	const struct migr_xlate *x = &to_mcontext(msrq->vsrq.srq.context)->xlate;
+	const struct migr_xlate *x =
+		&to_mcontext(msrq->vsrq.srq.context)->xlate;
 	int ret = recv_rewritten(x, msrq->lower, post_srq_recv, wr, bad_wr);
 
 	rlog_add(&msrq->rlog, wr, ret ? *bad_wr : NULL);

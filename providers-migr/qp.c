@@ -366,9 +366,10 @@ static void give_peer(struct migr_qp *mqp, uint32_t dest_qpn,
 
 	if (migr_agent && migr_agent->give(mqp, dest_qpn, dgid, our_phys,
 					   partner_phys, err, sizeof(err)))
-		verbs_info(&mqp->ctx->vctx,
-			   "QP 0x%x: could not give its keys to its peer 0x%x: %s\n",
-			   mqp->vqp.qp.qp_num, dest_qpn, err);
+		verbs_info(
+			&mqp->ctx->vctx,
+			"QP 0x%x: could not give its keys to its peer 0x%x: %s\n",
+			mqp->vqp.qp.qp_num, dest_qpn, err);
 }
 
 int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
@@ -383,8 +384,8 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	int ret;
 
 	if (connect)
-		peer = migr_agent ? migr_agent->local_peer(
-					    mqp->ctx, attr->dest_qp_num) :
+		peer = migr_agent ? migr_agent->local_peer(mqp->ctx,
+							   attr->dest_qp_num) :
 				    NULL;
 	ctl_enter(qp->context);
 	if (connect) {

@@ -86,7 +86,8 @@ static bool poll_dying(void *arg)
 	int n;
 
 	list_for_each (&ctx->rec.cqs, mcq, entry) {
-		while (mcq->dying && (n = ibv_poll_cq(mcq->dying, 16, wc)) > 0) {
+		while (mcq->dying &&
+		       (n = ibv_poll_cq(mcq->dying, 16, wc)) > 0) {
 			got = true;
 			for (i = 0; i < (unsigned int)n; i++) {
 				mqp = by_lower_qpn(ctx, wc[i].qp_num);
@@ -266,10 +267,10 @@ static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
 						   mmr->dm->lower, mmr->iova,
 						   mr->length, mmr->vmr.access);
 		else
-			mmr->lower =
-				ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr,
-						 mr->length, mmr->iova,
-						 mmr->vmr.access);
+			mmr->lower = ibv_reg_mr_iova2(lower_pd(mr->pd),
+						      mr->addr, mr->length,
+						      mmr->iova,
+						      mmr->vmr.access);
 		if (!mmr->lower)
 			FAIL("registering the MR at %p (%zu bytes) failed: %s",
 			     mr->addr, mr->length, strerror(errno));

@@ -39,7 +39,6 @@ void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah);
 void migr_qp_flush(struct migr_qp *mqp);
 void migr_count_device_holds(int *fds, int *maps);
 
-
 /*
  * What a released QP flushes: its unused RECVs, and under a replay the WRs
  * and markers it never finished

@@ -90,8 +90,8 @@ void migr_replay_peer_of(const struct migr_qp *p, struct migr_replay_peer *out)
 	out->recvs = c ? c->recvs : 0;
 	out->posted = p->rlog.head;
 	if (p->init.srq) {
-		out->counted =
-			c && srq_left(p->ctx, to_msrq(p->init.srq), &left);
+		out->counted = c &&
+			       srq_left(p->ctx, to_msrq(p->init.srq), &left);
 		out->posted = out->recvs + left;
 	}
 }

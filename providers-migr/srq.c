@@ -22,8 +22,8 @@ static bool srq_movable(const struct ibv_srq_init_attr_ex *attr)
 
 static void srq_unsupported(struct migr_srq *msrq, int delta)
 {
-	migr_record_unsupported(to_mcontext(msrq->vsrq.srq.context), msrq->unsup,
-				delta);
+	migr_record_unsupported(to_mcontext(msrq->vsrq.srq.context),
+				msrq->unsup, delta);
 }
 
 /*
@@ -125,12 +125,12 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 	msrq->vsrq.srq_type = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ?
 				      attr->srq_type :
 				      IBV_SRQT_BASIC;
-	msrq->vsrq.cq =
-		(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? attr->cq : NULL;
-	msrq->vsrq.xrcd =
-		(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) && attr->xrcd ?
-			&to_mxrcd(attr->xrcd)->vxrcd :
-			NULL;
+	msrq->vsrq.cq = (attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? attr->cq :
+								   NULL;
+	msrq->vsrq.xrcd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) &&
+					  attr->xrcd ?
+				  &to_mxrcd(attr->xrcd)->vxrcd :
+				  NULL;
 	if (msrq->vsrq.srq_type == IBV_SRQT_XRC &&
 	    migr_xlate_born(&to_mcontext(context)->xlate, MIGR_XLATE_SRQN,
 			    lvsrq->srq_num, &msrq->vsrq.srq_num)) {
@@ -152,8 +152,8 @@ static struct ibv_srq *finish_srq(struct migr_srq *msrq,
 		return migr_fail(ENOMEM);
 	}
 	if (msrq->unsup < 0)
-		migr_record_add(to_mcontext(context), &to_mcontext(context)->rec.srqs,
-				&msrq->entry);
+		migr_record_add(to_mcontext(context),
+				&to_mcontext(context)->rec.srqs, &msrq->entry);
 	else
 		srq_unsupported(msrq, 1);
 	return srq;

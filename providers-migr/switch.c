@@ -64,7 +64,8 @@ struct sw_set {
 
 /* Every QP of every context of the set */
 #define for_each_set_qp(set, i, c, mqp)                                        \
-	for_each_ctx(set, i, c) list_for_each (&(c)->rec.qps, mqp, entry)
+	for_each_ctx (set, i, c)                                               \
+		list_for_each (&(c)->rec.qps, mqp, entry)
 
 /* The QP a QP of this process is connected to (its table is its context's) */
 static struct migr_qp *peer_of(const struct sw_set *set,
@@ -76,8 +77,7 @@ static struct migr_qp *peer_of(const struct sw_set *set,
 
 	if (!mqp->self)
 		return NULL;
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		if (mqp->remote != &c->xlate)
 			continue;
 		list_for_each (&c->rec.qps, p, entry)
@@ -274,8 +274,7 @@ static void drain_cqs(const struct sw_set *set, unsigned int *moved)
 	unsigned int i;
 	int n;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		list_for_each (&c->rec.cqs, mcq, entry) {
 			n = migr_cq_drain(mcq);
 			if (n > 0)
@@ -291,11 +290,11 @@ static unsigned int undrained(const struct sw_set *set, uint32_t *first)
 	struct migr_qp *mqp;
 	unsigned int i, n = 0;
 
-	for_each_ctx(set, i, c)
-		list_for_each (&c->rec.qps, mqp,
-			       entry) if (mqp->attr.qp_state == IBV_QPS_RTS &&
-					  !migr_marker_drained(mqp) &&
-					  !n++) *first = mqp->vqp.qp.qp_num;
+	for_each_ctx (set, i, c)
+		list_for_each (&c->rec.qps, mqp, entry)
+			if (mqp->attr.qp_state == IBV_QPS_RTS &&
+			    !migr_marker_drained(mqp) && !n++)
+				*first = mqp->vqp.qp.qp_num;
 	return n;
 }
 
@@ -314,8 +313,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 	int ret;
 
 	for (;;) {
-		for_each_ctx(set, i, c)
-		{
+		for_each_ctx (set, i, c) {
 			list_for_each (&c->rec.qps, mqp, entry) {
 				if (mqp->attr.qp_state != IBV_QPS_RTS ||
 				    mqp->marker.sent)
@@ -340,8 +338,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 			}
 		}
 		drain_cqs(set, &rep->shadowed);
-		for_each_ctx(set, i, c)
-		{
+		for_each_ctx (set, i, c) {
 			list_for_each (&c->rec.qps, mqp, entry) {
 				if (mqp->marker.failed) {
 					REPORT(rep,
@@ -357,8 +354,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 			REPORT(rep,
 			       "the send queues did not drain within %u ms (%u QPs pending, first 0x%x)",
 			       wait_ms, undrained(set, &first), first);
-			for_each_ctx(set, i, c)
-			{
+			for_each_ctx (set, i, c) {
 				list_for_each (&c->rec.qps, mqp, entry)
 					if (!migr_marker_drained(mqp))
 						migr_qp_log_state(
@@ -409,8 +405,7 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 	char why[200];
 	size_t len;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		if (!c->replay) {
 			if (!rep->error[0])
 				REPORT(rep,
@@ -457,7 +452,8 @@ no_replay:
 	len = strlen(rep->error);
 	snprintf(rep->error + len, sizeof(rep->error) - len, "%sno replay: %s",
 		 len ? "; " : "", why);
-	for_each_ctx(set, i, c) migr_replay_forget(c);
+	for_each_ctx (set, i, c)
+		migr_replay_forget(c);
 	return ETIMEDOUT;
 }
 
@@ -640,8 +636,7 @@ static int rebuild_set(struct sw_set *set, const char *name,
 	double t;
 	int ret;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		to = open_by_name(name, rep);
 		if (!to)
 			return ENODEV;
@@ -655,8 +650,7 @@ static int rebuild_set(struct sw_set *set, const char *name,
 	rep->ms_partner += now_ms() - t;
 	if (ret)
 		return ret;
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		ret = migr_reconnect_all(c, &gids[i], rep->error + off,
 					 sizeof(rep->error) - off);
 		if (ret)
@@ -668,8 +662,7 @@ static int rebuild_set(struct sw_set *set, const char *name,
 	}
 	/* UD peers elsewhere: before anything resumes, so none is missed */
 	t = now_ms();
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		ret = migr_ud_announce(c, &set->moves[i], rollback,
 				       rep->error + off,
 				       sizeof(rep->error) - off);
@@ -715,8 +708,7 @@ static void release_set(const struct sw_set *set, uint64_t **unused,
 	struct migr_context *c;
 	unsigned int i;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		rep->lost += migr_release_all(c, unused ? unused[i] : NULL);
 		if (unused)
 			migr_ud_unused_from_flushes(c, unused[i]);
@@ -790,8 +782,7 @@ static int check_set(struct sw_set *set, struct ibv_context *to,
 	unsigned int i;
 	int ret = 0;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		if (strcmp(ibv_get_device_name(c->lower->device), rep->from)) {
 			REPORT(rep,
 			       "the process uses %s and %s; a switch moves one device's contexts",
@@ -835,7 +826,8 @@ static int suspend_set(struct sw_set *set, unsigned int wait_ms,
 	unsigned int i;
 	int ret;
 
-	for_each_ctx(set, i, c) suspend(c);
+	for_each_ctx (set, i, c)
+		suspend(c);
 	ret = migr_quiesce(QUIESCE_MS);
 	if (ret) {
 		REPORT(rep, ret == ENOSYS ?
@@ -857,9 +849,11 @@ static int drain_set(struct sw_set *set, unsigned int wait_ms,
 	unsigned int i;
 	int ret;
 
-	for_each_ctx(set, i, c) migr_replay_forget(c);
+	for_each_ctx (set, i, c)
+		migr_replay_forget(c);
 	ret = drain(set, wait_ms, rep);
-	for_each_ctx(set, i, c) hold_recvs(c);
+	for_each_ctx (set, i, c)
+		hold_recvs(c);
 	if ((!ret || ret == ETIMEDOUT) && migr_quiesce(QUIESCE_MS)) {
 		REPORT(rep, "a thread stayed inside a post or poll");
 		ret = EBUSY;
@@ -879,8 +873,7 @@ static int count_set(struct sw_set *set, struct migr_switch_report *rep)
 	unsigned int i, q;
 	int ret;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		q = 0;
 		list_for_each (&c->rec.qps, mqp, entry) {
 			if (migr_unused_recvs(mqp, peer_consumers(set, mqp),
@@ -892,8 +885,7 @@ static int count_set(struct sw_set *set, struct migr_switch_report *rep)
 			}
 			q++;
 		}
-		ret = migr_srqs_count_unused(c, rep->error,
-					     sizeof(rep->error));
+		ret = migr_srqs_count_unused(c, rep->error, sizeof(rep->error));
 		if (ret)
 			return ret;
 	}
@@ -907,8 +899,7 @@ static int save_set(struct sw_set *set, struct migr_switch_report *rep)
 	unsigned int i;
 	int ret;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		ret = migr_dms_save(c, rep->error, sizeof(rep->error));
 		if (ret)
 			return ret;
@@ -922,7 +913,8 @@ static void release_phase(struct sw_set *set, struct migr_switch_report *rep)
 	struct migr_context *c;
 	unsigned int i;
 
-	for_each_ctx(set, i, c) pthread_rwlock_wrlock(&c->ev_lock);
+	for_each_ctx (set, i, c)
+		pthread_rwlock_wrlock(&c->ev_lock);
 	release_set(set, set->unused, rep);
 	migr_count_device_holds(&rep->device_fds, &rep->device_maps);
 }
@@ -933,8 +925,7 @@ static void reverse_gids(struct sw_set *set)
 	struct migr_context *c;
 	unsigned int i, q;
 
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		struct migr_gid_move *g = &set->gids[i];
 
 		for (q = 0; q < g->n; q++) {
@@ -972,11 +963,11 @@ static int rebuild_phase(struct sw_set *set, struct migr_switch_report *rep,
 			*stuck = true;
 		}
 	}
-	for_each_ctx(set, i, c) pthread_rwlock_unlock(&c->ev_lock);
+	for_each_ctx (set, i, c)
+		pthread_rwlock_unlock(&c->ev_lock);
 	if (*stuck || rep->rolled_back)
 		return ret;
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		pthread_mutex_lock(&c->rec.lock);
 		migr_gid_history_add(&c->gid_history, &set->moves[i]);
 		pthread_mutex_unlock(&c->rec.lock);
@@ -999,17 +990,19 @@ static int replay_phase(struct sw_set *set, int ret,
 	 * application waits for the event a completion raises on an armed
 	 * CQ, and completions that came before the arm raise none.
 	 */
-	for_each_ctx(set, i, c) rearm_cqs(c);
-	for_each_ctx(set, i, c) if (repost_recvs(c, set->unused[i], rep) &&
-				    !ret) ret = EIO;
+	for_each_ctx (set, i, c)
+		rearm_cqs(c);
+	for_each_ctx (set, i, c)
+		if (repost_recvs(c, set->unused[i], rep) && !ret)
+			ret = EIO;
 	/* Partners first: our RECVs are posted, and they are further away */
 	partners_resume(set, false);
 	for (i = 0; i < set->npartners; i++)
 		rep->partner_replayed_wrs += set->partners[i].replayed;
 	/* What never ran goes before what was held meanwhile */
-	for_each_ctx(set, i, c) replay_unfinished(c, rep);
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c)
+		replay_unfinished(c, rep);
+	for_each_ctx (set, i, c) {
 		rep->held_wrs += resume(c);
 		if (!ret)
 			c->switches++;
@@ -1039,8 +1032,7 @@ static int roll_back(struct sw_set *set, enum sw_reached reached, int ret,
 		return ret;
 	}
 	rep->rolled_back = true;
-	for_each_ctx(set, i, c)
-	{
+	for_each_ctx (set, i, c) {
 		migr_replay_forget(c);
 		rep->held_wrs += resume(c);
 	}

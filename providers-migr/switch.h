@@ -14,7 +14,6 @@
 /* Threads inside a post or poll leave it in microseconds */
 #define QUIESCE_MS 2000
 
-
 struct migr_switch_report {
 	char from[IBV_SYSFS_NAME_MAX];
 	char to[IBV_SYSFS_NAME_MAX];

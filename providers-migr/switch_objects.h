@@ -44,7 +44,6 @@ static inline uint64_t migr_srq_used_total(const struct migr_context *ctx,
 }
 unsigned int migr_srq_partner_release(struct migr_srq *msrq);
 
-
 /* mw_switch.c: type 1 memory windows bound again on the target */
 int migr_mws_rebuild(struct migr_context *ctx, char *why, size_t why_len);
 int migr_mws_bind_type2(struct migr_context *ctx, struct migr_qp *only,

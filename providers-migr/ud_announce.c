@@ -202,8 +202,8 @@ static int grh_hosts(struct migr_context *ctx, struct migr_ud_hosts *hs,
  * LINE to every migr process of host, through migrd; why, or 0 and its
  * reply parsed into *rep if rep (to json_decref())
  */
-static int relay(const char *host, const char *line, char *reply,
-		 json_t **rep, char *why, size_t why_len)
+static int relay(const char *host, const char *line, char *reply, json_t **rep,
+		 char *why, size_t why_len)
 {
 	json_t *j;
 	char req[UD_LINE_MAX + 128], err[256];
@@ -256,9 +256,9 @@ static void take_qpns(const json_t *rep, uint32_t *known, unsigned int max,
 	size_t i, k;
 
 	for (i = 0; i < json_array_size(procs); i++) {
-		ud = json_object_get(
-			json_object_get(json_array_get(procs, i), "reply"),
-			"ud");
+		ud = json_object_get(json_object_get(json_array_get(procs, i),
+						     "reply"),
+				     "ud");
 		for (k = 0; k < json_array_size(ud) && *n < max; k++) {
 			json_t *q = json_array_get(ud, k);
 

@@ -128,7 +128,8 @@ migr_create_rwq_ind_table(struct ibv_context *context,
 		lattr.ind_tbl = lwqs;
 	}
 
-	mtbl->lower = ibv_create_rwq_ind_table(to_mcontext(context)->lower, &lattr);
+	mtbl->lower =
+		ibv_create_rwq_ind_table(to_mcontext(context)->lower, &lattr);
 	free(lwqs);
 	if (!mtbl->lower) {
 		free(mtbl);
@@ -151,8 +152,8 @@ int migr_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table)
 	ret = ibv_destroy_rwq_ind_table(mtbl->lower);
 	if (ret)
 		return ret;
-	migr_record_unsupported(to_mcontext(rwq_ind_table->context), MIGR_UNSUP_WQ,
-				-1);
+	migr_record_unsupported(to_mcontext(rwq_ind_table->context),
+				MIGR_UNSUP_WQ, -1);
 	free(mtbl);
 	return 0;
 }

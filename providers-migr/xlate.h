@@ -87,8 +87,8 @@ static inline uint32_t migr_key_lookup(const struct migr_xlate *x,
 
 	if (likely(!__atomic_load_n(&x->active, __ATOMIC_RELAXED)))
 		return key;
-	if (migr_u32tab_get(migr_u32map_tab(&x->map[kind]),
-			    migr_key_index(key), &e))
+	if (migr_u32tab_get(migr_u32map_tab(&x->map[kind]), migr_key_index(key),
+			    &e))
 		return e ^ (key & 0xffu);
 	return key;
 }
