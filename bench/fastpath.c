@@ -246,8 +246,7 @@ static int replay_log(bool on)
 				return -1;
 		} else {
 			migr_replay_untrack(q);
-			free(q->slog.ring);
-			q->slog.ring = NULL;
+			migr_ring_free(&q->slog.ring);
 		}
 		migr_qp_update_slow(q);
 	}

@@ -251,22 +251,41 @@ struct migr_cq {
 	struct migr_u32map srq_qps;
 };
 
+/*
+ * A ring of fixed-size entries, a power of two of them, each 1 << shift
+ * bytes: the post path finds a slot with a mask and a shift (ring.c)
+ */
+struct migr_ring {
+	uint8_t *buf; /* NULL: none kept */
+	uint32_t mask, shift;
+};
+
+/* The slot of the i-th entry ever written */
+static inline void *migr_ring_at(const struct migr_ring *r, uint64_t i)
+{
+	return r->buf + ((i & r->mask) << r->shift);
+}
+
+/* Room for at least n entries of entry bytes (none for n 0); 0 or ENOMEM */
+int migr_ring_init(struct migr_ring *r, uint32_t n, size_t entry);
+void migr_ring_free(struct migr_ring *r);
+
 /* The RECVs posted to a QP or SRQ, newest last: a switch reposts those unused */
 struct migr_rlog {
-	uint8_t *ring;
-	uint32_t mask, shift, max_sge; /* an entry is 1 << shift bytes */
+	struct migr_ring ring;
+	uint32_t max_sge;
 	uint64_t head; /* RECVs ever posted */
 };
 
 /*
  * The send WRs posted to an RC QP, newest last, kept only with MIGR_REPLAY
  * (slog.c): after the wait bound, those the lower QP never completed are
- * posted again on the rebuilt one. An entry is 1 << shift bytes: the WR,
- * its SGEs, then its inline payload.
+ * posted again on the rebuilt one. An entry: the WR, its SGEs, then its
+ * inline payload.
  */
 struct migr_slog {
-	uint8_t *ring;
-	uint32_t mask, shift, max_sge, max_inline;
+	struct migr_ring ring;
+	uint32_t max_sge, max_inline;
 	bool sig_all; /* the QP signals every WR */
 	bool broken; /* it posted what the log does not hold: no replay */
 	uint64_t head; /* WRs ever posted (the lower accepted) */
@@ -283,7 +302,7 @@ struct migr_slog_entry {
 static inline struct migr_slog_entry *migr_slog_at(const struct migr_slog *log,
 						   uint64_t i)
 {
-	return (void *)(log->ring + ((i & log->mask) << log->shift));
+	return migr_ring_at(&log->ring, i);
 }
 
 /*
@@ -346,7 +365,7 @@ struct migr_rlog_entry {
 static inline struct migr_rlog_entry *migr_rlog_at(const struct migr_rlog *log,
 						   uint64_t i)
 {
-	return (void *)(log->ring + ((i & log->mask) << log->shift));
+	return migr_ring_at(&log->ring, i);
 }
 
 /* A WR posted while its QP was suspended, replayed after the switch */

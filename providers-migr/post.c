@@ -292,7 +292,7 @@ static inline __attribute__((always_inline)) void
 rlog_add(struct migr_rlog *log, const struct ibv_recv_wr *wr,
 	 const struct ibv_recv_wr *stop)
 {
-	for (; wr && wr != stop && log->ring; wr = wr->next)
+	for (; wr && wr != stop && log->ring.buf; wr = wr->next)
 		rlog_put(log, wr);
 }
 
@@ -636,13 +636,13 @@ recv_logged(const struct migr_xlate *x, struct migr_rlog *log, void *lower,
 {
 	int ret;
 
-	if (log->ring)
+	if (log->ring.buf)
 		rlog_put(log, wr);
 	if (x)
 		ret = post_recv_one(x, lower, post, wr, bad_wr);
 	else
 		ret = post(lower, wr, bad_wr);
-	if (unlikely(ret) && log->ring)
+	if (unlikely(ret) && log->ring.buf)
 		log->head--;
 	return ret;
 }

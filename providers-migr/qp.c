@@ -99,7 +99,7 @@ static uint8_t slow_reasons(const struct migr_qp *mqp)
 		slow |= MIGR_SLOW_REWRITE;
 	if (mqp->ctx->xlate.active || mqp->remote->active)
 		slow |= MIGR_SLOW_XLATE;
-	if (mqp->slog.ring)
+	if (mqp->slog.ring.buf)
 		slow |= MIGR_SLOW_LOG;
 	return slow;
 }
@@ -146,8 +146,7 @@ static void log_sends(struct migr_qp *mqp, const struct ibv_qp_cap *cap)
 			   "QP 0x%x: no send log, it will not be replayed\n",
 			   mqp->vqp.qp.qp_num);
 		migr_replay_untrack(mqp);
-		free(mqp->slog.ring);
-		mqp->slog.ring = NULL;
+		migr_ring_free(&mqp->slog.ring);
 	}
 }
 
@@ -171,7 +170,7 @@ static struct ibv_qp *finish_qp(struct migr_qp *mqp,
 	    migr_xlate_born(&mqp->ctx->xlate, MIGR_XLATE_QPN, lower->qp_num,
 			    &qp->qp_num)) {
 		ibv_destroy_qp(lower);
-		free(mqp->rlog.ring);
+		migr_ring_free(&mqp->rlog.ring);
 		free(mqp);
 		return migr_fail(ENOMEM);
 	}
@@ -481,8 +480,8 @@ int migr_destroy_qp(struct ibv_qp *qp)
 		mqp->hold.wrs = h->next;
 		free(h);
 	}
-	free(mqp->rlog.ring);
-	free(mqp->slog.ring);
+	migr_ring_free(&mqp->rlog.ring);
+	migr_ring_free(&mqp->slog.ring);
 	free(mqp);
 	return 0;
 }

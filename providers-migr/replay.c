@@ -67,7 +67,7 @@ static bool srq_left(const struct migr_context *ctx,
 {
 	const struct migr_cq *mcq;
 
-	if (!msrq->rlog.ring)
+	if (!msrq->rlog.ring.buf)
 		return false;
 	list_for_each (&ctx->rec.cqs, mcq, entry)
 		if (mcq->srq_mixed)
@@ -105,7 +105,7 @@ int migr_replay_plan(struct migr_qp *q, const struct migr_replay_peer *peer,
 
 	q->replay.n = q->replay.consumers = 0;
 	q->replay.markers = q->marker.pending;
-	if (!qc || !q->slog.ring || q->slog.broken)
+	if (!qc || !q->slog.ring.buf || q->slog.broken)
 		WHY("QP 0x%x: its send WRs are not logged (it was created without MIGR_REPLAY=1, posts through ibv_wr_*() or binds windows)",
 		    qpn);
 	if (migr_slog_unfinished(&q->slog, qc->sends, &n))

@@ -15,29 +15,17 @@
 /* Room for every RECV a queue of max_wr entries can hold */
 int migr_rlog_init(struct migr_rlog *log, uint32_t max_wr, uint32_t max_sge)
 {
-	size_t entry = sizeof(struct migr_rlog_entry) +
-		       max_sge * sizeof(struct ibv_sge);
-	uint32_t n = 1;
-
-	if (!max_wr)
-		return 0;
-	while (n < max_wr)
-		n <<= 1;
-	/* a power of two: the post path finds a slot with a shift */
-	log->shift = 0;
-	while ((1ul << log->shift) < entry)
-		log->shift++;
 	log->max_sge = max_sge;
-	log->mask = n - 1;
-	log->ring = calloc(n, 1ul << log->shift);
-	return log->ring ? 0 : ENOMEM;
+	return migr_ring_init(&log->ring, max_wr,
+			      sizeof(struct migr_rlog_entry) +
+				      max_sge * sizeof(struct ibv_sge));
 }
 
 /* RECVs posted but never used, when used of them were: ERANGE if absurd */
 int migr_rlog_unused(const struct migr_rlog *log, uint64_t used,
 		     uint64_t *unused)
 {
-	if (used > log->head || log->head - used > (uint64_t)log->mask + 1)
+	if (used > log->head || log->head - used > (uint64_t)log->ring.mask + 1)
 		return ERANGE;
 	*unused = log->head - used;
 	return 0;

@@ -47,24 +47,15 @@ void migr_replay_free(struct migr_context *ctx)
 int migr_slog_init(struct migr_slog *log, const struct ibv_qp_cap *cap,
 		   bool sig_all)
 {
-	size_t entry = sizeof(struct migr_slog_entry) +
-		       cap->max_send_sge * sizeof(struct ibv_sge) +
-		       cap->max_inline_data;
-	uint32_t n = 1;
-
 	memset(log, 0, sizeof(*log));
-	if (!cap->max_send_wr)
-		return 0;
-	while (n < cap->max_send_wr)
-		n <<= 1;
-	while ((1ul << log->shift) < entry)
-		log->shift++;
 	log->max_sge = cap->max_send_sge;
 	log->max_inline = cap->max_inline_data;
 	log->sig_all = sig_all;
-	log->mask = n - 1;
-	log->ring = calloc(n, 1ul << log->shift);
-	return log->ring ? 0 : ENOMEM;
+	return migr_ring_init(&log->ring, cap->max_send_wr,
+			      sizeof(struct migr_slog_entry) +
+				      cap->max_send_sge *
+					      sizeof(struct ibv_sge) +
+				      cap->max_inline_data);
 }
 
 /* One WR into the next slot; false if it does not fit the log */
@@ -104,7 +95,7 @@ static bool slog_put(struct migr_slog *log, const struct ibv_send_wr *wr)
 void migr_slog_add(struct migr_slog *log, const struct ibv_send_wr *wr,
 		   const struct ibv_send_wr *stop)
 {
-	for (; wr && wr != stop && log->ring && !log->broken; wr = wr->next)
+	for (; wr && wr != stop && log->ring.buf && !log->broken; wr = wr->next)
 		if (!slog_put(log, wr))
 			log->broken = true;
 }
@@ -124,7 +115,7 @@ int migr_slog_unfinished(const struct migr_slog *log, uint64_t sig_done,
 	while (i > log->done &&
 	       migr_slog_at(log, i - 1)->sig_before >= sig_done) {
 		/* more than a send queue holds: the oldest were overwritten */
-		if (log->head - i > log->mask)
+		if (log->head - i > log->ring.mask)
 			return ERANGE;
 		i--;
 	}
@@ -138,7 +129,7 @@ int migr_replay_track(struct migr_qp *mqp)
 	struct migr_replay *rp = mqp->ctx->replay;
 	int ret = 0, s;
 
-	if (!rp || !mqp->slog.ring)
+	if (!rp || !mqp->slog.ring.buf)
 		return 0;
 	pthread_mutex_lock(&rp->lock);
 	if (mqp->replay.slot < 0) {

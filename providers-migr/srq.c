@@ -291,7 +291,7 @@ int migr_destroy_srq(struct ibv_srq *srq)
 		msrq->hold.wrs = h->next;
 		free(h);
 	}
-	free(msrq->rlog.ring);
+	migr_ring_free(&msrq->rlog.ring);
 	free(msrq);
 	return 0;
 }

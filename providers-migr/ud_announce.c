@@ -152,9 +152,11 @@ static int log_hosts(struct migr_context *ctx, const struct migr_rlog *log,
 	char host[INET6_ADDRSTRLEN];
 	uint64_t i, first;
 
-	if (!log->ring || !log->max_sge)
+	if (!log->ring.buf || !log->max_sge)
 		return 0;
-	first = log->head > log->mask + 1 ? log->head - log->mask - 1 : 0;
+	first = log->head > log->ring.mask + 1 ?
+			log->head - log->ring.mask - 1 :
+			0;
 	for (i = first; i < log->head; i++) {
 		const struct migr_rlog_entry *e = migr_rlog_at(log, i);
 		const struct ibv_sge *sg = &e->sge[0];

@@ -349,7 +349,7 @@ static void test_counts_and_recv_log(void)
 	}
 	CHECK(seen_sge[0].lkey == 0xa11);
 	migr_xlate_destroy(&mctx.xlate);
-	free(mqp.rlog.ring);
+	migr_ring_free(&mqp.rlog.ring);
 	memset(&mqp.rlog, 0, sizeof(mqp.rlog));
 }
 

@@ -100,7 +100,7 @@ static void test_unfinished(void)
 	migr_replay_drained(&q);
 	CHECK(unfinished(&q) == 0);
 	migr_replay_untrack(&q);
-	free(q.slog.ring);
+	migr_ring_free(&q.slog.ring);
 }
 
 /* A QP that signals every WR; more unfinished than the ring: refused */
@@ -122,7 +122,7 @@ static void test_sig_all_and_overflow(void)
 	CHECK(migr_slog_unfinished(&q.slog, 1, &n) == ERANGE);
 	CHECK(migr_slog_unfinished(&q.slog, 9, &n) == ERANGE);
 	migr_replay_untrack(&q);
-	free(q.slog.ring);
+	migr_ring_free(&q.slog.ring);
 }
 
 /* Inline payloads are copied; a WR the log cannot hold breaks the log */
@@ -151,7 +151,7 @@ static void test_inline_and_broken(void)
 	migr_slog_add(&q.slog, &wr, NULL);
 	CHECK(q.slog.broken && q.slog.head == 1);
 	migr_replay_untrack(&q);
-	free(q.slog.ring);
+	migr_ring_free(&q.slog.ring);
 }
 
 /* A peer that received n RECVs out of posted */
@@ -208,7 +208,7 @@ static void test_plan_srq(struct migr_qp *q, struct migr_qp *p, char *why)
 
 	list_del(&other.entry);
 	list_del(&cq.entry);
-	free(srq.rlog.ring);
+	migr_ring_free(&srq.rlog.ring);
 	p->init.srq = NULL;
 	p->rlog.head = own;
 }
@@ -287,8 +287,8 @@ static void test_plan(void)
 	CHECK(strstr(why, "not logged"));
 	migr_replay_untrack(&q);
 	migr_replay_untrack(&p);
-	free(q.slog.ring);
-	free(p.slog.ring);
+	migr_ring_free(&q.slog.ring);
+	migr_ring_free(&p.slog.ring);
 }
 
 /* A rebuilt QP is counted under its new lower number, in the same slot */
@@ -309,7 +309,7 @@ static void test_track(void)
 	CHECK(migr_replay_count_of(&q)->sends == 2 && unfinished(&q) == 0);
 	migr_replay_untrack(&q);
 	CHECK(!migr_replay_count_of(&q));
-	free(q.slog.ring);
+	migr_ring_free(&q.slog.ring);
 }
 
 int main(void)

@@ -172,8 +172,8 @@ static void test_concurrent_posters(bool xlate)
 	CHECK(msrq.rlog.head == total);
 	CHECK(same_order(&mqp.rlog, lower_order, total));
 	CHECK(same_order(&msrq.rlog, lower_srq_order, total));
-	free(mqp.rlog.ring);
-	free(msrq.rlog.ring);
+	migr_ring_free(&mqp.rlog.ring);
+	migr_ring_free(&msrq.rlog.ring);
 	migr_xlate_destroy(&mctx.xlate);
 	migr_xlate_destroy(&mctx.remote);
 }
@@ -200,8 +200,8 @@ static void test_owner_claims(void)
 	CHECK(!migr_queue_owner_mine(&mqp.sq));
 	CHECK(one_post(NULL) == NULL);
 	CHECK(mqp.n_consumers == 3 && lower_sends == 3);
-	free(mqp.rlog.ring);
-	free(msrq.rlog.ring);
+	migr_ring_free(&mqp.rlog.ring);
+	migr_ring_free(&msrq.rlog.ring);
 	migr_xlate_destroy(&mctx.xlate);
 	migr_xlate_destroy(&mctx.remote);
 }
