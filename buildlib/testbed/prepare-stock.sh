@@ -15,9 +15,13 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
+# libjansson4: ours depend on it (the provider, migrd and migrctl read JSON
+# with jansson); the offline guest cannot fetch it as a user's apt would,
+# so the stock system has it (and keeps it when it goes back)
 PACKAGES=(
 	kmod iproute2 procps util-linux busybox iputils-ping
 	ibverbs-utils ibverbs-providers rdmacm-utils python3-pyverbs perftest
+	libjansson4
 )
 TB=$MIGR_CACHE/testbed
 R=$TB/rootfs-stock
