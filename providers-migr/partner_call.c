@@ -111,7 +111,8 @@ static int batch(struct migr_partner *v, unsigned int n, unsigned int first,
 {
 	struct migr_partner *p0 = &v[first];
 	unsigned int idx[MAX_BATCH], k = 0, i;
-	char line[LINE_MAX_LEN], gid[33], args[128], reply[REPLY_MAX];
+	/* args: a give's carry a chunk of rkeys (KEYS_PER_LINE pairs) */
+	char line[LINE_MAX_LEN], gid[33], args[LINE_MAX_LEN], reply[REPLY_MAX];
 	const json_t *proc, *results;
 	int answered = 0, ret;
 	uint64_t pid = 0;
@@ -780,12 +781,15 @@ struct give {
 static int give_args(struct migr_partner *p, char *buf, size_t len, void *arg)
 {
 	struct give *g = arg;
+	int n;
 
 	/* A prepare's words (migrd checks it with the faces step), then ours */
-	snprintf(buf, len, "%u 0 0 0 0 %u %016" PRIx64 " %u %" PRIu64 " %d %s",
-		 p->mqp->vqp.qp.qp_num, g->our_phys, p->mqp->ctx->peer_id,
-		 g->partner_phys, g->gen, g->last, g->pairs);
-	return 0;
+	n = snprintf(buf, len,
+		     "%u 0 0 0 0 %u %016" PRIx64 " %u %" PRIu64 " %d %s",
+		     p->mqp->vqp.qp.qp_num, g->our_phys, p->mqp->ctx->peer_id,
+		     g->partner_phys, g->gen, g->last, g->pairs);
+	/* keys cut short would be wrong keys */
+	return n < 0 || (size_t)n >= len ? E2BIG : 0;
 }
 
 int migr_partner_give(struct migr_qp *mqp, uint32_t dest_qpn,

@@ -40,11 +40,20 @@ void migr_replay_peer_of(const struct migr_qp *mqp,
 	memset(me, 0, sizeof(*me));
 }
 
+/* The context's rkeys, as the give step sends them: npairs of them */
+static unsigned int npairs;
+
 unsigned int migr_rkey_pairs(struct migr_context *ctx, unsigned int start,
 			     unsigned int max, char *out)
 {
+	unsigned int k = 0;
+	size_t len = 0;
+
 	out[0] = 0;
-	return 0;
+	for (; start + k < npairs && k < max; k++)
+		len += sprintf(out + len, "%s%08x:%08x", k ? "," : "",
+			       start + k, start + k);
+	return k;
 }
 
 void migr_qp_update_slow(struct migr_qp *mqp)
@@ -265,6 +274,31 @@ static void test_fetch(void)
 	      errno == EPROTO && strstr(err, "lacks its QP"));
 }
 
+/* A give carries every pair of its chunk, whole: the last chunk's last one */
+static void test_give(void)
+{
+	union ibv_gid gid = {};
+	char last[32];
+
+	gid.raw[10] = gid.raw[11] = 0xff;
+	gid.raw[12] = 10;
+	gid.raw[15] = 2;
+	ctx.xlate.gen = 3;
+	npairs = 200; /* two chunks: 160, then 40 */
+	answer = WRAP("{\"ok\":true,\"results\":[{\"ok\":true,"
+		      "\"phys\":18}]}");
+	CHECK(migr_partner_give(&mqp, 0x11, &gid, 5, 18, err, sizeof(err)) ==
+	      0);
+	snprintf(last, sizeof(last), ",%08x:%08x\n", 199, 199);
+	CHECK(strstr(asked, " give ") &&
+	      strlen(asked) > strlen(last) &&
+	      !strcmp(asked + strlen(asked) - strlen(last), last));
+	/* the last chunk says it is: LAST 1 before its pairs */
+	CHECK(strstr(asked, " 3 1 000000a0:000000a0,"));
+	ctx.xlate.gen = 0;
+	npairs = 0;
+}
+
 int main(void)
 {
 	char path[128];
@@ -276,6 +310,7 @@ int main(void)
 	test_suspend();
 	test_prepare();
 	test_fetch();
+	test_give();
 	unlink(path);
 	return unit_done("partner_call");
 }
