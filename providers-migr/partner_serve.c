@@ -460,7 +460,7 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 	uint64_t peer_id, gen, ours;
 	unsigned long start = 0;
 	union ibv_gid now;
-	bool probe, found, withheld;
+	bool probe, found, wanted, withheld;
 
 	if (sscanf(e->args, "%u %u %" SCNx64 " %" SCNu64 " %15s", &peer_qpn,
 		   &peer_phys, &peer_id, &gen, from) != 5) {
@@ -495,9 +495,9 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 	 * connected to. Not connected yet, we give them when we connect
 	 * (migr_partner_give()): anybody may ask a QP still in RESET or INIT.
 	 */
-	withheld = !probe && ours && ours != gen &&
-		   mqp->attr.qp_state < IBV_QPS_RTR;
-	if (!probe && ours && ours != gen && !withheld)
+	wanted = !probe && ours && ours != gen;
+	withheld = wanted && mqp->attr.qp_state < IBV_QPS_RTR;
+	if (wanted && !withheld)
 		k = migr_rkey_pairs(ctx, start, MIGR_FETCH_KEYS, keys);
 	pthread_mutex_lock(&ctx->rec.lock);
 	found = migr_gid_history_find(&ctx->gid_history, gid, &now);
@@ -777,7 +777,7 @@ static void do_give(struct entry *e)
 		FAILED(e, "switching itself");
 		return;
 	}
-	if (mqp->remote != migr_peer_tables(e->ctx, a.peer_id)) {
+	if (!migr_peer_tables_are(e->ctx, mqp->remote, a.peer_id)) {
 		FAILED(e,
 		       "QP 0x%x did not learn of context %016" PRIx64
 		       " at connect",

@@ -60,6 +60,22 @@ found:
 	return &p->xlate;
 }
 
+bool migr_peer_tables_are(struct migr_context *ctx, const struct migr_xlate *x,
+			  uint64_t id)
+{
+	struct migr_peer *p;
+	bool found = false;
+
+	pthread_mutex_lock(&ctx->peers_lock);
+	list_for_each (&ctx->peers, p, entry)
+		if (p->id == id) {
+			found = &p->xlate == x;
+			break;
+		}
+	pthread_mutex_unlock(&ctx->peers_lock);
+	return found;
+}
+
 int migr_peer_tie(struct migr_qp *mqp, uint64_t id)
 {
 	struct migr_xlate *x = migr_peer_tables(mqp->ctx, id);

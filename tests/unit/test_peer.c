@@ -46,6 +46,11 @@ static void test_one_per_peer(void)
 	CHECK(a != &ctx.remote && b != &ctx.remote);
 	CHECK(migr_peer_tables(&ctx, 0x1111) == a);
 	CHECK(migr_peer_tables(&ctx, 0x2222) == b);
+	/* told apart without making one (a give's check) */
+	CHECK(migr_peer_tables_are(&ctx, a, 0x1111));
+	CHECK(!migr_peer_tables_are(&ctx, a, 0x2222));
+	CHECK(!migr_peer_tables_are(&ctx, &ctx.remote, 0x1111));
+	CHECK(!migr_peer_tables_are(&ctx, a, 0x3333));
 	fini_ctx(&ctx);
 }
 
