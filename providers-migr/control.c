@@ -11,6 +11,9 @@
  *   switch <device> [wait_ms]\n    -> one JSON line with the phase times
  *   rebuild [wait_ms]\n             -> the same, every object rebuilt on the
  *                                    device it is on (new physical numbers)
+ *   park [wait_ms]\n                -> drained and released, no device held,
+ *                                    before CRIU dumps it (park.h)
+ *   resume [device]\n               -> rebuilt on device (or the one left)
  *   partner OP ...\n                -> a moving partner's step (partner.h),
  *                                    relayed by migrd
  *
@@ -39,6 +42,7 @@
 #include "clock.h"
 #include "contexts.h"
 #include "migr_json.h"
+#include "park.h"
 #include "partner.h"
 #include "switch.h"
 #include "ud_peers.h"
@@ -96,9 +100,10 @@ static void json_report(FILE *out, const char *dev, int ret,
 		r->device_fds, r->device_maps);
 }
 
-/* One try of a switch of all the process's contexts, their list held */
+/* One try of a switch (or a park) of all the process's contexts */
 static int switch_all(const char *target, unsigned int wait_ms,
-		      struct migr_switch_report *rep, char *dev, size_t len)
+		      struct migr_switch_report *rep, char *dev, size_t len,
+		      bool park)
 {
 	struct migr_context **v;
 	unsigned int n;
@@ -111,7 +116,9 @@ static int switch_all(const char *target, unsigned int wait_ms,
 	v = calloc(n + 1, sizeof(*v));
 	if (v)
 		n = migr_contexts_get(v, n);
-	if (v)
+	if (v && park)
+		ret = migr_park(v, n, wait_ms, rep);
+	else if (v)
 		ret = migr_switch(v, n, target, wait_ms, rep);
 	else
 		snprintf(rep->error, sizeof(rep->error), "out of memory");
@@ -138,8 +145,15 @@ static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 	double t0 = now_ms();
 	int ret;
 
+	if (migr_parked(NULL)) {
+		fprintf(out,
+			"{\"pid\":%d,\"ok\":false,\"error\":\"the process is parked for a migration: resume it first\"}\n",
+			getpid());
+		return;
+	}
 	for (;;) {
-		ret = switch_all(target, wait_ms, &rep, dev, sizeof(dev));
+		ret = switch_all(target, wait_ms, &rep, dev, sizeof(dev),
+				 false);
 		if (ret != EBUSY || now_ms() - t0 > BUSY_RETRY_MS)
 			break;
 		tries++;
@@ -151,12 +165,56 @@ static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
 }
 
+/* park [wait_ms]: the switch's first half, kept (park.h) */
+static void do_park(FILE *out, unsigned int wait_ms)
+{
+	struct migr_switch_report rep;
+	char dev[IBV_SYSFS_NAME_MAX];
+	int ret;
+
+	ret = switch_all(NULL, wait_ms, &rep, dev, sizeof(dev), true);
+	fprintf(out, "{\"pid\":%d,\"park\":[", getpid());
+	json_report(out, dev, ret, &rep);
+	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
+}
+
+/* resume [device]: its second half, here or on the device it left */
+static void do_resume(FILE *out, const char *target)
+{
+	struct migr_switch_report rep;
+	int ret;
+
+	ret = migr_resume(target, &rep);
+	fprintf(out, "{\"pid\":%d,\"resume\":[", getpid());
+	json_report(out, rep.to, ret, &rep);
+	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
+}
+
+/*
+ * A parked process's contexts are not read: the mover holds their locks,
+ * and nothing in them changes until the resume
+ */
+static bool status_parked(FILE *out)
+{
+	struct migr_switch_report rep;
+
+	if (!migr_parked(&rep))
+		return false;
+	fprintf(out, "{\"pid\":%d,\"parked\":{\"from\":", getpid());
+	migr_json_str(out, rep.from);
+	fprintf(out, ",\"contexts\":%u,\"qps\":%u},\"contexts\":[]}\n",
+		rep.contexts, rep.qps);
+	return true;
+}
+
 static void do_status(FILE *out)
 {
 	struct migr_context *ctx, **v;
 	unsigned int i, n;
 	bool first = true;
 
+	if (status_parked(out))
+		return;
 	fprintf(out, "{\"pid\":%d,\"contexts\":[", getpid());
 	migr_contexts_lock();
 	n = migr_contexts_get(NULL, 0);
@@ -293,13 +351,19 @@ struct switch_job {
 	FILE *out;
 	const char *target;
 	unsigned int wait_ms;
+	enum { JOB_SWITCH, JOB_PARK, JOB_RESUME } kind;
 };
 
 static void switch_job(void *arg)
 {
 	struct switch_job *j = arg;
 
-	do_switch(j->out, j->target, j->wait_ms);
+	if (j->kind == JOB_PARK)
+		do_park(j->out, j->wait_ms);
+	else if (j->kind == JOB_RESUME)
+		do_resume(j->out, j->target);
+	else
+		do_switch(j->out, j->target, j->wait_ms);
 }
 
 struct partner_job {
@@ -427,13 +491,25 @@ static void serve(int fd, char *req, char *dev)
 		run_on(&partner_worker, ud_job, &pj);
 	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { out, dev, wait_ms };
+		struct switch_job sj = { out, dev, wait_ms, JOB_SWITCH };
 
 		run_on(&mover, switch_job, &sj);
 	} else if ((!strcmp(req, "rebuild\n") ||
 		    sscanf(req, "rebuild %u", &wait_ms) == 1) &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { out, NULL, wait_ms };
+		struct switch_job sj = { out, NULL, wait_ms, JOB_SWITCH };
+
+		run_on(&mover, switch_job, &sj);
+	} else if ((!strcmp(req, "park\n") ||
+		    sscanf(req, "park %u", &wait_ms) == 1) &&
+		   wait_ms > 0 && wait_ms <= 600000) {
+		struct switch_job sj = { out, NULL, wait_ms, JOB_PARK };
+
+		run_on(&mover, switch_job, &sj);
+	} else if (!strcmp(req, "resume\n") ||
+		   sscanf(req, "resume %256s", dev) == 1) {
+		struct switch_job sj = { out, strcmp(req, "resume\n") ? dev : NULL,
+					 0, JOB_RESUME };
 
 		run_on(&mover, switch_job, &sj);
 	} else {

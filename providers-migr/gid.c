@@ -60,36 +60,66 @@ static ssize_t gid_table(struct ibv_context *ctx, struct ibv_gid_entry **t)
 	return n;
 }
 
-int migr_gid_moves(struct ibv_context *from, struct ibv_context *to,
-		   struct migr_gid_history *moves)
+int migr_gid_table_read(struct ibv_context *ctx, struct migr_gid_table *t)
 {
-	struct ibv_gid_entry *tf, *tt;
-	ssize_t nf, nt, i, j;
+	t->n = gid_table(ctx, &t->e);
+	if (t->n >= 0)
+		return 0;
+	t->n = 0;
+	return errno ? errno : EIO;
+}
+
+void migr_gid_table_free(struct migr_gid_table *t)
+{
+	free(t->e);
+	t->e = NULL;
+	t->n = 0;
+}
+
+int migr_gid_table_moves(const struct migr_gid_table *from,
+			 struct ibv_context *to, struct migr_gid_history *moves)
+{
+	struct migr_gid_table tt;
+	ssize_t i, j;
+	int ret;
 
 	moves->n = 0;
-	nf = gid_table(from, &tf);
-	nt = nf < 0 ? -1 : gid_table(to, &tt);
-	if (nt < 0) {
-		free(tf);
-		return errno ? errno : EIO;
-	}
-	for (i = 0; i < nf && moves->n < MIGR_GID_HISTORY; i++) {
-		for (j = 0; j < nt; j++) {
-			if (tt[j].port_num != tf[i].port_num ||
-			    tt[j].gid_index != tf[i].gid_index ||
-			    tt[j].gid_type != tf[i].gid_type)
+	ret = migr_gid_table_read(to, &tt);
+	if (ret)
+		return ret;
+	for (i = 0; i < from->n && moves->n < MIGR_GID_HISTORY; i++) {
+		const struct ibv_gid_entry *f = &from->e[i];
+
+		for (j = 0; j < tt.n; j++) {
+			if (tt.e[j].port_num != f->port_num ||
+			    tt.e[j].gid_index != f->gid_index ||
+			    tt.e[j].gid_type != f->gid_type)
 				continue;
-			if (!migr_gid_same(&tf[i].gid, &tt[j].gid)) {
-				moves->e[moves->n].from = tf[i].gid;
-				moves->e[moves->n].to = tt[j].gid;
+			if (!migr_gid_same(&f->gid, &tt.e[j].gid)) {
+				moves->e[moves->n].from = f->gid;
+				moves->e[moves->n].to = tt.e[j].gid;
 				moves->n++;
 			}
 			break;
 		}
 	}
-	free(tf);
-	free(tt);
+	migr_gid_table_free(&tt);
 	return 0;
+}
+
+int migr_gid_moves(struct ibv_context *from, struct ibv_context *to,
+		   struct migr_gid_history *moves)
+{
+	struct migr_gid_table tf;
+	int ret;
+
+	moves->n = 0;
+	ret = migr_gid_table_read(from, &tf);
+	if (ret)
+		return ret;
+	ret = migr_gid_table_moves(&tf, to, moves);
+	migr_gid_table_free(&tf);
+	return ret;
 }
 
 /* Make room at the end by forgetting the oldest */

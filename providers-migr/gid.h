@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 
@@ -34,6 +35,20 @@ struct migr_gid_history {
 	} e[MIGR_GID_HISTORY];
 };
 
+/*
+ * A device's GID table, kept while the process holds no device (a park:
+ * the destination's GIDs are compared with it at the resume)
+ */
+struct migr_gid_table {
+	ssize_t n;
+	struct ibv_gid_entry *e;
+};
+
+int migr_gid_table_read(struct ibv_context *ctx, struct migr_gid_table *t);
+void migr_gid_table_free(struct migr_gid_table *t);
+/* What each GID of table from becomes on to, into moves; 0 or errno */
+int migr_gid_table_moves(const struct migr_gid_table *from,
+			 struct ibv_context *to, struct migr_gid_history *moves);
 /* What each GID of from's ports becomes on to, into moves; 0 or errno */
 int migr_gid_moves(struct ibv_context *from, struct ibv_context *to,
 		   struct migr_gid_history *moves);

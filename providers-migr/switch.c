@@ -25,6 +25,7 @@
 #include "replay.h"
 #include "switch.h"
 #include "switch_objects.h"
+#include "switch_set.h"
 #include "ud_peers.h"
 #include "verbs.h"
 
@@ -46,18 +47,6 @@ static struct ibv_device *find_device(struct ibv_device **list,
 	}
 	return NULL;
 }
-
-/* The contexts a switch moves together, and what it keeps per context */
-struct sw_set {
-	struct migr_context **ctx;
-	unsigned int n;
-	struct migr_gid_move *gids; /* per context */
-	/* per context: every GID of the old device's and its successor */
-	struct migr_gid_history *moves;
-	uint64_t **unused; /* per context, per QP in record order */
-	struct migr_partner *partners; /* QPs whose partner is elsewhere */
-	unsigned int npartners;
-};
 
 #define for_each_ctx(set, i, c)                                                \
 	for ((i) = 0; (i) < (set)->n && ((c) = (set)->ctx[(i)]); (i)++)
@@ -792,6 +781,12 @@ static int check_set(struct sw_set *set, struct ibv_context *to,
 		}
 		if (!ret)
 			ret = precheck(set, c, to, &set->gids[i], rep);
+		if (!ret && set->alone && set->npartners) {
+			REPORT(rep,
+			       "QP 0x%x has its partner in another process; moving it with its partners between hosts is not done yet",
+			       set->partners[0].mqp->vqp.qp.qp_num);
+			ret = EOPNOTSUPP;
+		}
 		/* none known: a peer that read an old GID is not told */
 		if (!ret && migr_gid_moves(c->lower, to, &set->moves[i]))
 			set->moves[i].n = 0;
@@ -1041,17 +1036,15 @@ static int roll_back(struct sw_set *set, enum sw_reached reached, int ret,
 }
 
 /*
- * The switch, phase after phase (docs/architecture.md, "Live switch"):
- * check, prepare, suspend, drain, count, save, release, rebuild, replay.
- * A failure before the release rolls back (roll_back()); after it, the
- * rebuild goes back to the original device.
+ * The switch's first half: check, prepare, suspend, drain, count, save,
+ * release. 0 when the set holds no device any more; a failure has rolled
+ * back (everything runs on its lower objects again).
  */
-static int switch_locked(struct sw_set *set, const char *target,
-			 unsigned int wait_ms, struct migr_switch_report *rep)
+int migr_set_park(struct sw_set *set, const char *target,
+		       unsigned int wait_ms, struct migr_switch_report *rep)
 {
 	double t = now_ms();
 	struct ibv_context *to;
-	bool stuck;
 	int ret;
 
 	to = open_target(set, target, rep, &ret);
@@ -1081,17 +1074,42 @@ static int switch_locked(struct sw_set *set, const char *target,
 	t = now_ms();
 	release_phase(set, rep);
 	rep->ms_release = now_ms() - t;
+	return 0;
+}
 
-	t = now_ms();
+/* The second half: rebuild on rep->to (or back on rep->from), replay */
+int migr_set_unpark(struct sw_set *set, struct migr_switch_report *rep)
+{
+	double t = now_ms();
+	bool stuck;
+	int ret;
+
 	ret = rebuild_phase(set, rep, &stuck);
-	if (stuck)
+	if (stuck) {
+		/* Nothing half built stays: a later try starts released */
+		release_set(set, NULL, rep);
 		return EIO;
+	}
 	rep->ms_rebuild = now_ms() - t - rep->ms_partner;
 
 	t = now_ms();
 	ret = replay_phase(set, ret, rep);
 	rep->ms_replay = now_ms() - t;
 	return ret;
+}
+
+/*
+ * The switch, phase after phase (docs/architecture.md, "Live switch"):
+ * check, prepare, suspend, drain, count, save, release, rebuild, replay.
+ * A failure before the release rolls back (roll_back()); after it, the
+ * rebuild goes back to the original device.
+ */
+static int switch_locked(struct sw_set *set, const char *target,
+			 unsigned int wait_ms, struct migr_switch_report *rep)
+{
+	int ret = migr_set_park(set, target, wait_ms, rep);
+
+	return ret ? ret : migr_set_unpark(set, rep);
 }
 
 /* QPs of the set: at most that many partners */
@@ -1106,38 +1124,72 @@ static unsigned int count_qps(struct migr_context **ctxs, unsigned int n)
 	return qps;
 }
 
-static int switch_once(struct sw_set *set, const char *target,
-		       unsigned int wait_ms, struct migr_switch_report *rep)
+struct sw_set *migr_set_new(struct migr_context **ctxs, unsigned int n,
+			    struct migr_switch_report *rep)
 {
-	unsigned int i, n = set->n;
-	int ret = ENOMEM;
+	struct sw_set *set = calloc(1, sizeof(*set));
+	unsigned int i;
 
 	memset(rep, 0, sizeof(*rep));
 	rep->device_fds = rep->device_maps = -1;
 	rep->contexts = n;
+	if (!set)
+		goto nomem;
+	set->n = n;
+	set->ctx = calloc(n, sizeof(*set->ctx));
+	set->gids = calloc(n, sizeof(*set->gids));
+	set->moves = calloc(n, sizeof(*set->moves));
+	set->unused = calloc(n, sizeof(*set->unused));
+	set->tables = calloc(n, sizeof(*set->tables));
+	set->partners =
+		calloc(count_qps(ctxs, n) + 1, sizeof(*set->partners));
+	if (!set->ctx || !set->gids || !set->moves || !set->unused ||
+	    !set->tables || !set->partners) {
+		migr_set_free(set);
+		goto nomem;
+	}
+	memcpy(set->ctx, ctxs, n * sizeof(*ctxs));
 	for (i = 0; i < n; i++)
 		pthread_rwlock_wrlock(&set->ctx[i]->ctl_lock);
-	set->npartners = 0;
-	set->partners =
-		calloc(count_qps(set->ctx, n) + 1, sizeof(*set->partners));
-	if (set->partners)
-		ret = switch_locked(set, target, wait_ms, rep);
-	for (i = n; i-- > 0;)
-		pthread_rwlock_unlock(&set->ctx[i]->ctl_lock);
-	for (i = 0; i < n; i++) {
+	return set;
+nomem:
+	REPORT(rep, "out of memory");
+	return NULL;
+}
+
+void migr_set_free(struct sw_set *set)
+{
+	unsigned int i;
+
+	if (!set)
+		return;
+	for (i = 0; set->unused && i < set->n; i++)
 		free(set->unused[i]);
-		set->unused[i] = NULL;
-	}
+	for (i = 0; set->tables && i < set->n; i++)
+		migr_gid_table_free(&set->tables[i]);
 	free(set->partners);
-	set->partners = NULL;
-	return ret;
+	free(set->tables);
+	free(set->unused);
+	free(set->moves);
+	free(set->gids);
+	free(set->ctx);
+	free(set);
+}
+
+void migr_set_done(struct sw_set *set)
+{
+	unsigned int i;
+
+	for (i = set->n; i-- > 0;)
+		pthread_rwlock_unlock(&set->ctx[i]->ctl_lock);
+	migr_set_free(set);
 }
 
 int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 		unsigned int wait_ms, struct migr_switch_report *rep)
 {
-	struct sw_set set = { .ctx = ctxs, .n = n };
 	double t0 = now_ms();
+	struct sw_set *set;
 	int ret = ENOMEM;
 
 	if (!n) {
@@ -1145,16 +1197,11 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 		REPORT(rep, "the process has no migr device open");
 		return ENODEV;
 	}
-	set.gids = calloc(n, sizeof(*set.gids));
-	set.moves = calloc(n, sizeof(*set.moves));
-	set.unused = calloc(n, sizeof(*set.unused));
-	if (set.gids && set.moves && set.unused)
-		ret = switch_once(&set, target, wait_ms, rep);
-	else
-		REPORT(rep, "out of memory");
-	free(set.unused);
-	free(set.moves);
-	free(set.gids);
+	set = migr_set_new(ctxs, n, rep);
+	if (set) {
+		ret = switch_locked(set, target, wait_ms, rep);
+		migr_set_done(set);
+	}
 	rep->ms_total = now_ms() - t0;
 	if (ret == EBUSY)
 		verbs_info(&ctxs[0]->vctx, "switch put off: %s\n", rep->error);

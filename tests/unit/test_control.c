@@ -66,6 +66,45 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 	return EIO;
 }
 
+/* The park layer's stand-in: parked after "park", until "resume" */
+static bool parked_now;
+static unsigned int park_wait_ms;
+
+int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
+	      struct migr_switch_report *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->contexts = n;
+	rep->qps = 3;
+	snprintf(rep->from, sizeof(rep->from), "migr_test0");
+	park_wait_ms = wait_ms;
+	parked_now = true;
+	return 0;
+}
+
+int migr_resume(const char *target, struct migr_switch_report *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : "migr_test0");
+	if (!parked_now) {
+		snprintf(rep->error, sizeof(rep->error), "the process is not parked");
+		return ENOENT;
+	}
+	parked_now = false;
+	return 0;
+}
+
+bool migr_parked(struct migr_switch_report *rep)
+{
+	if (parked_now && rep) {
+		memset(rep, 0, sizeof(*rep));
+		rep->contexts = 1;
+		rep->qps = 3;
+		snprintf(rep->from, sizeof(rep->from), "migr_test0");
+	}
+	return parked_now;
+}
+
 void migr_partner_serve(FILE *out, const char *line)
 {
 	fprintf(out, "{\"ok\":false}\n");
@@ -195,6 +234,31 @@ static int threads(void)
 	if (f)
 		fclose(f);
 	return n;
+}
+
+/*
+ * park and resume reach the park layer with their arguments; a parked
+ * process says so in its status (its contexts unread: the mover holds
+ * their locks) and refuses a switch until it is resumed
+ */
+static void test_park_requests(void)
+{
+	char buf[4096];
+
+	CHECK(request_retry("park 1234\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"park\":[") && strstr(buf, "\"ok\":true}"));
+	CHECK(parked_now && park_wait_ms == 1234);
+	CHECK(request_retry("status\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"parked\":{\"from\":\"migr_test0\",\"contexts\":1,\"qps\":3}"));
+	CHECK(request_retry("switch rxe1\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "parked") && strstr(buf, "\"ok\":false"));
+	CHECK(request_retry("resume rxe1\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"to\":\"rxe1\"") && strstr(buf, "\"ok\":true}"));
+	CHECK(!parked_now);
+	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "not parked") && strstr(buf, "\"ok\":false}"));
+	CHECK(request_retry("park 0\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "bad request") && !parked_now);
 }
 
 /* Run fn as uid/gid NOBODY in a child; true if it exited 0 */
@@ -525,5 +589,6 @@ int main(void)
 	test_other_uid();
 	test_thread_cap();
 	test_injection();
+	test_park_requests();
 	return unit_done("control");
 }

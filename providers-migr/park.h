@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Park and resume: a live switch split in two around a move between
+ * hosts (docs/architecture.md, "Migration between hosts"). A parked
+ * process holds no device file or mapping, so an unmodified CRIU dumps
+ * it; it keeps running meanwhile (posts held, polls served from the
+ * shadow CQs) until CRIU freezes it. Both run on one thread (the control
+ * socket's mover): the park's locks are that thread's until the resume.
+ */
+#ifndef MIGR_PARK_H
+#define MIGR_PARK_H
+
+#include <stdbool.h>
+
+#include "switch.h"
+
+/*
+ * Park the n contexts in ctxs (the process's all): drain within wait_ms
+ * and release every lower object. 0, or an errno with rep->error set and
+ * everything running as before (EALREADY: parked already).
+ */
+int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
+	      struct migr_switch_report *rep);
+
+/*
+ * Rebuild the parked contexts on the device named target (NULL: the one
+ * they left) and let them run. 0, or an errno with rep->error set: ENOENT
+ * when nothing is parked; otherwise the process stays parked, and a resume
+ * on the device it left can follow.
+ */
+int migr_resume(const char *target, struct migr_switch_report *rep);
+
+/* Parked now? Then the report of the park, into rep if not NULL */
+bool migr_parked(struct migr_switch_report *rep);
+
+#endif /* MIGR_PARK_H */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The contexts a switch moves together, and its two halves: a switch is
+ * migr_set_park() then migr_set_unpark() at once; a migration between
+ * hosts (park.c) keeps the set parked in between, while CRIU moves the
+ * process.
+ */
+#ifndef MIGR_SWITCH_SET_H
+#define MIGR_SWITCH_SET_H
+
+#include "gid.h"
+#include "migr.h"
+#include "switch.h"
+
+struct migr_partner;
+
+/* The contexts a switch moves together, and what it keeps per context */
+struct sw_set {
+	struct migr_context **ctx;
+	unsigned int n;
+	struct migr_gid_move *gids; /* per context */
+	/* per context: every GID of the old device's and its successor */
+	struct migr_gid_history *moves;
+	uint64_t **unused; /* per context, per QP in record order */
+	struct migr_partner *partners; /* QPs whose partner is elsewhere */
+	unsigned int npartners;
+	/* a park's: per context, the GIDs of the device it left */
+	struct migr_gid_table *tables;
+	/* a park's: every partner must be in this process (for now) */
+	bool alone;
+};
+
+/*
+ * A set of the n contexts in ctxs, their control locks taken (nothing
+ * else changes their objects until migr_set_done()); NULL with rep->error
+ */
+struct sw_set *migr_set_new(struct migr_context **ctxs, unsigned int n,
+			    struct migr_switch_report *rep);
+/* The locks let go, the set freed */
+void migr_set_done(struct sw_set *set);
+void migr_set_free(struct sw_set *set);
+
+/*
+ * Check, prepare, suspend, drain, count, save and release, for a move to
+ * target (NULL: the device the set is on). 0 when no context holds a
+ * device; on failure everything runs on its lower objects again.
+ */
+int migr_set_park(struct sw_set *set, const char *target, unsigned int wait_ms,
+		  struct migr_switch_report *rep);
+/*
+ * Rebuild on rep->to (back on rep->from if that fails), then replay.
+ * EIO: not even the way back worked; the set stays released.
+ */
+int migr_set_unpark(struct sw_set *set, struct migr_switch_report *rep);
+
+#endif /* MIGR_SWITCH_SET_H */
