@@ -52,12 +52,11 @@ cp "$orig" "$TOPDIR/SOURCES/rdma-core-$UPSTREAM_VERSION.tar.gz"
 for p in $series; do cp "$MIGR_TOP/rdma-core/patches/$p" "$TOPDIR/SOURCES/"; done
 # providers-migr/ as it is in the working tree (files git tracks or would track),
 # packed reproducibly.
-(cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard providers-migr) |
-	tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
-	gzip -n >"$TOPDIR/SOURCES/providers-migr.tar.gz"
-(cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard migrd) |
-	tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
-	gzip -n >"$TOPDIR/SOURCES/migrd.tar.gz"
+for d in providers-migr migrd criu; do
+	(cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard "$d") |
+		tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
+		gzip -n >"$TOPDIR/SOURCES/$d.tar.gz"
+done
 cp "$SPEC" "$TOPDIR/SPECS/"
 
 log "rpmbuild -ba --nodeps (about 3 minutes on 2 cores; log: $TOPDIR/rpmbuild.log)"

@@ -20,12 +20,13 @@ APTLOG=$MIGR_CACHE/buildroot-trixie.log
 
 # rdma-core 56.1's Build-Depends (debian/control) for a cmake/ninja build with
 # pyverbs and the man pages, plus libdrm-dev so the DMABUF paths get built,
-# and migr's own: OpenSSL (migrd's peer link) and jansson (JSON).
+# and migr's own: OpenSSL (migrd's peer link), jansson (JSON) and CRIU's
+# plugin header (the CRIU plugin).
 # (debhelper/dh-python/dpkg-dev only matter for packaging, and buildd has dpkg-dev.)
 PACKAGES=(
 	cmake ninja-build pkgconf gcc
 	libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev libdrm-dev
-	libssl-dev libjansson-dev
+	libssl-dev libjansson-dev libcriu-dev
 	python3-dev cython3 pandoc python3-docutils valgrind ccache
 )
 

@@ -53,9 +53,11 @@ done <"$patches/series"
 if [ $copy -eq 1 ]; then
 	cp -a "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
 	cp -a "$MIGR_TOP/migrd" "$dest.tmp/migrd"
+	cp -a "$MIGR_TOP/criu" "$dest.tmp/criu"
 else
 	ln -s "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
 	ln -s "$MIGR_TOP/migrd" "$dest.tmp/migrd"
+	ln -s "$MIGR_TOP/criu" "$dest.tmp/criu"
 fi
 echo "$stamp" >"$dest.tmp/.migr-stamp"
 mv "$dest.tmp" "$dest"

@@ -22,6 +22,13 @@
 static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sw_set *parked;
 static struct migr_switch_report park_rep;
+/*
+ * The last resume's outcome, until the next park: a resume asked twice
+ * (queued by the CRIU plugin at restore, then asked by migrctl) answers
+ * the second with the first's report
+ */
+static struct migr_switch_report resume_rep;
+static int resume_ret = -1;
 
 bool migr_parked(struct migr_switch_report *rep)
 {
@@ -94,6 +101,7 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 	pthread_mutex_lock(&park_lock);
 	parked = set;
 	park_rep = *rep;
+	resume_ret = -1;
 	pthread_mutex_unlock(&park_lock);
 	verbs_info(&ctxs[0]->vctx,
 		   "parked on %s: %u contexts, %u QPs, no device held, %.2f ms\n",
@@ -159,7 +167,12 @@ int migr_resume(const char *target, struct migr_switch_report *rep)
 	set = parked;
 	if (set)
 		*rep = park_rep;
+	else if (resume_ret >= 0)
+		*rep = resume_rep;
+	ret = resume_ret;
 	pthread_mutex_unlock(&park_lock);
+	if (!set && ret >= 0)
+		return ret;
 	if (!set) {
 		memset(rep, 0, sizeof(*rep));
 		REPORT(rep, "the process is not parked");
@@ -183,6 +196,8 @@ int migr_resume(const char *target, struct migr_switch_report *rep)
 	}
 	pthread_mutex_lock(&park_lock);
 	parked = NULL;
+	resume_rep = *rep;
+	resume_ret = ret;
 	pthread_mutex_unlock(&park_lock);
 	verbs_info(&set->ctx[0]->vctx, "resumed on %s%s: %.2f ms\n", rep->to,
 		   rep->rolled_back ? " (rolled back)" : "", rep->ms_total);

@@ -25,8 +25,9 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 /*
  * Rebuild the parked contexts on the device named target (NULL: the one
  * they left) and let them run. 0, or an errno with rep->error set: ENOENT
- * when nothing is parked; otherwise the process stays parked, and a resume
- * on the device it left can follow.
+ * when nothing is parked or was resumed since the last park (a second
+ * resume gets the first's outcome); ENODEV, ENOENT or EIO with the
+ * process still parked, and a resume on the device it left can follow.
  */
 int migr_resume(const char *target, struct migr_switch_report *rep);
 

@@ -1,0 +1,118 @@
+#!/bin/bash
+# In one guest: Debian's unmodified CRIU with migr's plugin
+# (criu/migr_plugin.c) dumps and restores running RDMA processes.
+# - pre-dump of a live migr process passes with the plugin and fails
+#   without it (its uverbs mappings);
+# - the dump of an RDMA process that is not migr's is refused, naming the
+#   pid and the file, and the process runs on, its traffic intact;
+# - a migr process parked by hand (control socket "park") is dumped and
+#   restored; the plugin queues its resume, and its traffic (every
+#   completion and byte checked by selfpair) goes on where it stopped;
+# - the same without the park: the plugin parks it itself (CRIU's
+#   PAUSE_DEVICES, as for runc or podman);
+# - a park undone (a migration that failed before the dump) resumes on the
+#   device it left.
+. "$(dirname "$0")/lib.sh"
+SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
+CONTROL=$MIGR_TOP/tests/switch/control.py
+PLUGIN_DIR=$MIGR_BUILD_DIR/lib/criu
+IMG=/run/migr-criu
+export VERBS_LOG_LEVEL=3
+
+rm -rf "$IMG" && mkdir -p "$IMG/none"
+check plugin_built test -f "$PLUGIN_DIR/migr_plugin.so"
+
+# start NAME DEVICE: selfpair on DEVICE in a session of its own (CRIU
+# dumps it as a tree of its own), appending to NAME.log; pid in SP
+start() {
+	export VERBS_LOG_FILE=$LOGDIR/criu-$1.verbs.log
+	rm -f "$LOGDIR/criu-$1.log" "$VERBS_LOG_FILE"
+	setsid "$SELFPAIR" "$2" 0 </dev/null >>"$LOGDIR/criu-$1.log" 2>&1 &
+	SP=$!
+	for _ in $(seq 100); do grep -q 'rounds=' "$LOGDIR/criu-$1.log" && break; sleep 0.1; done
+}
+
+# rounds NAME: the last round count NAME's selfpair printed
+rounds() { grep -o 'rounds=[0-9]*' "$LOGDIR/criu-$1.log" | tail -n 1 | cut -d= -f2; }
+
+# progressing NAME: its rounds go up within 10 s
+progressing() {
+	local r0 r
+	r0=$(rounds "$1")
+	for _ in $(seq 50); do
+		sleep 0.2
+		r=$(rounds "$1")
+		[ "${r:-0}" -gt "${r0:-0}" ] && return 0
+	done
+	return 1
+}
+
+# finish NAME PID: SIGTERM, then its verdict (it may not be our child)
+finish() {
+	kill -TERM "$2" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || break; sleep 0.1; done
+	check "traffic_intact_$1" grep -q 'selfpair: OK' "$LOGDIR/criu-$1.log"
+	grep 'selfpair:' "$LOGDIR/criu-$1.log" | tail -n 1
+}
+
+
+# 1. Pre-dump of a live migr process: its uverbs mappings need the plugin
+start predump migr_rxe0
+mkdir -p "$IMG/pre" "$IMG/pre-none"
+check predump_refused_without_plugin sh -c "! criu pre-dump -t $SP -D $IMG/pre-none -L $IMG/none -o pre-none.log -v4"
+check predump_with_plugin criu pre-dump -t $SP -D "$IMG/pre" -L "$PLUGIN_DIR" --track-mem -o pre.log -v4
+if progressing predump; then pass predump_process_runs; else fail predump_process_runs; fi
+finish predump $SP
+wait $SP 2>/dev/null
+
+# 2. An RDMA process that is not migr's: refused with a reason, runs on
+start raw rxe0
+mkdir -p "$IMG/raw"
+criu dump -t $SP -D "$IMG/raw" -L "$PLUGIN_DIR" -o dump.log -v4 >/dev/null 2>&1
+rc=$?
+check raw_dump_refused test $rc -ne 0
+check raw_refusal_names_pid_and_file grep -E "migr: pid $SP holds fd [0-9]+ /dev/infiniband/uverbs[0-9]+: it is not parked \(not a migr process" "$IMG/raw/dump.log"
+if progressing raw; then pass raw_process_runs; else fail raw_process_runs; fi
+finish raw $SP
+wait $SP 2>/dev/null
+
+# 3. Parked by hand, dumped, restored here: the plugin queues the resume
+start parked migr_rxe0
+check park_by_hand sh -c "python3 $CONTROL $SP park >$LOGDIR/criu-parked.park.json"
+check parked_holds_no_device python3 -c "
+import json, sys
+r = json.load(open('$LOGDIR/criu-parked.park.json'))['park'][0]
+assert r['device_fds_after_release'] == 0 and r['device_maps_after_release'] == 0 and r['lost'] == 0, r"
+check parked_status_says_so sh -c "python3 $CONTROL $SP status | grep -q '\"parked\":{\"from\":\"rxe0\"'"
+mkdir -p "$IMG/parked"
+check parked_dump criu dump -t $SP -D "$IMG/parked" -L "$PLUGIN_DIR" -o dump.log -v4
+check parked_source_gone sh -c "! kill -0 $SP 2>/dev/null"
+wait $SP 2>/dev/null
+check inventory_names_plugin grep -aq migr "$IMG/parked/inventory.img"
+check parked_restore criu restore -D "$IMG/parked" -L "$PLUGIN_DIR" -d -o restore.log -v4
+check restore_queued_resume grep -q "migr: pid $SP: resume queued" "$IMG/parked/restore.log"
+if progressing parked; then pass restored_traffic_goes_on; else fail restored_traffic_goes_on; fi
+check restored_status_not_parked sh -c "python3 $CONTROL $SP status | grep -q '\"contexts\":\[{'"
+check resume_again_answers_first sh -c "python3 $CONTROL $SP resume >$LOGDIR/criu-parked.resume.json"
+finish parked $SP
+
+# 4. Not parked: the plugin parks it (PAUSE_DEVICES), as in runc's dumps
+start auto migr_rxe0
+mkdir -p "$IMG/auto"
+check auto_dump criu dump -t $SP -D "$IMG/auto" -L "$PLUGIN_DIR" -o dump.log -v4
+check auto_dump_parked_it grep -q "migr: pid $SP holds .*: asking it to park" "$IMG/auto/dump.log"
+wait $SP 2>/dev/null
+check auto_restore criu restore -D "$IMG/auto" -L "$PLUGIN_DIR" -d -o restore.log -v4
+if progressing auto; then pass auto_traffic_goes_on; else fail auto_traffic_goes_on; fi
+finish auto $SP
+
+# 5. A park undone (the migration failed before the dump): resumes here
+start undo migr_rxe0
+check undo_park python3 "$CONTROL" $SP park
+check undo_parked_holds_on sh -c "sleep 1; python3 $CONTROL $SP status | grep -q parked"
+check undo_resume sh -c "python3 $CONTROL $SP resume rxe0 >$LOGDIR/criu-undo.resume.json"
+if progressing undo; then pass undo_traffic_goes_on; else fail undo_traffic_goes_on; fi
+finish undo $SP
+wait $SP 2>/dev/null
+
+summary criu
