@@ -134,8 +134,8 @@ cp -a "$gen/providers-migr/." "$gen/b/providers/migr/"
 	(cd "$gen" && diff -Nru a/providers b/providers) || [ $? -eq 1 ]
 } >"$TREE/debian/patches/migr/providers-migr.patch"
 echo "migr/providers-migr.patch" >>"$TREE/debian/patches/series"
-grep -q '^+++ b/providers/migr/device.c' "$TREE/debian/patches/migr/providers-migr.patch" ||
-	die "the generated providers-migr.patch lacks device.c"
+grep -q '^+++ b/providers/migr/verbs/device.c' "$TREE/debian/patches/migr/providers-migr.patch" ||
+	die "the generated providers-migr.patch lacks verbs/device.c"
 rm -rf "$gen"
 # migrd/ (daemon and tool) the same way, as migrd/ at the tree's top
 mkdir -p "$gen/a" "$gen/b/migrd"
@@ -149,8 +149,8 @@ mkdir -p "$gen/a" "$gen/b/migrd"
 	(cd "$gen" && diff -Nru a b) || [ $? -eq 1 ]
 } >"$TREE/debian/patches/migr/migrd.patch"
 echo "migr/migrd.patch" >>"$TREE/debian/patches/series"
-grep -q '^+++ b/migrd/migrd.c' "$TREE/debian/patches/migr/migrd.patch" ||
-	die "the generated migrd.patch lacks migrd.c"
+grep -q '^+++ b/migrd/daemon/migrd.c' "$TREE/debian/patches/migr/migrd.patch" ||
+	die "the generated migrd.patch lacks daemon/migrd.c"
 rm -rf "$gen"
 fi
 
