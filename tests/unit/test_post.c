@@ -11,6 +11,7 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "unit_qp.h"
 #include "datapath.h"
 #include "fake_lower.h"
 #include "marker.h"
@@ -40,18 +41,9 @@ static struct migr_cq mcq = { .lower = &fake_cq.cq };
 static void setup(enum ibv_qp_type type)
 {
 	fake_lower_init(&fake_ctx, FAKE_BOOKS);
-	memset(&mqp, 0, sizeof(mqp));
-	migr_xlate_init(&mctx.xlate);
-	migr_xlate_init(&mctx.remote);
-	mqp.lower = &fake_qp;
-	mqp.ctx = &mctx;
-	mqp.remote = &mctx.remote;
-	mqp.vqp.qp.context = &mctx.vctx.context;
-	mqp.vqp.qp.qp_type = type;
+	unit_qp_init(&mqp, &mctx, &fake_qp, type);
 	mqp.rewrite_sends = type == IBV_QPT_UD;
 	mqp.slow = type == IBV_QPT_UD ? MIGR_SLOW_REWRITE : 0;
-	mqp.hold.tail = &mqp.hold.wrs;
-	pthread_mutex_init(&mqp.hold.lock, NULL);
 	mcq.vcq.cq.context = &mctx.vctx.context;
 	fake_books_reset();
 }

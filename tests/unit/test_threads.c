@@ -11,6 +11,7 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "unit_qp.h"
 #include "datapath.h"
 #include "fake_lower.h"
 
@@ -29,17 +30,8 @@ static pthread_barrier_t start;
 static void setup(bool xlate)
 {
 	fake_lower_init(&fake_ctx, FAKE_BOOKS);
-	memset(&mqp, 0, sizeof(mqp));
+	unit_qp_init(&mqp, &mctx, &fake_qp, IBV_QPT_RC);
 	memset(&msrq, 0, sizeof(msrq));
-	migr_xlate_init(&mctx.xlate);
-	migr_xlate_init(&mctx.remote);
-	mqp.lower = &fake_qp;
-	mqp.ctx = &mctx;
-	mqp.remote = &mctx.remote;
-	mqp.vqp.qp.context = &mctx.vctx.context;
-	mqp.vqp.qp.qp_type = IBV_QPT_RC;
-	mqp.hold.tail = &mqp.hold.wrs;
-	pthread_mutex_init(&mqp.hold.lock, NULL);
 	migr_queue_owner_init(&mqp.sq);
 	migr_queue_owner_init(&mqp.rq);
 	msrq.lower = &fake_srq;
