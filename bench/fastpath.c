@@ -125,7 +125,7 @@ static int setup(void)
 {
 	int i;
 
-	fake_lower_init(&fake_ctx);
+	fake_lower_init(&fake_ctx, FAKE_BENCH);
 	for (i = 0; i < 2; i++) {
 		int j;
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * JSON as the library, migrd and migrctl read and write it
- * (providers-migr/migr_json.c over jansson). The input is read as a reply
- * line: parsed, then every member of every object through the getters the
- * readers use, checking what they promise (ranges, ASCII text, one value
- * per key); what parsed must write and read back the same. Then the input
+ * (providers-migr/agent/migr_json.c over jansson). The input is read as a
+ * reply line: parsed, then every member of every object through the
+ * getters the readers use, checking what they promise (ranges, ASCII text,
+ * one value per key); what parsed must write and read back the same. Then the input
  * is taken as text to write: each writer's string must read back whole.
  */
 #include <limits.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "as_read.h"
 #include "migr_json.h"
 #include "sbuf.h"
 
@@ -78,22 +79,6 @@ static void walk(json_t *v, int *budget)
 		json_array_foreach(v, i, m)
 			walk(m, budget);
 	}
-}
-
-/* What the library writes reads back as: each byte one character */
-static void as_read(const char *s, char *out)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c < 0x80) {
-			*out++ = c;
-		} else {
-			*out++ = 0xc0 | c >> 6;
-			*out++ = 0x80 | (c & 0x3f);
-		}
-	}
-	*out = 0;
 }
 
 /* The string written into a reply, read back; NULL if it added keys */

@@ -370,7 +370,7 @@ static void send_inv_message(int p, uint64_t seq, uint8_t *base)
 	wc = take_message(p, seq, base, "received message");
 	/*
 	 * rxe shows the kernel's flag, which has IBV_WC_IP_CSUM_OK's value
-	 * (providers-migr/quirks.c)
+	 * (providers-migr/verbs/quirks.c)
 	 */
 	if (!(wc.wc_flags & (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK)) ||
 	    wc.invalidated_rkey != rkey)

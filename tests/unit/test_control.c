@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The control socket (providers-migr/control.c) against hostile clients:
- * another user's connections, clients that vanish before their reply or
- * never send, a reply carrying injected JSON, a squatted socket name.
+ * The control socket (providers-migr/agent/control.c) against hostile
+ * clients: another user's connections, clients that vanish before their
+ * reply or never send, a reply carrying injected JSON, a squatted socket
+ * name.
  * Everything control.c calls beyond the socket is stubbed here. Needs
  * root (a child connects as another uid); exits 77 otherwise.
  */
@@ -26,6 +27,7 @@
 #include "switch.h"
 #include "ud_peers.h"
 #include "unit.h"
+#include "unit_migrd.h"
 #include "verbs.h"
 
 /* control.c's MAX_CONNS */
@@ -482,20 +484,9 @@ static void test_injection(void)
 /* A stand-in migrd socket at dir/migrd.sock, listening */
 static int fake_migrd(char *path, size_t size)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char dir[] = "/tmp/test_control.XXXXXX";
-	int fd;
 
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, size, "%s/migrd.sock", dir);
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    listen(fd, 4))
-		return -1;
-	setenv("MIGRD_SOCKET", path, 1);
-	return fd;
+	return unit_migrd_listen(dir, path, size);
 }
 
 static void fake_migrd_done(int fd, char *path)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "as_read.h"
 #include "migr_json.h"
 #include "sbuf.h"
 #include "unit.h"
@@ -150,7 +151,7 @@ static void test_duplicates(void)
 }
 
 /*
- * What the library's reader did before (providers-migr/migrd_call.c):
+ * What the library's reader did before (providers-migr/agent/migrd_call.c):
  * the text after the first "key": anywhere in the line, so a key in a
  * nested object, or the tail of another key, answered for the line.
  */
@@ -297,22 +298,6 @@ static void test_text(void)
 	json_decref(j);
 	migr_json_ascii("k\xc3\xa9y", buf, sizeof(buf));
 	CHECK(!strcmp(buf, "k?y"));
-}
-
-/* What each byte of s reads back as: itself, or U+00XX (ISO 8859-1) */
-static void as_read(const char *s, char *out)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c < 0x80) {
-			*out++ = c;
-		} else {
-			*out++ = 0xc0 | c >> 6;
-			*out++ = 0x80 | (c & 0x3f);
-		}
-	}
-	*out = 0;
 }
 
 /* The string a writer wrote, read back (NULL if the line is not JSON) */

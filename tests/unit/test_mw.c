@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Unit tests for what binds and invalidations leave type 2 memory windows
- * as (providers-migr/mw_track.c): the state a switch binds them again from.
+ * as (providers-migr/datapath/mw_track.c): the state a switch binds them
+ * again from.
  */
 #include <string.h>
 

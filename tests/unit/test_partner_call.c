@@ -20,6 +20,7 @@
 #include "peer.h"
 #include "replay.h"
 #include "unit.h"
+#include "unit_migrd.h"
 #include "verbs.h"
 
 /* What partner_call.c needs of the rest of the library, stood in for */
@@ -87,19 +88,12 @@ static void *serve(void *arg)
 
 static int fake_migrd(char *path, size_t size)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char dir[] = "/tmp/test_partner_call.XXXXXX";
 	pthread_t t;
 
-	if (!mkdtemp(dir))
+	lfd = unit_migrd_listen(dir, path, size);
+	if (lfd < 0)
 		return -1;
-	snprintf(path, size, "%s/migrd.sock", dir);
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    listen(lfd, 4))
-		return -1;
-	setenv("MIGRD_SOCKET", path, 1);
 	return pthread_create(&t, NULL, serve, NULL) ? -1 : 0;
 }
 

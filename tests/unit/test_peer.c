@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Unit tests for the replicas of peer contexts' tables
- * (providers-migr/peer.c): two partners whose virtual numbers collide must
- * not translate through each other's announcements.
+ * (providers-migr/datapath/peer.c): two partners whose virtual numbers
+ * collide must not translate through each other's announcements.
  */
 #include <stdlib.h>
 

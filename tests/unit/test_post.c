@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Unit tests for migr's data path (providers-migr/post.c, cq.c poll): a
- * fake lower provider records what migr hands it.
+ * Unit tests for migr's data path (providers-migr/datapath/post.c, cq.c
+ * poll): the fake lower provider's books record what migr hands it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,103 +11,41 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "unit_qp.h"
 #include "datapath.h"
+#include "fake_lower.h"
 #include "marker.h"
 #include "verbs.h"
 
-#define MAX_SEEN 64
-
-static struct ibv_send_wr seen_send[MAX_SEEN];
-static struct ibv_sge seen_sge[MAX_SEEN];
-static struct ibv_recv_wr seen_recv[MAX_SEEN];
-static int n_send, n_recv, n_calls, fail_at = -1;
-static struct ibv_send_wr *last_send_list;
-
-static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			  struct ibv_send_wr **bad_wr)
-{
-	n_calls++;
-	last_send_list = wr;
-	for (; wr; wr = wr->next) {
-		if (n_send == fail_at) {
-			*bad_wr = wr;
-			return EINVAL;
-		}
-		seen_send[n_send] = *wr;
-		if (wr->num_sge)
-			seen_sge[n_send] = wr->sg_list[0];
-		n_send++;
-	}
-	return 0;
-}
-
-static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-			  struct ibv_recv_wr **bad_wr)
-{
-	n_calls++;
-	for (; wr; wr = wr->next) {
-		if (n_recv == fail_at) {
-			*bad_wr = wr;
-			return EINVAL;
-		}
-		seen_recv[n_recv] = *wr;
-		if (wr->num_sge)
-			seen_sge[n_recv] = wr->sg_list[0];
-		n_recv++;
-	}
-	return 0;
-}
-
+/* The lower's completions: the second one a marker when fake_marker */
 static bool fake_marker;
 
-static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+static void fill_wc(struct fake_cq *f, int i, struct ibv_wc *wc)
 {
-	int i;
-
-	for (i = 0; i < n && i < 3; i++) {
-		memset(&wc[i], 0, sizeof(wc[i]));
-		wc[i].wr_id = fake_marker && i == 1 ? MIGR_MARKER_WRID : i;
-		wc[i].qp_num = 0x100 + i;
-		wc[i].src_qp = i == 2 ? 0x55 : 0;
-	}
-	return i;
+	wc->wr_id = fake_marker && i == 1 ? MIGR_MARKER_WRID : i;
+	wc->qp_num = 0x100 + i;
+	wc->src_qp = i == 2 ? 0x55 : 0;
 }
 
 static struct ibv_context fake_ctx;
 static struct ibv_qp fake_qp = { .context = &fake_ctx };
-static struct ibv_cq fake_cq = { .context = &fake_ctx };
+static struct fake_cq fake_cq = { .cq = { .context = &fake_ctx },
+				  .per_poll = 3,
+				  .fill = fill_wc };
 static struct ibv_ah fake_ah;
 static struct migr_context mctx;
 static struct migr_qp mqp;
 static struct migr_ah mah = { .lower = &fake_ah };
-static struct migr_cq mcq = { .lower = &fake_cq };
-
-static void reset(void)
-{
-	n_send = n_recv = n_calls = 0;
-	fail_at = -1;
-	last_send_list = NULL;
-}
+static struct migr_cq mcq = { .lower = &fake_cq.cq };
 
 static void setup(enum ibv_qp_type type)
 {
-	fake_ctx.ops.post_send = fake_post_send;
-	fake_ctx.ops.post_recv = fake_post_recv;
-	fake_ctx.ops.poll_cq = fake_poll_cq;
-	memset(&mqp, 0, sizeof(mqp));
-	migr_xlate_init(&mctx.xlate);
-	migr_xlate_init(&mctx.remote);
-	mqp.lower = &fake_qp;
-	mqp.ctx = &mctx;
-	mqp.remote = &mctx.remote;
-	mqp.vqp.qp.context = &mctx.vctx.context;
-	mqp.vqp.qp.qp_type = type;
+	fake_lower_init(&fake_ctx, FAKE_BOOKS);
+	unit_qp_init(&mqp, &mctx, &fake_qp, type);
 	mqp.rewrite_sends = type == IBV_QPT_UD;
 	mqp.slow = type == IBV_QPT_UD ? MIGR_SLOW_REWRITE : 0;
-	mqp.hold.tail = &mqp.hold.wrs;
-	pthread_mutex_init(&mqp.hold.lock, NULL);
 	mcq.vcq.cq.context = &mctx.vctx.context;
-	reset();
+	fake_books_reset();
 }
 
 /* Identity path: the application's own list reaches the lower provider */
@@ -123,8 +61,8 @@ static void test_identity_passthrough(void)
 	setup(IBV_QPT_RC);
 	wr.wr.rdma.rkey = 0x22;
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
-	CHECK(last_send_list == &wr);
-	CHECK(n_send == 1 && seen_sge[0].lkey == 0x11);
+	CHECK(fake_books.last_send_list == &wr);
+	CHECK(fake_books.sends == 1 && fake_books.send_sge[0].lkey == 0x11);
 }
 
 /* After a remap, keys are translated in copies, the caller's WRs intact */
@@ -145,14 +83,15 @@ static void test_translated_keys(void)
 	CHECK(migr_xlate_set(&mctx.remote, MIGR_XLATE_RKEY, 0x22, 0xb22) == 0);
 	mqp.slow |= MIGR_SLOW_XLATE; /* as a switch marks its QPs */
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
-	CHECK(last_send_list != &wr);
-	CHECK(n_send == 1 && seen_sge[0].lkey == 0xa11);
-	CHECK(seen_send[0].wr.rdma.rkey == 0xb22 && seen_send[0].wr_id == 7);
+	CHECK(fake_books.last_send_list != &wr);
+	CHECK(fake_books.sends == 1 && fake_books.send_sge[0].lkey == 0xa11);
+	CHECK(fake_books.send[0].wr.rdma.rkey == 0xb22 &&
+	      fake_books.send[0].wr_id == 7);
 	CHECK(sge.lkey == 0x11 && wr.wr.rdma.rkey == 0x22);
 
 	CHECK(migr_post_recv(&mqp.vqp.qp, &rwr, &rbad) == 0);
-	CHECK(n_recv == 1 && seen_sge[0].lkey == 0xa11 &&
-	      seen_recv[0].wr_id == 9);
+	CHECK(fake_books.recvs == 1 && fake_books.recv_sge[0].lkey == 0xa11 &&
+	      fake_books.recv[0].wr_id == 9);
 	migr_xlate_destroy(&mctx.xlate);
 	migr_xlate_destroy(&mctx.remote);
 }
@@ -173,9 +112,10 @@ static void test_remote_only(void)
 	mqp.slow |= MIGR_SLOW_XLATE;
 	CHECK(!mctx.xlate.active);
 	CHECK(migr_post_send(&mqp.vqp.qp, &wr, &bad) == 0);
-	CHECK(last_send_list != &wr);
-	CHECK(n_send == 1 && seen_send[0].wr.atomic.rkey == 0xc22);
-	CHECK(seen_sge[0].lkey == 0x11);
+	CHECK(fake_books.last_send_list != &wr);
+	CHECK(fake_books.sends == 1 &&
+	      fake_books.send[0].wr.atomic.rkey == 0xc22);
+	CHECK(fake_books.send_sge[0].lkey == 0x11);
 	migr_xlate_destroy(&mctx.xlate);
 	migr_xlate_destroy(&mctx.remote);
 }
@@ -196,17 +136,17 @@ static void test_ud_batches_and_bad_wr(void)
 		wr[i].next = i < 39 ? &wr[i + 1] : NULL;
 	}
 	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
-	CHECK(n_send == 40);
-	CHECK(n_calls == 3);
+	CHECK(fake_books.sends == 40);
+	CHECK(fake_books.calls == 3);
 	for (i = 0; i < 40; i++)
-		if (seen_send[i].wr.ud.ah != &fake_ah ||
-		    seen_send[i].wr_id != (uint64_t)i)
+		if (fake_books.send[i].wr.ud.ah != &fake_ah ||
+		    fake_books.send[i].wr_id != (uint64_t)i)
 			break;
 	CHECK(i == 40);
 
 	/* A failure in the second batch names the caller's own WR */
-	reset();
-	fail_at = 20;
+	fake_books_reset();
+	fake_books.fail_at = 20;
 	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == EINVAL);
 	CHECK(bad == &wr[20]);
 }
@@ -260,11 +200,11 @@ static void test_suspended_posts_held(void)
 	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
 	CHECK(migr_post_recv(&mqp.vqp.qp, &rwr, &rbad) == 0);
 	/* the RECV went down; the sends did not (and were not counted) */
-	CHECK(n_send == 0 && n_recv == 1);
+	CHECK(fake_books.sends == 0 && fake_books.recvs == 1);
 	CHECK(mqp.n_consumers == 0);
 	mqp.hold.recvs = true;
 	CHECK(migr_post_recv(&mqp.vqp.qp, &rwr2, &rbad) == 0);
-	CHECK(n_recv == 1);
+	CHECK(fake_books.recvs == 1);
 	payload[0] = 'X'; /* the application reuses its inline buffer */
 	h = mqp.hold.wrs;
 	CHECK(h && !h->recv && h->send.wr_id == 1);
@@ -303,12 +243,12 @@ static void test_counts_and_recv_log(void)
 	wr[2].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
 	CHECK(mqp.n_consumers == 2);
-	reset();
-	fail_at = 2; /* the lower refuses the WRITE_WITH_IMM */
+	fake_books_reset();
+	fake_books.fail_at = 2; /* the lower refuses the WRITE_WITH_IMM */
 	CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == EINVAL);
 	CHECK(bad == &wr[2] && mqp.n_consumers == 3);
 
-	reset();
+	fake_books_reset();
 	CHECK(migr_rlog_init(&mqp.rlog, 4, 2) == 0);
 	memset(rwr, 0, sizeof(rwr));
 	for (i = 0; i < 6; i++) {
@@ -326,15 +266,15 @@ static void test_counts_and_recv_log(void)
 
 	/* a lone WR the lower refuses is neither counted nor logged */
 	for (i = 0; i < 2; i++) {
-		reset();
+		fake_books_reset();
 		mqp.n_consumers = 0;
 		wr[0].next = NULL;
-		fail_at = 0;
+		fake_books.fail_at = 0;
 		CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == EINVAL);
 		CHECK(bad == &wr[0] && mqp.n_consumers == 0);
 		CHECK(migr_post_recv(&mqp.vqp.qp, rwr, &rbad) == EINVAL);
 		CHECK(rbad == &rwr[0] && mqp.rlog.head == 6);
-		fail_at = -1;
+		fake_books.fail_at = -1;
 		CHECK(migr_post_send(&mqp.vqp.qp, wr, &bad) == 0);
 		CHECK(mqp.n_consumers == 1);
 		CHECK(migr_post_recv(&mqp.vqp.qp, rwr, &rbad) == 0);
@@ -347,7 +287,8 @@ static void test_counts_and_recv_log(void)
 				     0xa11) == 0);
 		mqp.slow |= MIGR_SLOW_XLATE;
 	}
-	CHECK(seen_sge[0].lkey == 0xa11);
+	CHECK(fake_books.send_sge[0].lkey == 0xa11 &&
+	      fake_books.recv_sge[0].lkey == 0xa11);
 	migr_xlate_destroy(&mctx.xlate);
 	migr_ring_free(&mqp.rlog.ring);
 	memset(&mqp.rlog, 0, sizeof(mqp.rlog));
@@ -362,7 +303,7 @@ static void test_shadow_poll(void)
 	setup(IBV_QPT_RC);
 	migr_record_init(&mctx.rec);
 	pthread_mutex_init(&mcq.shadow_lock, NULL);
-	mcq.lower = &fake_cq;
+	mcq.lower = &fake_cq.cq;
 	fake_marker = true; /* the lower's second entry is a marker */
 	mcq.switching = true;
 	mctx.switch_active = true;
@@ -382,11 +323,6 @@ static void test_shadow_poll(void)
 	migr_shadow_free(&mcq);
 }
 
-static int fake_req_notify(struct ibv_cq *cq, int solicited_only)
-{
-	return 0;
-}
-
 /*
  * An arm owes one event for entries the switch moved to the shadow, once:
  * an application that re-arms on each event before polling must not spin.
@@ -398,12 +334,11 @@ static void test_owed_events_once(void)
 
 	setup(IBV_QPT_RC);
 	migr_record_init(&mctx.rec);
-	fake_ctx.ops.req_notify_cq = fake_req_notify;
 	pthread_mutex_init(&mch.synth_lock, NULL);
 	mch.synth_fd = eventfd(0, EFD_NONBLOCK);
 	CHECK(mch.synth_fd >= 0);
 	pthread_mutex_init(&mcq.shadow_lock, NULL);
-	mcq.lower = &fake_cq;
+	mcq.lower = &fake_cq.cq;
 	mcq.mch = &mch;
 	mcq.unsignalled = 0;
 	mcq.switching = true;
@@ -467,7 +402,7 @@ static void test_cq_ex_shadow_session(void)
 	setup(IBV_QPT_RC);
 	migr_record_init(&mctx.rec);
 	pthread_mutex_init(&mcq.shadow_lock, NULL);
-	mcq.lower = &fake_cq;
+	mcq.lower = &fake_cq.cq;
 	mcq.lower_ex = &fake_cqx;
 	migr_cq_ex_set_ops(&mcq);
 	CHECK(cq->read_qp_num && cq->read_byte_len && !cq->read_sl);
@@ -488,7 +423,7 @@ static void test_cq_ex_shadow_session(void)
 	ibv_end_poll(cq);
 	CHECK(mcq.shadow.count == 0 && !mcq.switching);
 	/* the fast path again: the lower's readers */
-	mcq.lower = &fake_cq;
+	mcq.lower = &fake_cq.cq;
 	CHECK(ibv_start_poll(cq, &attr) == ENOENT);
 	CHECK(ibv_wc_read_byte_len(cq) == 0xdead);
 	mcq.lower_ex = NULL;

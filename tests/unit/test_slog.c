@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Unit tests for the send log and the completion counts a replay after the
- * wait bound stands on (providers-migr/slog.c), and for the decision
- * whether the unfinished WRs may run again (replay.c).
+ * wait bound stands on (providers-migr/datapath/slog.c), and for the
+ * decision whether the unfinished WRs may run again (switch/replay.c).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
 /*
  * Several threads posting to one queue at once (verbs allows it): the
  * SENDs counted for a switch and the log of RECVs must match what the
- * lower provider took, in its order. The fake lower serializes its posts
- * with a lock of its own, as real providers do.
+ * lower provider took, in its order. The fake lower (tests/fake)
+ * serializes its posts with a lock of its own, as real providers do.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,52 +11,13 @@
 
 #include "migr.h"
 #include "unit.h"
+#include "unit_qp.h"
 #include "datapath.h"
+#include "fake_lower.h"
 
 #define THREADS 4
 #define POSTS 100000
-#define RING 64 /* the RECV log's size, and what the fake remembers */
-
-static pthread_mutex_t lower_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t lower_sends, lower_recvs, lower_srq_recvs;
-static uint64_t lower_order[RING], lower_srq_order[RING];
-
-static void took(uint64_t *n, uint64_t *order, uint64_t wr_id)
-{
-	if (order)
-		order[*n % RING] = wr_id;
-	(*n)++;
-}
-
-static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			  struct ibv_send_wr **bad_wr)
-{
-	pthread_mutex_lock(&lower_lock);
-	for (; wr; wr = wr->next)
-		took(&lower_sends, NULL, wr->wr_id);
-	pthread_mutex_unlock(&lower_lock);
-	return 0;
-}
-
-static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-			  struct ibv_recv_wr **bad_wr)
-{
-	pthread_mutex_lock(&lower_lock);
-	for (; wr; wr = wr->next)
-		took(&lower_recvs, lower_order, wr->wr_id);
-	pthread_mutex_unlock(&lower_lock);
-	return 0;
-}
-
-static int fake_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-			      struct ibv_recv_wr **bad_wr)
-{
-	pthread_mutex_lock(&lower_lock);
-	for (; wr; wr = wr->next)
-		took(&lower_srq_recvs, lower_srq_order, wr->wr_id);
-	pthread_mutex_unlock(&lower_lock);
-	return 0;
-}
+#define RING FAKE_SEEN /* the RECV log's size: what the fake remembers */
 
 static struct ibv_context fake_ctx;
 static struct ibv_qp fake_qp = { .context = &fake_ctx };
@@ -68,20 +29,9 @@ static pthread_barrier_t start;
 
 static void setup(bool xlate)
 {
-	fake_ctx.ops.post_send = fake_post_send;
-	fake_ctx.ops.post_recv = fake_post_recv;
-	fake_ctx.ops.post_srq_recv = fake_post_srq_recv;
-	memset(&mqp, 0, sizeof(mqp));
+	fake_lower_init(&fake_ctx, FAKE_BOOKS);
+	unit_qp_init(&mqp, &mctx, &fake_qp, IBV_QPT_RC);
 	memset(&msrq, 0, sizeof(msrq));
-	migr_xlate_init(&mctx.xlate);
-	migr_xlate_init(&mctx.remote);
-	mqp.lower = &fake_qp;
-	mqp.ctx = &mctx;
-	mqp.remote = &mctx.remote;
-	mqp.vqp.qp.context = &mctx.vctx.context;
-	mqp.vqp.qp.qp_type = IBV_QPT_RC;
-	mqp.hold.tail = &mqp.hold.wrs;
-	pthread_mutex_init(&mqp.hold.lock, NULL);
 	migr_queue_owner_init(&mqp.sq);
 	migr_queue_owner_init(&mqp.rq);
 	msrq.lower = &fake_srq;
@@ -91,7 +41,7 @@ static void setup(bool xlate)
 	migr_queue_owner_init(&msrq.owner);
 	CHECK(migr_rlog_init(&mqp.rlog, RING, 1) == 0);
 	CHECK(migr_rlog_init(&msrq.rlog, RING, 1) == 0);
-	lower_sends = lower_recvs = lower_srq_recvs = 0;
+	fake_books_reset();
 	if (xlate) {
 		/* as after a switch: every key and the QP's WRs translate */
 		CHECK(migr_xlate_set(&mctx.xlate, MIGR_XLATE_LKEY, 0x11,
@@ -133,13 +83,13 @@ static void *poster(void *arg)
 }
 
 /* The log's newest RING entries are the lower's last RING, in order */
-static bool same_order(const struct migr_rlog *log, const uint64_t *order,
-		       uint64_t n)
+static bool same_order(const struct migr_rlog *log,
+		       const struct ibv_recv_wr *order, uint64_t n)
 {
 	uint64_t i;
 
 	for (i = n - RING; i < n; i++)
-		if (migr_rlog_at(log, i)->wr_id != order[i % RING])
+		if (migr_rlog_at(log, i)->wr_id != order[i % RING].wr_id)
 			return false;
 	return true;
 }
@@ -165,13 +115,13 @@ static void test_concurrent_posters(bool xlate)
 	for (i = 0; i < POSTS; i++)
 		total += i % 8 == 7 ? 2 : 1;
 	total *= THREADS;
-	CHECK(lower_sends == total && lower_recvs == total &&
-	      lower_srq_recvs == total);
+	CHECK(fake_books.sends == total && fake_books.recvs == total &&
+	      fake_books.srq_recvs == total);
 	CHECK(mqp.n_consumers == total);
 	CHECK(mqp.rlog.head == total);
 	CHECK(msrq.rlog.head == total);
-	CHECK(same_order(&mqp.rlog, lower_order, total));
-	CHECK(same_order(&msrq.rlog, lower_srq_order, total));
+	CHECK(same_order(&mqp.rlog, fake_books.recv, total));
+	CHECK(same_order(&msrq.rlog, fake_books.srq_recv, total));
 	migr_ring_free(&mqp.rlog.ring);
 	migr_ring_free(&msrq.rlog.ring);
 	migr_xlate_destroy(&mctx.xlate);
@@ -199,7 +149,7 @@ static void test_owner_claims(void)
 	/* another thread posted: every post now takes the queue's lock */
 	CHECK(!migr_queue_owner_mine(&mqp.sq));
 	CHECK(one_post(NULL) == NULL);
-	CHECK(mqp.n_consumers == 3 && lower_sends == 3);
+	CHECK(mqp.n_consumers == 3 && fake_books.sends == 3);
 	migr_ring_free(&mqp.rlog.ring);
 	migr_ring_free(&msrq.rlog.ring);
 	migr_xlate_destroy(&mctx.xlate);

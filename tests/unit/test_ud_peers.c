@@ -1,53 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Unit tests for a UD peer's side of a move (providers-migr/ud_redirect.c
- * and migr_ud_dest()), over a fake lower device whose AHs remember the GID
- * they name: where a WR goes after the peer elsewhere moved once, twice
+ * Unit tests for a UD peer's side of a move (providers-migr/ud/ud_redirect.c
+ * and migr_ud_dest()), over the fake lower device (tests/fake), whose AHs
+ * remember the GID they name: where a WR goes after the peer elsewhere moved once, twice
  * and back, AHs made later, the numbers completions show, and this
  * process's own switch.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "libibverbs/ibverbs.h" /* the context's private part, for its ops */
+#include "fake_lower.h"
 #include "ud_peers.h"
 #include "unit.h"
 
-struct fake_ah {
-	struct ibv_ah ah;
-	union ibv_gid dgid;
-};
-
-static int creates, destroys;
-
-static struct ibv_ah *fake_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a)
-{
-	struct fake_ah *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return NULL;
-	f->ah.context = pd->context;
-	f->ah.pd = pd;
-	f->dgid = a->grh.dgid;
-	creates++;
-	return &f->ah;
-}
-
-static int fake_destroy_ah(struct ibv_ah *ah)
-{
-	destroys++;
-	free(ah);
-	return 0;
-}
-
-static const struct verbs_context_ops fake_ops = {
-	.create_ah = fake_create_ah,
-	.destroy_ah = fake_destroy_ah,
-};
-
-static struct verbs_device fake_vdev = { .device = { .name = "fake0" } };
-static struct verbs_context lower;
-static struct ibv_pd lower_pd_obj = { .context = &lower.context };
+static struct fake_dev fdev; /* the lower device */
+static struct ibv_pd lower_pd_obj = { .context = &fdev.vctx.context };
 static struct migr_pd mpd = { .lower = &lower_pd_obj };
 static struct migr_context ctx;
 
@@ -101,17 +68,11 @@ int main(void)
 	union ibv_gid group = { .raw = { 0xff, 0x0e } };
 	unsigned int n;
 
-	/* what verbs_init_context() does, as far as ibv_create_ah() looks */
-	lower.context.device = &fake_vdev.device;
-	lower.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
-	lower.sz = sizeof(lower);
-	lower.priv = calloc(1, sizeof(*lower.priv));
-	if (!lower.priv)
+	if (fake_dev_init(&fdev, 0))
 		return unit_done("ud_peers");
-	verbs_set_ops(&lower, &fake_ops);
 	migr_record_init(&ctx.rec);
 	migr_xlate_init(&ctx.remote);
-	ctx.lower = &lower.context;
+	ctx.lower = &fdev.vctx.context;
 	mpd.pd.context = &ctx.vctx.context;
 
 	/* Two AHs to host 1, where the peer's QP 0x11 is; one to host 3 */
@@ -172,16 +133,17 @@ int main(void)
 	CHECK(migr_remote_qpn_to_virt(&ctx.remote, 0x62) == 0x19);
 
 	/* This process's own switch: the lower AHs go, and come back */
-	n = destroys;
+	n = fdev.ah_destroys;
 	migr_ud_redir_release(a);
-	CHECK(destroys == n + a->redir->nahs && !a->redir->ahs[0].lower);
-	n = creates;
+	CHECK(fdev.ah_destroys == n + a->redir->nahs &&
+	      !a->redir->ahs[0].lower);
+	n = fdev.ah_creates;
 	CHECK(!migr_ud_redir_rebuild(a));
-	CHECK(creates == n + a->redir->nahs && goes(a, 0x11, 1, 0x31));
+	CHECK(fdev.ah_creates == n + a->redir->nahs && goes(a, 0x11, 1, 0x31));
 
 	/* Destroyed with its AH */
-	n = destroys;
+	n = fdev.ah_destroys;
 	migr_ud_redir_free(b);
-	CHECK(!b->redir && destroys == n + 2);
+	CHECK(!b->redir && fdev.ah_destroys == n + 2);
 	return unit_done("ud_peers");
 }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* Unit tests for migr's translation tables (providers-migr/xlate.c) */
+/*
+ * Unit tests for migr's translation tables
+ * (providers-migr/datapath/xlate.c)
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* migrd's side of a migr process's control socket (providers-migr/control.c) */
+/*
+ * migrd's side of a migr process's control socket
+ * (providers-migr/agent/control.c)
+ */
 #define _GNU_SOURCE /* struct ucred */
 #include <errno.h>
 #include <pthread.h>
