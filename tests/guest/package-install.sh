@@ -137,6 +137,13 @@ else
 	echo "    server rc=$src client rc=$crc"; tail -n 10 "$LOG/ib_write_bw.client.log" | sed 's/^/    | /'
 fi
 
+# The CRIU plugin's package (not installed here: the stock system has no
+# criu, which it depends on; tests/guest/criu.sh runs the plugin itself)
+CRIU_DEB=$(ls "$DEBS"/migr-criu-plugin_*.deb 2>/dev/null | head -n1)
+check criu-plugin-packaged sh -c "[ -n '$CRIU_DEB' ] && dpkg-deb -c '$CRIU_DEB' | grep -q ' ./usr/lib/criu/migr_plugin.so\$'"
+check criu-plugin-depends-on-criu sh -c "dpkg-deb -f '$CRIU_DEB' Depends | grep -qw criu"
+check criu-plugin-same-version test "$(dpkg-deb -f "$CRIU_DEB" Version 2>/dev/null)" = "$version"
+
 phase "3. remove ibverbs-providers-migr (no purge), then reinstall it"
 check apt-remove-migr "${APT[@]}" remove ibverbs-providers-migr
 devices removed
