@@ -7,8 +7,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "park.h"
@@ -60,6 +63,51 @@ static int read_tables(struct sw_set *set, struct migr_switch_report *rep)
 	return 0;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/*
+ * Pre-copy rounds (criu pre-dump --track-mem) send only the pages whose
+ * soft-dirty bit is set, and a device's writes into registered memory
+ * never set it: pinned 4K pages keep it by a kernel's accident, pages
+ * mapped huge lose it. With the MRs released nothing writes by DMA any
+ * more; a write fault on every page of each writable MR marks it, so the
+ * final dump takes what the device wrote since the last round. Without
+ * MADV_POPULATE_WRITE (Linux < 5.14), an atomic add of 0 per page faults
+ * the same way without losing the application's own concurrent writes.
+ */
+static void mark_written_mrs(struct sw_set *set)
+{
+	const unsigned int wr = IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_ATOMIC;
+	uintptr_t page = sysconf(_SC_PAGESIZE), a, end;
+	struct migr_context *c;
+	struct migr_mr *mmr;
+	unsigned int i;
+
+	for (i = 0; i < set->n; i++) {
+		c = set->ctx[i];
+		pthread_mutex_lock(&c->rec.lock);
+		list_for_each (&c->rec.mrs, mmr, entry) {
+			struct ibv_mr *mr = &mmr->vmr.ibv_mr;
+
+			if (mmr->dm || !(mmr->vmr.access & wr) || !mr->addr ||
+			    !mr->length)
+				continue;
+			a = (uintptr_t)mr->addr & ~(page - 1);
+			end = (uintptr_t)mr->addr + mr->length;
+			if (!madvise((void *)a, end - a, MADV_POPULATE_WRITE))
+				continue;
+			for (a = (uintptr_t)mr->addr; a < end;
+			     a = (a & ~(page - 1)) + page)
+				__atomic_fetch_add((char *)a, 0, __ATOMIC_RELAXED);
+		}
+		pthread_mutex_unlock(&c->rec.lock);
+	}
+}
+
 int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 	      struct migr_switch_report *rep)
 {
@@ -92,6 +140,8 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 		migr_set_unpark(set, rep);
 		ret = EBUSY;
 	}
+	if (!ret)
+		mark_written_mrs(set);
 	rep->ms_total = now_ms() - t0;
 	if (ret) {
 		migr_set_done(set);
