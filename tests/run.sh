@@ -69,7 +69,7 @@ bg_collect() {
 
 # Builds and the test bed are prerequisites: stop at the first failure.
 step "host build" buildlib/build-host.sh || exit 1
-step "host unit tests" ctest --test-dir "$MIGR_BUILD/host" --output-on-failure
+step "host unit tests" ctest --test-dir "$MIGR_BUILD/host" --output-on-failure --parallel "$(nproc)"
 step "guest build (Debian 13 build root)" buildlib/build-guest.sh || exit 1
 step "test bed" buildlib/testbed/prepare.sh || exit 1
 
