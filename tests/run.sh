@@ -40,31 +40,52 @@ step() { # NAME CMD...: run one step, record result, time and what failed
 	record "$name" "$rc" "$t0" "$(date +%s)" "$STEP_LOG"
 }
 
-# bg_step NAME CMD...: start a step in the background, beside the steps
-# that follow (its output goes to a file, not between theirs);
-# bg_collect waits for it, prints its output and records it like step().
-# Its time in the table is its own, from its start to its end.
-# It runs in its own process group, which goes when this script does.
-BG_DIR=$(mktemp -d) BG_PID=
+# The background lane: bg_step NAME CMD... queues a step in it; bg_start
+# starts them, one after the other, beside the steps that follow (their
+# output goes to files, not between theirs); bg_collect waits for them,
+# prints each one's output and records it like step(). A step's time in
+# the table is its own, from its start to its end. The lane runs in its
+# own process group, which goes when this script does.
+BG_DIR=$(mktemp -d) BG_PID= BG_N=0
 trap '[ -z "$BG_PID" ] || kill -TERM -- -"$BG_PID" 2>/dev/null; rm -rf "$STEP_LOG" "$BG_DIR"' EXIT
 trap 'exit 130' INT TERM
 bg_step() { # NAME CMD...
-	BG_NAME=$1; shift
+	local d=$BG_DIR/$BG_N
+	mkdir -p "$d"
+	printf '%s\n' "$1" >"$d/name"
+	shift
+	printf '%q ' "$@" >"$d/cmd"
+	BG_N=$((BG_N + 1))
+}
+bg_start() {
+	local i
 	echo
-	echo "=== $BG_NAME: started in the background; its output follows when it ends"
-	date +%s >"$BG_DIR/t0"
-	setsid bash -c '"${@:2}" >"$1/log" 2>&1; echo $? >"$1/rc"; date +%s >"$1/t1"' _ "$BG_DIR" "$@" &
+	echo "=== in the background, one after the other (each one's output follows when they end):"
+	for ((i = 0; i < BG_N; i++)); do echo "    $(cat "$BG_DIR/$i/name")"; done
+	setsid bash -c 'cd "$2" || exit 1
+		for ((i = 0; i < $3; i++)); do
+			d=$1/$i
+			date +%s >"$d/t0"
+			eval "$(cat "$d/cmd")" >"$d/log" 2>&1
+			echo $? >"$d/rc"
+			date +%s >"$d/t1"
+		done' _ "$BG_DIR" "$PWD" "$BG_N" &
 	BG_PID=$!
 }
 bg_collect() {
+	local i d
 	[ -n "$BG_PID" ] || return 0
-	echo
-	echo "=== $BG_NAME (ran in the background$([ -f "$BG_DIR/rc" ] || echo '; waiting for it to end'))"
+	kill -0 "$BG_PID" 2>/dev/null && { echo; echo "=== waiting for the background lane to end"; }
 	wait "$BG_PID"
 	BG_PID=
-	cat "$BG_DIR/log"
-	record "$BG_NAME [bg]" "$(cat "$BG_DIR/rc" 2>/dev/null || echo 255)" "$(cat "$BG_DIR/t0")" \
-		"$(cat "$BG_DIR/t1" 2>/dev/null || date +%s)" "$BG_DIR/log"
+	for ((i = 0; i < BG_N; i++)); do
+		d=$BG_DIR/$i
+		echo
+		echo "=== $(cat "$d/name") (ran in the background)"
+		cat "$d/log" 2>/dev/null
+		record "$(cat "$d/name") [bg]" "$(cat "$d/rc" 2>/dev/null || echo 255)" \
+			"$(cat "$d/t0" 2>/dev/null || date +%s)" "$(cat "$d/t1" 2>/dev/null || date +%s)" "$d/log"
+	done
 }
 
 # Builds and the test bed are prerequisites: stop at the first failure.
@@ -74,18 +95,21 @@ step "guest build (Debian 13 build root)" buildlib/build-guest.sh || exit 1
 step "test bed" buildlib/testbed/prepare.sh || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
-# The package test (a Debian build, lintian, then an install test in a
-# VM of its own) runs in the background beside the one-VM steps: each VM
-# takes one of the host's two VM slots. It is collected before the
-# two-VM steps, which need both slots.
+# Two lanes while the one-VM steps run, each VM in one of the host's two
+# VM slots: the package test (a Debian build, lintian, then an install test
+# in a VM of its own) and three one-VM suites in the background, the other
+# one-VM suites here. The background lane is collected before the two-VM
+# steps, which need both slots.
+TB=buildlib/testbed/run.sh
 bg_step "packages: Debian build, lintian, install test" tests/package-test.sh
+bg_step "guest: migrd and migrctl" $TB --timeout 600 -- tests/guest/migrd.sh
+bg_step "guest: replay past the drain bound toward a partner process" $TB --timeout 600 -- tests/guest/replay-partner.sh
+bg_step "guest: migr-traffic loopback, rxe0 and migr_rxe0" $TB --timeout 600 -- tests/guest/traffic.sh
+bg_start
 step "guest: stacking, perftest, rdmacm" vm --timeout 1200 -- tests/guest/stacking.sh
-step "guest: migr-traffic loopback, rxe0 and migr_rxe0" vm --timeout 600 -- tests/guest/traffic.sh
 step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
-step "guest: migrd and migrctl" vm --timeout 600 -- tests/guest/migrd.sh
-step "guest: replay past the drain bound toward a partner process" vm --timeout 600 -- tests/guest/replay-partner.sh
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
-step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
+step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suite/run.sh --mem 3G --timeout 1800
 bg_collect
 step "two guests: perftest, rping, traffic over migr" vm --two --timeout 900 \
 	--a "tests/guest/two-host.sh server" --b "tests/guest/two-host.sh client"
@@ -127,7 +151,7 @@ for i in "${!STEP_NAMES[@]}"; do
 done
 total=$(($(date +%s) - T0))
 printf '%s\n' "${STEP_NAMES[@]}" | grep -q ' \[bg\]$' &&
-	echo "([bg]: ran in the background beside the steps after it; the total is the time from start to end)"
+	echo "([bg]: ran in the background lane, beside the one-VM steps here; the total is the time from start to end)"
 printf '%-52s %-14s %5ss (%d min %02d s)\n' "total" "" "$total" $((total / 60)) $((total % 60))
 echo "steps: $((${#STEP_NAMES[@]} - failed)) passed, $failed failed"
 [ $failed -eq 0 ]
