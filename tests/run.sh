@@ -11,7 +11,24 @@ declare -a STEP_NAMES STEP_RESULTS STEP_TIMES STEP_WHY
 failed=0
 T0=$(date +%s)
 STEP_LOG=$(mktemp)
-trap 'rm -f "$STEP_LOG"' EXIT
+
+# record NAME RC T0 T1 LOG: a step's result, time and, if it failed, its
+# first failed checks and their reasons (from LOG), for the summary
+record() {
+	local name=$1 rc=$2 t0=$3 t1=$4 log=$5
+	STEP_NAMES+=("$name")
+	STEP_TIMES+=($((t1 - t0)))
+	if [ "$rc" -eq 0 ]; then
+		STEP_RESULTS+=(ok) STEP_WHY+=("")
+	else
+		STEP_RESULTS+=("FAILED rc=$rc")
+		failed=$((failed + 1))
+		# the end of a long log is what a reader sees first
+		# (a VM's own verdict too: why it died, and whether it was retried)
+		STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]|^run\.sh: .*(died|did not boot|setup failed|stopped|once more)|BUG: |Oops|WARNING: ' "$log")")
+	fi
+	return "$rc"
+}
 
 step() { # NAME CMD...: run one step, record result, time and what failed
 	local name=$1 t0 rc; shift
@@ -20,37 +37,84 @@ step() { # NAME CMD...: run one step, record result, time and what failed
 	t0=$(date +%s)
 	"$@" 2>&1 | tee "$STEP_LOG"
 	rc=${PIPESTATUS[0]}
-	STEP_NAMES+=("$name")
-	STEP_TIMES+=($(($(date +%s) - t0)))
-	if [ $rc -eq 0 ]; then
-		STEP_RESULTS+=(ok) STEP_WHY+=("")
-	else
-		STEP_RESULTS+=("FAILED rc=$rc")
-		failed=$((failed + 1))
-		# its first failed checks and their reasons, for the summary:
-		# the end of a long log is what a reader sees first
-		# (a VM's own verdict too: why it died, and whether it was retried)
-		STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]|^run\.sh: .*(died|did not boot|setup failed|stopped|once more)|BUG: |Oops|WARNING: ' "$STEP_LOG")")
-	fi
-	return $rc
+	record "$name" "$rc" "$t0" "$(date +%s)" "$STEP_LOG"
+}
+
+# The background lane: bg_step NAME CMD... queues a step in it; bg_start
+# starts them, one after the other, beside the steps that follow (their
+# output goes to files, not between theirs); bg_collect waits for them,
+# prints each one's output and records it like step(). A step's time in
+# the table is its own, from its start to its end. The lane runs in its
+# own process group, which goes when this script does.
+BG_DIR=$(mktemp -d) BG_PID= BG_N=0
+trap '[ -z "$BG_PID" ] || kill -TERM -- -"$BG_PID" 2>/dev/null; rm -rf "$STEP_LOG" "$BG_DIR"' EXIT
+trap 'exit 130' INT TERM
+bg_step() { # NAME CMD...
+	local d=$BG_DIR/$BG_N
+	mkdir -p "$d"
+	printf '%s\n' "$1" >"$d/name"
+	shift
+	printf '%q ' "$@" >"$d/cmd"
+	BG_N=$((BG_N + 1))
+}
+bg_start() {
+	local i
+	echo
+	echo "=== in the background, one after the other (each one's output follows when they end):"
+	for ((i = 0; i < BG_N; i++)); do echo "    $(cat "$BG_DIR/$i/name")"; done
+	setsid bash -c 'cd "$2" || exit 1
+		for ((i = 0; i < $3; i++)); do
+			d=$1/$i
+			date +%s >"$d/t0"
+			eval "$(cat "$d/cmd")" >"$d/log" 2>&1
+			echo $? >"$d/rc"
+			date +%s >"$d/t1"
+		done' _ "$BG_DIR" "$PWD" "$BG_N" &
+	BG_PID=$!
+}
+bg_collect() {
+	local i d
+	[ -n "$BG_PID" ] || return 0
+	kill -0 "$BG_PID" 2>/dev/null && { echo; echo "=== waiting for the background lane to end"; }
+	wait "$BG_PID"
+	BG_PID=
+	for ((i = 0; i < BG_N; i++)); do
+		d=$BG_DIR/$i
+		echo
+		echo "=== $(cat "$d/name") (ran in the background)"
+		cat "$d/log" 2>/dev/null
+		record "$(cat "$d/name") [bg]" "$(cat "$d/rc" 2>/dev/null || echo 255)" \
+			"$(cat "$d/t0" 2>/dev/null || date +%s)" "$(cat "$d/t1" 2>/dev/null || date +%s)" "$d/log"
+	done
 }
 
 # Builds and the test bed are prerequisites: stop at the first failure.
 step "host build" buildlib/build-host.sh || exit 1
-step "host unit tests" ctest --test-dir "$MIGR_BUILD/host" --output-on-failure
+step "host unit tests" ctest --test-dir "$MIGR_BUILD/host" --output-on-failure --parallel "$(nproc)"
 step "guest build (Debian 13 build root)" buildlib/build-guest.sh || exit 1
 step "test bed" buildlib/testbed/prepare.sh || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
+# Two lanes while the one-VM steps run, each VM in one of the host's two
+# VM slots: the package test (a Debian build, lintian, then an install test
+# in a VM of its own) and three one-VM suites in the background, the other
+# one-VM suites here. The background lane is collected before the two-VM
+# steps, which need both slots.
+TB=buildlib/testbed/run.sh
+bg_step "packages: Debian build, lintian, install test" tests/package-test.sh
+bg_step "guest: migrd and migrctl" $TB --timeout 600 -- tests/guest/migrd.sh
+bg_step "guest: replay past the drain bound toward a partner process" $TB --timeout 600 -- tests/guest/replay-partner.sh
+bg_step "guest: migr-traffic loopback, rxe0 and migr_rxe0" $TB --timeout 600 -- tests/guest/traffic.sh
+bg_start
 step "guest: stacking, perftest, rdmacm" vm --timeout 1200 -- tests/guest/stacking.sh
-step "guest: migr-traffic loopback, rxe0 and migr_rxe0" vm --timeout 600 -- tests/guest/traffic.sh
+step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
+step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
+step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suite/run.sh --mem 3G --timeout 1800
+bg_collect
 step "two guests: perftest, rping, traffic over migr" vm --two --timeout 900 \
 	--a "tests/guest/two-host.sh server" --b "tests/guest/two-host.sh client"
 step "two guests, two NICs each: every rxe pairing" vm --two --nics 2 --timeout 600 \
 	--a "tests/guest/two-nic.sh A" --b "tests/guest/two-nic.sh B"
-step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
-step "guest: migrd and migrctl" vm --timeout 600 -- tests/guest/migrd.sh
-step "guest: replay past the drain bound toward a partner process" vm --timeout 600 -- tests/guest/replay-partner.sh
 step "two guests: migrd peers, qpn-owner across hosts" vm --two --timeout 600 \
 	--a "tests/guest/migrd-two.sh a" --b "tests/guest/migrd-two.sh b"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \
@@ -74,9 +138,6 @@ for u in "${UNMODIFIED[@]}"; do
 	step "two guests, two NICs: unmodified programs switched live: ${u%%|*}" vm --two --nics 2 --timeout 900 \
 		--a "tests/guest/unmodified.sh a ${u#*|}" --b "tests/guest/unmodified.sh b ${u#*|}"
 done
-step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
-step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" vm --mem 3G --timeout 1800 -- tests/guest/upstream-suite.sh
-step "packages: Debian build, lintian, install test" tests/package-test.sh
 
 echo
 echo "=== summary"
@@ -89,6 +150,8 @@ for i in "${!STEP_NAMES[@]}"; do
 	printf '%s\n' "${STEP_WHY[$i]}" | cut -c1-300
 done
 total=$(($(date +%s) - T0))
+printf '%s\n' "${STEP_NAMES[@]}" | grep -q ' \[bg\]$' &&
+	echo "([bg]: ran in the background lane, beside the one-VM steps here; the total is the time from start to end)"
 printf '%-52s %-14s %5ss (%d min %02d s)\n' "total" "" "$total" $((total / 60)) $((total % 60))
 echo "steps: $((${#STEP_NAMES[@]} - failed)) passed, $failed failed"
 [ $failed -eq 0 ]

@@ -2,8 +2,9 @@
 # In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
 # migr-traffic between a process on A and its partner on B (RC QPs, every
 # op, legacy and ibv_wr_* posting, completion channels; every WR and byte
-# checked). A's process is switched between A's rxe0 and rxe1 20 times
-# under traffic and B's partner follows through the two migrd; then B's is
+# checked). A's process is switched between A's rxe0 and rxe1 8 times
+# (MIGR_PARTNER_SWITCHES; tests/soak.sh runs 100) under traffic and B's
+# partner follows through the two migrd; then B's is
 # switched; then both at once (each is the
 # other's partner: one is put off as busy and retries); then the faults.
 # Each side checks its own traffic verdict at the end.
@@ -11,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 role=${1:?a or b}
 A_IP=10.9.0.1
-SWITCHES=${MIGR_PARTNER_SWITCHES:-20}
+SWITCHES=${MIGR_PARTNER_SWITCHES:-8}
 BOTH=${MIGR_PARTNER_BOTH:-1}
 two_host_env partner
 MLOG=$LOGDIR/partner-migrd-$role.log
@@ -136,7 +137,7 @@ if [ "$role" = a ]; then
 	for _ in $(seq 100); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
 	sleep 3
 
-	# 1. A moves 20 times; B's QPs follow
+	# 1. A moves $SWITCHES times (each way half of them); B's QPs follow
 	run_switches "a_switched_${SWITCHES}_times" a-moves "$TR" "$SWITCHES"
 	check_switches a-moves "$SWITCHES"
 	say a.moved

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Soaks: the long repetitions CI runs in smaller counts (tests/run.sh),
+# each in its own VM(s), one after the other. Not a step of CI: it takes
+# about 20 minutes here and is meant for before a release, or after a
+# change to the switch, its partner protocol or the drain.
+#
+#   partner.sh with MIGR_PARTNER_SWITCHES=N (CI: 8; here 100 by default):
+#     A's process moved N times under traffic, B's partner following
+#   switch-stress.sh ROUNDS (default 3): polling applications switched
+#     10 times per run, round after round
+#
+# usage: tests/soak.sh [PARTNER_SWITCHES [STRESS_ROUNDS]]
+set -uo pipefail
+. "$(dirname "$0")/../buildlib/lib/common.sh"
+cd "$MIGR_TOP" || exit 1
+n=${1:-100} rounds=${2:-3}
+failed=0
+# at about 3 s per move in a TCG guest, plus the rest of partner.sh
+t=$((1500 + n * 10))
+buildlib/testbed/run.sh --two --nics 2 --timeout "$t" -e MIGR_PARTNER_SWITCHES="$n" \
+	--a "tests/guest/partner.sh a" --b "tests/guest/partner.sh b" || failed=$((failed + 1))
+buildlib/testbed/run.sh --timeout $((600 + rounds * 600)) -- tests/guest/switch-stress.sh "$rounds" ||
+	failed=$((failed + 1))
+echo "soak: $failed failed"
+[ $failed -eq 0 ]
