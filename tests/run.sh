@@ -97,7 +97,7 @@ step "test bed" buildlib/testbed/prepare.sh || exit 1
 vm() { buildlib/testbed/run.sh "$@"; }
 # Two lanes while the one-VM steps run, each VM in one of the host's two
 # VM slots: the package test (a Debian build, lintian, then an install test
-# in a VM of its own) and three one-VM suites in the background, the other
+# in a VM of its own) and four one-VM suites in the background, the other
 # one-VM suites here. The background lane is collected before the two-VM
 # steps, which need both slots.
 TB=buildlib/testbed/run.sh
@@ -105,6 +105,7 @@ bg_step "packages: Debian build, lintian, install test" tests/package-test.sh
 bg_step "guest: migrd and migrctl" $TB --timeout 600 -- tests/guest/migrd.sh
 bg_step "guest: replay past the drain bound toward a partner process" $TB --timeout 600 -- tests/guest/replay-partner.sh
 bg_step "guest: migr-traffic loopback, rxe0 and migr_rxe0" $TB --timeout 600 -- tests/guest/traffic.sh
+bg_step "guest: CRIU dumps and restores RDMA processes (migr plugin)" $TB --timeout 600 -- tests/guest/criu.sh
 bg_start
 step "guest: stacking, perftest, rdmacm" vm --timeout 1200 -- tests/guest/stacking.sh
 step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
@@ -115,6 +116,8 @@ step "two guests: perftest, rping, traffic over migr" vm --two --timeout 900 \
 	--a "tests/guest/two-host.sh server" --b "tests/guest/two-host.sh client"
 step "two guests, two NICs each: every rxe pairing" vm --two --nics 2 --timeout 600 \
 	--a "tests/guest/two-nic.sh A" --b "tests/guest/two-nic.sh B"
+step "two guests: a running RDMA process moved A -> B -> A through CRIU" vm --two --timeout 600 \
+	--a "tests/guest/criu-two.sh a" --b "tests/guest/criu-two.sh b"
 step "two guests: migrd peers, qpn-owner across hosts" vm --two --timeout 600 \
 	--a "tests/guest/migrd-two.sh a" --b "tests/guest/migrd-two.sh b"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \
