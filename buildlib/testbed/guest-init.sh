@@ -44,6 +44,17 @@ for d in $MIGR_SHARES; do
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 "share$i" "$d" || setup_failed "9p mount of $d"
 	i=$((i + 1))
 done
+# Tests run programs as other users (nobody) from the shares, so every
+# directory above one must let them through, also where the clone is under
+# /root (0700 in the guest's root as on the host). The guest's root is a
+# tmpfs overlay: nothing changes on the host.
+for d in $MIGR_SHARES; do
+	p=$(dirname "$d")
+	while [ "$p" != / ]; do
+		chmod o+x "$p" || setup_failed "chmod o+x $p (above the share $d)"
+		p=$(dirname "$p")
+	done
+done
 
 # Soft-RoCE: rxe0 on veth0 (one VM) or on eth0 (two VMs on a QEMU socket link),
 # and with MIGR_IP1 (run.sh --two --nics 2) rxe1 on eth1.
