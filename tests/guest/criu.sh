@@ -125,9 +125,12 @@ finish undo $SP
 wait $SP 2>/dev/null
 
 # 6. Pre-copy: after a pre-dump the device goes on writing into a huge
-#    page and into small ones; the final dump (incremental, --track-mem)
-#    must take those pages though no soft-dirty bit says they changed (the
-#    park marks them). mrdirty checks every word after the restore.
+#    page and into small ones; after the final dump (incremental,
+#    --track-mem: it takes unchanged pages from the pre-dump) and the
+#    restore, mrdirty checks every word. (Run with the park's marking of
+#    MR pages left out, this passed too on Debian's 6.12: what keeps those
+#    pages in the final dump there is not yet understood; see
+#    docs/architecture.md section 6a.)
 start precopy migr_rxe0 "$MIGR_BUILD_DIR/tests/switch/mrdirty"
 check precopy_huge_page_backs_the_mr grep -q 'mrdirty: thp=1' "$LOGDIR/criu-precopy.log"
 mkdir -p "$IMG/pc1" "$IMG/pc2"

@@ -2,9 +2,9 @@
 /*
  * mrdirty: what a device writes into registered memory must survive a
  * CRIU migration with pre-copy. A device's writes set no soft-dirty bit,
- * so an incremental dump that trusts those bits takes a page the device
- * changed after the last pre-dump from that pre-dump: stale. migr's park
- * marks every writable MR's pages written once the MRs are released.
+ * so an incremental dump that trusts those bits could take a page the
+ * device changed after the last pre-dump from that pre-dump: stale. migr's
+ * park marks every writable MR's pages written once the MRs are released.
  *
  * usage: mrdirty DEVICE [--gid-index N]
  *
