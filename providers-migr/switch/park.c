@@ -166,27 +166,12 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 static int retarget(struct sw_set *set, const char *target,
 		    struct migr_switch_report *rep)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *to = NULL;
+	struct ibv_context *to = migr_open_by_name(target, rep);
 	unsigned int i, q;
 	int ret = 0;
 
-	for (i = 0; list && list[i]; i++) {
-		struct verbs_device *vdev = verbs_get_device(list[i]);
-
-		if (strcmp(ibv_get_device_name(list[i]), target))
-			continue;
-		to = verbs_open_device(vdev->lower ? &vdev->lower->device :
-						     list[i],
-				       NULL);
-		break;
-	}
-	if (list)
-		ibv_free_device_list(list);
-	if (!to) {
-		REPORT(rep, "no RDMA device named %s could be opened", target);
+	if (!to)
 		return ENODEV;
-	}
 	for (i = 0; i < set->n && !ret; i++) {
 		struct migr_gid_move *g = &set->gids[i];
 

@@ -596,8 +596,8 @@ static void partners_resume(struct sw_set *set, bool abort)
 }
 
 /* Open the device called name, or NULL with rep->error set */
-static struct ibv_context *open_by_name(const char *name,
-					struct migr_switch_report *rep)
+struct ibv_context *migr_open_by_name(const char *name,
+				       struct migr_switch_report *rep)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *c = NULL;
@@ -626,7 +626,7 @@ static int rebuild_set(struct sw_set *set, const char *name,
 	int ret;
 
 	for_each_ctx (set, i, c) {
-		to = open_by_name(name, rep);
+		to = migr_open_by_name(name, rep);
 		if (!to)
 			return ENODEV;
 		ret = migr_rebuild_objects(c, to, rep->error + off,
@@ -747,7 +747,7 @@ static struct ibv_context *open_target(struct sw_set *set, const char *target,
 
 	snprintf(rep->from, sizeof(rep->from), "%s",
 		 ibv_get_device_name(set->ctx[0]->lower->device));
-	to = open_by_name(target ? target : rep->from, rep);
+	to = migr_open_by_name(target ? target : rep->from, rep);
 	if (!to) {
 		*ret = ENODEV;
 		return NULL;

@@ -53,4 +53,11 @@ int migr_set_park(struct sw_set *set, const char *target, unsigned int wait_ms,
  */
 int migr_set_unpark(struct sw_set *set, struct migr_switch_report *rep);
 
+/*
+ * The lower device named name (a migr device's lower, or a device itself)
+ * opened; NULL with rep->error
+ */
+struct ibv_context *migr_open_by_name(const char *name,
+				       struct migr_switch_report *rep);
+
 #endif /* MIGR_SWITCH_SET_H */
