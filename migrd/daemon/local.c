@@ -24,7 +24,7 @@ static void reply(int fd, struct sbuf *out)
 void local_serve(int fd)
 {
 	struct sbuf out = {};
-	struct client c = {};
+	struct client c = { .fd = fd };
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	char err[256], *line;

@@ -24,11 +24,15 @@ struct migrd {
 
 extern struct migrd migrd;
 
+struct peer_link;
+
 /* Who asks: a local user (SO_PEERCRED) or a peer daemon */
 struct client {
 	uid_t uid;
 	pid_t pid;
 	bool peer;
+	struct peer_link *link; /* a peer's connection (peer.h) */
+	int fd; /* a local client's socket, for progress lines; else -1 */
 };
 
 /* ops.c: the reply (one JSON line, no newline) to r */
@@ -49,6 +53,12 @@ void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out);
 /* proc.c: one request to a migr process's control socket */
 int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 		 char *err, size_t errlen);
+
+/*
+ * A process's verdict on a park, resume or switch (its reply's "ok"), and
+ * if false the first error it names (that of its array key[0], or its own)
+ */
+bool proc_verdict(const char *reply, const char *key, char *err, size_t len);
 
 /* One process of a fan-out, and what it answered */
 struct proc_ask {

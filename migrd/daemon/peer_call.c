@@ -97,45 +97,11 @@ static int tcp_connect(const char *host, unsigned int port, int timeout_ms,
 	return fd;
 }
 
-int peer_call(const char *host, const char *line, int timeout_ms,
-	      struct sbuf *out, char *err, size_t errlen)
+/* A failed call's one-line reason, naming the peer */
+static void peer_err(const char *host, char *err, size_t errlen)
 {
-	uint8_t *buf = NULL;
 	char tmp[256];
-	SSL_CTX *ctx;
-	SSL *s = NULL;
-	int fd, ret = -1;
-	long n;
 
-	err[0] = 0;
-	if (!migrd.psk_len) {
-		snprintf(err, errlen,
-			 "cannot ask migrd on %s: no peer key loaded (%s)",
-			 host, migrd.conf.key_file);
-		return -1;
-	}
-	ctx = peer_tls_ctx(false, err, errlen);
-	if (!ctx)
-		return -1;
-	fd = tcp_connect(host, migrd.conf.port, PEER_CALL_MS, err, errlen);
-	if (fd < 0)
-		return -1;
-	buf = malloc(WIRE_BODY_MAX);
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	s = tls_connect(ctx, fd, PEER_CALL_MS, err, errlen);
-	if (!s ||
-	    tls_write_frame(s, line, strlen(line), PEER_CALL_MS, err, errlen))
-		goto fail;
-	n = tls_read_frame(s, buf, WIRE_BODY_MAX, timeout_ms, err, errlen);
-	if (n < 0)
-		goto fail;
-	sb_add(out, (char *)buf, n);
-	ret = 0;
-	goto out;
-fail:
 	snprintf(tmp, sizeof(tmp), "%s", err);
 	if (!strcmp(tmp, "connection closed"))
 		snprintf(err, errlen,
@@ -149,9 +115,102 @@ fail:
 		snprintf(err, errlen, "peer %s %s", host, tmp);
 	else
 		snprintf(err, errlen, "peer %s: %s", host, tmp);
-out:
-	tls_free(s);
-	free(buf);
-	close(fd);
+}
+
+struct peer_conn {
+	int fd;
+	SSL *s;
+	uint8_t *buf; /* WIRE_BODY_MAX: one reply */
+	char host[REQ_HOST_MAX];
+};
+
+void peer_close(struct peer_conn *pc)
+{
+	if (!pc)
+		return;
+	tls_free(pc->s);
+	if (pc->fd >= 0)
+		close(pc->fd);
+	free(pc->buf);
+	free(pc);
+}
+
+struct peer_conn *peer_open(const char *host, char *err, size_t errlen)
+{
+	struct peer_conn *pc;
+	SSL_CTX *ctx;
+
+	err[0] = 0;
+	if (!migrd.psk_len) {
+		snprintf(err, errlen,
+			 "cannot ask migrd on %s: no peer key loaded (%s)",
+			 host, migrd.conf.key_file);
+		return NULL;
+	}
+	ctx = peer_tls_ctx(false, err, errlen);
+	if (!ctx)
+		return NULL;
+	pc = calloc(1, sizeof(*pc));
+	if (!pc || !(pc->buf = malloc(WIRE_BODY_MAX))) {
+		free(pc);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(pc->host, sizeof(pc->host), "%s", host);
+	pc->fd = tcp_connect(host, migrd.conf.port, PEER_CALL_MS, err, errlen);
+	if (pc->fd < 0)
+		goto fail;
+	pc->s = tls_connect(ctx, pc->fd, PEER_CALL_MS, err, errlen);
+	if (!pc->s) {
+		peer_err(host, err, errlen);
+		goto fail;
+	}
+	return pc;
+fail:
+	peer_close(pc);
+	return NULL;
+}
+
+int peer_send(struct peer_conn *pc, const void *body, size_t len, char *err,
+	      size_t errlen)
+{
+	if (!tls_write_frame(pc->s, body, len, PEER_CALL_MS, err, errlen))
+		return 0;
+	peer_err(pc->host, err, errlen);
+	return -1;
+}
+
+int peer_reply(struct peer_conn *pc, int timeout_ms, struct sbuf *out,
+	       char *err, size_t errlen)
+{
+	long n = tls_read_frame(pc->s, pc->buf, WIRE_BODY_MAX, timeout_ms, err,
+				errlen);
+
+	if (n < 0) {
+		peer_err(pc->host, err, errlen);
+		return -1;
+	}
+	sb_add(out, (char *)pc->buf, n);
+	return 0;
+}
+
+int peer_ask(struct peer_conn *pc, const char *line, int timeout_ms,
+	     struct sbuf *out, char *err, size_t errlen)
+{
+	if (peer_send(pc, line, strlen(line), err, errlen))
+		return -1;
+	return peer_reply(pc, timeout_ms, out, err, errlen);
+}
+
+int peer_call(const char *host, const char *line, int timeout_ms,
+	      struct sbuf *out, char *err, size_t errlen)
+{
+	struct peer_conn *pc = peer_open(host, err, errlen);
+	int ret;
+
+	if (!pc)
+		return -1;
+	ret = peer_ask(pc, line, timeout_ms, out, err, errlen);
+	peer_close(pc);
 	return ret;
 }

@@ -23,13 +23,30 @@
 #define PEER_REQS_MAX 64 /* per connection */
 #define PEER_LOG_MAX 96 /* of a request: a partner's line is cut short */
 
+struct peer_link {
+	SSL *s;
+	const char *who;
+};
+
+long peer_link_read(struct peer_link *l, void *buf, size_t max, int timeout_ms,
+		    char *err, size_t errlen)
+{
+	return tls_read_frame(l->s, buf, max, timeout_ms, err, errlen);
+}
+
+const char *peer_link_who(const struct peer_link *l)
+{
+	return l->who;
+}
+
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
 void peer_serve(int fd, const char *who)
 {
 	uint8_t *buf = malloc(REQ_MAX);
-	struct client c = { .peer = true };
+	struct client c = { .peer = true, .fd = -1 };
+	struct peer_link link = { .who = who };
 	struct sbuf out = {};
 	SSL_CTX *ctx;
 	SSL *s = NULL;
@@ -49,6 +66,8 @@ void peer_serve(int fd, const char *who)
 	if (!s)
 		goto refused;
 	log_info("peer %s authenticated", who);
+	link.s = s;
+	c.link = &link;
 	for (i = 0; i < PEER_REQS_MAX; i++) {
 		n = tls_read_frame(s, buf, REQ_MAX, PEER_IDLE_MS, err,
 				   sizeof(err));
