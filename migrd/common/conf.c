@@ -19,6 +19,9 @@ void conf_defaults(struct conf *c)
 	c->port = MIGRD_PORT;
 	c->max_clients = 64;
 	c->max_peers = 16;
+	strcpy(c->state_dir, MIGRD_STATE_DIR);
+	strcpy(c->criu, MIGRD_CRIU);
+	strcpy(c->criu_plugins, MIGRD_CRIU_PLUGINS);
 }
 
 static char *trim(char *s)
@@ -97,6 +100,16 @@ int conf_load(struct conf *c, const char *path, int required, char *err,
 			bad = set_uint(&c->max_clients, val, 1, 1024);
 		else if (!strcmp(name, "max_peers"))
 			bad = set_uint(&c->max_peers, val, 1, 1024);
+		else if (!strcmp(name, "state_dir"))
+			bad = set_str(c->state_dir, sizeof(c->state_dir), val) ||
+			      val[0] != '/';
+		else if (!strcmp(name, "criu"))
+			bad = set_str(c->criu, sizeof(c->criu), val) ||
+			      val[0] != '/';
+		else if (!strcmp(name, "criu_plugins"))
+			bad = set_str(c->criu_plugins,
+				      sizeof(c->criu_plugins), val) ||
+			      val[0] != '/';
 		else {
 			snprintf(err, errlen, "%s:%d: unknown setting '%s'",
 				 path, lineno, name);

@@ -11,6 +11,9 @@
 #define MIGRD_CONFIG "/etc/migr/migrd.conf"
 #define MIGRD_KEY "/etc/migr/migrd.key"
 #define MIGRD_PORT 7475
+#define MIGRD_STATE_DIR "/var/lib/migr"
+#define MIGRD_CRIU "/usr/sbin/criu"
+#define MIGRD_CRIU_PLUGINS "/usr/lib/criu"
 
 struct conf {
 	char socket[108];
@@ -19,6 +22,9 @@ struct conf {
 	unsigned int port;
 	unsigned int max_clients; /* local connections at once */
 	unsigned int max_peers; /* peer (TCP) connections at once */
+	char state_dir[200]; /* a migration's images: migrations/<id>/ */
+	char criu[200]; /* the CRIU binary */
+	char criu_plugins[200]; /* where migr_plugin.so is (criu -L) */
 };
 
 void conf_defaults(struct conf *c);

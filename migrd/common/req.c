@@ -27,6 +27,11 @@ static const struct {
 	{ "peer-ping", REQ_PEER_PING, 1, 1 },
 	{ "partner", REQ_PARTNER, PARTNER_ARGS, PARTNER_ARGS },
 	{ "udpeers", REQ_UDPEERS, UDPEERS_ARGS, UDPEERS_ARGS },
+	{ "migrate", REQ_MIGRATE, 5, 5 },
+	{ "mig-check", REQ_MIG_CHECK, 5, 5 },
+	{ "mig-put", REQ_MIG_PUT, 2, 2 },
+	{ "mig-restore", REQ_MIG_RESTORE, 2, 2 },
+	{ "mig-end", REQ_MIG_END, 2, 2 },
 };
 
 int req_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -148,6 +153,121 @@ static int parse_partner(struct req *r, char **tok, const char *rest, char *err,
 	return parse_line(r, rest, "partner", err, errlen);
 }
 
+static int parse_id(struct req *r, const char *tok, char *err, size_t errlen)
+{
+	if (strlen(tok) != REQ_MIG_ID_LEN ||
+	    strspn(tok, "0123456789abcdef") != REQ_MIG_ID_LEN)
+		return req_fail(err, errlen,
+				"invalid migration id '%s' (%d hex digits)",
+				tok, REQ_MIG_ID_LEN);
+	strcpy(r->id, tok);
+	return 0;
+}
+
+/* A device, or "-" (empty: the one the process runs on) */
+static int parse_dev_or_none(struct req *r, const char *tok, char *err,
+			     size_t errlen)
+{
+	if (!strcmp(tok, "-"))
+		return 0;
+	if (!valid_name(tok))
+		return req_fail(err, errlen, "invalid device name '%s'", tok);
+	strcpy(r->dev, tok);
+	return 0;
+}
+
+/* "TID,TID,...": at most REQ_MIG_TIDS_MAX, each a pid */
+static int parse_tids(struct req *r, const char *tok, char *err, size_t errlen)
+{
+	unsigned long v;
+	char buf[REQ_PARTNER_LINE_MAX + 1], *p, *t;
+	int n = 0;
+
+	if (strlen(tok) > REQ_PARTNER_LINE_MAX ||
+	    strspn(tok, "0123456789,") != strlen(tok))
+		return req_fail(err, errlen, "invalid thread id list");
+	strcpy(buf, tok);
+	for (p = buf; (t = strsep(&p, ","));)
+		if (parse_uint(t, 1, REQ_PID_MAX, &v) ||
+		    ++n > REQ_MIG_TIDS_MAX)
+			return req_fail(
+				err, errlen,
+				"invalid thread id list (at most %d pids)",
+				REQ_MIG_TIDS_MAX);
+	strcpy(r->line, tok);
+	return 0;
+}
+
+static int parse_mig(struct req *r, char **tok, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (r->op == REQ_MIGRATE) {
+		if (parse_uint(tok[0], 1, REQ_PID_MAX, &v))
+			return req_fail(err, errlen, "invalid pid '%s'",
+					tok[0]);
+		r->pid = v;
+		if (!valid_host(tok[1]))
+			return req_fail(err, errlen, "invalid host '%s'",
+					tok[1]);
+		strcpy(r->host, tok[1]);
+		if (parse_dev_or_none(r, tok[2], err, errlen))
+			return -1;
+		if (parse_uint(tok[3], 0, REQ_PRECOPY_MAX, &v))
+			return req_fail(err, errlen,
+					"invalid pre-copy rounds '%s' (0..%d)",
+					tok[3], REQ_PRECOPY_MAX);
+		r->count = v;
+		if (parse_uint(tok[4], 1, REQ_WAIT_MAX, &v))
+			return req_fail(err, errlen,
+					"invalid wait '%s' (1..600000 ms)",
+					tok[4]);
+		r->wait_ms = v;
+		return 0;
+	}
+	if (parse_id(r, tok[0], err, errlen))
+		return -1;
+	switch (r->op) {
+	case REQ_MIG_CHECK:
+		if (parse_uint(tok[1], 1, REQ_PID_MAX, &v))
+			return req_fail(err, errlen, "invalid pid '%s'",
+					tok[1]);
+		r->pid = v;
+		if (!valid_name(tok[2]))
+			return req_fail(err, errlen, "invalid device name '%s'",
+					tok[2]);
+		strcpy(r->dev, tok[2]);
+		if (!valid_name(tok[3]))
+			return req_fail(err, errlen, "invalid version '%s'",
+					tok[3]);
+		strcpy(r->version, tok[3]);
+		return parse_tids(r, tok[4], err, errlen);
+	case REQ_MIG_PUT:
+		/* an image directory: a name of ours, never a path */
+		if (!valid_name(tok[1]) || tok[1][0] == '.')
+			return req_fail(err, errlen,
+					"invalid image directory '%s'", tok[1]);
+		strcpy(r->name, tok[1]);
+		return 0;
+	case REQ_MIG_RESTORE:
+		if (!valid_name(tok[1]))
+			return req_fail(err, errlen, "invalid device name '%s'",
+					tok[1]);
+		strcpy(r->dev, tok[1]);
+		return 0;
+	case REQ_MIG_END:
+		if (strcmp(tok[1], "commit") && strcmp(tok[1], "abort") &&
+		    strcmp(tok[1], "state"))
+			return req_fail(err, errlen,
+					"invalid mig-end '%s' (commit, abort or state)",
+					tok[1]);
+		strcpy(r->line, tok[1]);
+		return 0;
+	default:
+		return req_fail(err, errlen, "unknown request");
+	}
+}
+
 static int parse_args(struct req *r, char **tok, int n, const char *rest,
 		      char *err, size_t errlen)
 {
@@ -213,6 +333,12 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 		if (parse_relay_host(r, tok[0], err, errlen))
 			return -1;
 		return parse_line(r, rest, "udpeers", err, errlen);
+	case REQ_MIGRATE:
+	case REQ_MIG_CHECK:
+	case REQ_MIG_PUT:
+	case REQ_MIG_RESTORE:
+	case REQ_MIG_END:
+		return parse_mig(r, tok, err, errlen);
 	}
 	return req_fail(err, errlen, "unknown request");
 }
@@ -329,6 +455,27 @@ int req_format(const struct req *r, char *buf, size_t len)
 	case REQ_UDPEERS:
 		n = snprintf(buf, len, "migrd/1 udpeers %s %s\n",
 			     r->host[0] ? r->host : "-", r->line);
+		break;
+	case REQ_MIGRATE:
+		n = snprintf(buf, len, "migrd/1 migrate %d %s %s %u %u\n",
+			     r->pid, r->host, r->dev[0] ? r->dev : "-",
+			     r->count, r->wait_ms);
+		break;
+	case REQ_MIG_CHECK:
+		n = snprintf(buf, len, "migrd/1 mig-check %s %d %s %s %s\n",
+			     r->id, r->pid, r->dev, r->version, r->line);
+		break;
+	case REQ_MIG_PUT:
+		n = snprintf(buf, len, "migrd/1 mig-put %s %s\n", r->id,
+			     r->name);
+		break;
+	case REQ_MIG_RESTORE:
+		n = snprintf(buf, len, "migrd/1 mig-restore %s %s\n", r->id,
+			     r->dev);
+		break;
+	case REQ_MIG_END:
+		n = snprintf(buf, len, "migrd/1 mig-end %s %s\n", r->id,
+			     r->line);
 		break;
 	}
 	return n < 0 || (size_t)n >= len || n > REQ_MAX ? -1 : n;

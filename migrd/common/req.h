@@ -21,6 +21,14 @@
  *                                      with HOST "-" only: LINE goes to
  *                                      every migr process here, or on HOST
  *                                      through its migrd: udpeers.c)
+ *   migrd/1 migrate PID HOST DEVICE|- PRECOPY WAIT_MS
+ *                                      (root only: migrate.c; the reply
+ *                                      is preceded by progress lines)
+ * Between the two migrd of a migration (peers only: migrate_dest.c):
+ *   migrd/1 mig-check ID PID DEVICE CRIU_VERSION TID,TID,...
+ *   migrd/1 mig-put ID NAME            (then a stream of frames: images.h)
+ *   migrd/1 mig-restore ID DEVICE
+ *   migrd/1 mig-end ID commit|abort|state
  */
 #ifndef MIGRD_REQ_H
 #define MIGRD_REQ_H
@@ -48,7 +56,16 @@ enum req_op {
 	REQ_PEER_PING,
 	REQ_PARTNER,
 	REQ_UDPEERS,
+	REQ_MIGRATE,
+	REQ_MIG_CHECK,
+	REQ_MIG_PUT,
+	REQ_MIG_RESTORE,
+	REQ_MIG_END,
 };
+
+#define REQ_MIG_ID_LEN 16 /* hex digits */
+#define REQ_PRECOPY_MAX 16 /* pre-copy rounds */
+#define REQ_MIG_TIDS_MAX 512 /* threads of a migrated tree */
 
 struct req {
 	enum req_op op;
@@ -58,8 +75,13 @@ struct req {
 	unsigned int wait_ms;
 	uint32_t qpn;
 	char gid[REQ_GID_LEN + 1]; /* partner */
-	/* partner, udpeers: the rest, verbatim */
+	/* partner, udpeers: the rest, verbatim; mig-check: the tids;
+	 * mig-end: what to do */
 	char line[REQ_PARTNER_LINE_MAX + 1];
+	char id[REQ_MIG_ID_LEN + 1]; /* a migration's */
+	char name[REQ_NAME_MAX]; /* mig-put: an image directory */
+	char version[REQ_NAME_MAX]; /* mig-check: CRIU's */
+	unsigned int count; /* migrate: pre-copy rounds */
 };
 
 /*

@@ -212,10 +212,67 @@ static void test_udpeers(void)
 	      !strstr(err, "secret"));
 }
 
+#define MID "0123456789abcdef"
+
+static void test_migrate(void)
+{
+	char line[REQ_MAX + 2], tids[REQ_MAX];
+	struct req r, r2;
+	int i, n;
+
+	CHECK(!parse("migrd/1 migrate 30000 10.9.0.2 - 2 5000\n", &r));
+	CHECK(r.op == REQ_MIGRATE && r.pid == 30000 &&
+	      !strcmp(r.host, "10.9.0.2") && !r.dev[0] && r.count == 2 &&
+	      r.wait_ms == 5000);
+	CHECK(req_format(&r, line, sizeof(line)) > 0 &&
+	      !strcmp(line, "migrd/1 migrate 30000 10.9.0.2 - 2 5000\n"));
+	CHECK(!parse("migrd/1 migrate 7 host-b rxe1 0 1\n", &r) &&
+	      !strcmp(r.dev, "rxe1") && !r.count);
+	CHECK(refused("migrd/1 migrate 7 host-b rxe1 17 1\n",
+		      "pre-copy rounds '17'"));
+	CHECK(refused("migrd/1 migrate 7 -x rxe1 0 1\n", "invalid host"));
+	CHECK(refused("migrd/1 migrate 7 b ../x 0 1\n", "device name"));
+	CHECK(refused("migrd/1 migrate 7 b rxe1 0 0\n", "invalid wait"));
+
+	CHECK(!parse("migrd/1 mig-check " MID " 30000 rxe0 4.1.1 30000,30001\n",
+		     &r));
+	CHECK(r.op == REQ_MIG_CHECK && !strcmp(r.id, MID) && r.pid == 30000 &&
+	      !strcmp(r.dev, "rxe0") && !strcmp(r.version, "4.1.1") &&
+	      !strcmp(r.line, "30000,30001"));
+	CHECK(req_format(&r, line, sizeof(line)) > 0 && !parse(line, &r2) &&
+	      !strcmp(r2.line, r.line) && !strcmp(r2.id, MID));
+	CHECK(refused("migrd/1 mig-check 0123 1 rxe0 4.1.1 1\n",
+		      "migration id"));
+	CHECK(refused("migrd/1 mig-check 0123456789ABCDEF 1 rxe0 4.1.1 1\n",
+		      "migration id"));
+	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,,2\n",
+		      "thread id list"));
+	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,-2\n",
+		      "thread id list"));
+	/* at most REQ_MIG_TIDS_MAX thread ids */
+	for (i = n = 0; i <= REQ_MIG_TIDS_MAX; i++)
+		n += snprintf(tids + n, sizeof(tids) - n, "%s%d", i ? "," : "",
+			      i + 1);
+	snprintf(line, sizeof(line), "migrd/1 mig-check " MID " 1 r 4 %s\n",
+		 tids);
+	CHECK(refused(line, "thread id list"));
+
+	CHECK(!parse("migrd/1 mig-put " MID " pre-1\n", &r) &&
+	      r.op == REQ_MIG_PUT && !strcmp(r.name, "pre-1"));
+	CHECK(refused("migrd/1 mig-put " MID " ..\n", "image directory"));
+	CHECK(refused("migrd/1 mig-put " MID " a/b\n", "image directory"));
+	CHECK(!parse("migrd/1 mig-restore " MID " rxe1\n", &r) &&
+	      r.op == REQ_MIG_RESTORE && !strcmp(r.dev, "rxe1"));
+	CHECK(!parse("migrd/1 mig-end " MID " commit\n", &r) &&
+	      r.op == REQ_MIG_END && !strcmp(r.line, "commit"));
+	CHECK(refused("migrd/1 mig-end " MID " kill\n", "invalid mig-end"));
+}
+
 int main(void)
 {
 	test_requests();
 	test_partner();
 	test_udpeers();
+	test_migrate();
 	return unit_done("req");
 }
