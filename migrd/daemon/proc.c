@@ -249,3 +249,16 @@ void proc_ask_all(struct proc_ask *v, int n, const char *line, int per_ms,
 	for (i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 }
+
+bool proc_verdict(const char *reply, const char *key, char *err, size_t len)
+{
+	json_t *j = migr_json_parse(reply, strlen(reply));
+	const json_t *v = json_array_get(json_object_get(j, key), 0);
+	bool ok = migr_json_true(j, "ok");
+
+	if (!ok && !(v && migr_json_text(v, "error", err, len) && err[0]) &&
+	    !(migr_json_text(j, "error", err, len) && err[0]))
+		snprintf(err, len, "%s failed", key);
+	json_decref(j);
+	return ok;
+}

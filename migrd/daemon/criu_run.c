@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * CRIU runs as a child of migrd: prepared before fork() (migrd has
+ * threads: the child only calls what is safe there), waited for through
+ * a pidfd within its bound, killed past it
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "criu_run.h"
+#include "log.h"
+#include "migrd.h"
+
+#define CRIU_ARGS_MAX 32
+
+/* Its first error line in dir/log, the cause (later ones follow from it) */
+static void first_error(const char *dir, const char *log, char *buf,
+			size_t len)
+{
+	char path[512], line[512], *e, *nl;
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, log);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		e = strstr(line, "Error (");
+		if (!e)
+			continue;
+		nl = strchr(e, '\n');
+		if (nl)
+			*nl = 0;
+		snprintf(buf, len, "%s", e);
+		break;
+	}
+	fclose(f);
+}
+
+static void __attribute__((noreturn))
+child(const char *prog, char *const argv[], char *const envp[], const char *dir,
+      int out)
+{
+	sigset_t none;
+	int in = open("/dev/null", O_RDONLY);
+
+	/* migrd's blocked and ignored signals are not CRIU's */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
+	    chdir(dir))
+		_exit(126);
+	setsid();
+	execve(prog, argv, envp);
+	_exit(127);
+}
+
+/* Wait for pid within timeout_ms: its wait status, or -1 (killed) */
+static int wait_bounded(pid_t pid, int timeout_ms)
+{
+	int pfd = syscall(SYS_pidfd_open, pid, 0), status = 0;
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+	int rc;
+
+	if (pfd >= 0) {
+		do {
+			rc = poll(&p, 1, timeout_ms);
+		} while (rc < 0 && errno == EINTR);
+		close(pfd);
+		if (rc == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+int criu_run(const char *const args[], const char *dir, const char *log,
+	     const char *resume_dev, int timeout_ms, char *err, size_t errlen)
+{
+	char *argv[CRIU_ARGS_MAX + 2], *envp[4], path[512], env_dev[128],
+		why[400];
+	int out, status, n = 0;
+	pid_t pid;
+
+	static char criu[] = "criu", path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+
+	argv[n++] = criu;
+	while (args[n - 1] && n <= CRIU_ARGS_MAX)
+		argv[n] = (char *)args[n - 1], n++;
+	argv[n] = NULL;
+	envp[0] = path_env;
+	envp[1] = NULL;
+	if (resume_dev) {
+		snprintf(env_dev, sizeof(env_dev), "MIGR_RESUME_DEVICE=%s",
+			 resume_dev);
+		envp[1] = env_dev;
+		envp[2] = NULL;
+	}
+	snprintf(path, sizeof(path), "%s/criu.out", dir);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0)
+		child(migrd.conf.criu, argv, envp, dir, out);
+	close(out);
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot run %s: %s", migrd.conf.criu,
+			 strerror(errno));
+		return -1;
+	}
+	status = wait_bounded(pid, timeout_ms);
+	if (status == 0)
+		return 0;
+	why[0] = 0;
+	if (log)
+		first_error(dir, log, why, sizeof(why));
+	if (status < 0)
+		snprintf(err, errlen, "criu %s ran over its %d s and was killed",
+			 args[0], timeout_ms / 1000);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		snprintf(err, errlen, "cannot run %s (migrd.conf: criu)",
+			 migrd.conf.criu);
+	else if (WIFEXITED(status))
+		snprintf(err, errlen, "criu %s failed (exit %d)%s%s", args[0],
+			 WEXITSTATUS(status), why[0] ? ": " : "", why);
+	else
+		snprintf(err, errlen, "criu %s died of signal %d", args[0],
+			 WTERMSIG(status));
+	log_warn("%s (see %s/%s)", err, dir, log ? log : "criu.out");
+	return -1;
+}
+
+int criu_version(const char *dir, char *ver, size_t len, char *err,
+		 size_t errlen)
+{
+	static const char *const args[] = { "--version", NULL };
+	char path[512], line[128], v[64];
+	FILE *f;
+	int ret = -1;
+
+	if (access(migrd.conf.criu, X_OK)) {
+		snprintf(err, errlen, "no CRIU at %s (install criu)",
+			 migrd.conf.criu);
+		return -1;
+	}
+	if (criu_run(args, dir, NULL, NULL, 10000, err, errlen))
+		return -1;
+	snprintf(path, sizeof(path), "%s/criu.out", dir);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Version: %63s", v) == 1) {
+			snprintf(ver, len, "%s", v);
+			ret = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (ret)
+		snprintf(err, errlen, "%s --version did not say its version",
+			 migrd.conf.criu);
+	return ret;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* A migration's image directories and their stream (images.h) */
+#define _GNU_SOURCE /* O_DIRECTORY, O_NOFOLLOW */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "images.h"
+#include "migr_json.h"
+#include "migrd.h"
+#include "peer.h"
+#include "req.h"
+#include "wire.h"
+
+#define IMG_FRAME_MS 30000 /* between two frames of a stream */
+#define IMG_FILES_MAX 4096 /* in one directory */
+#define IMG_SPARE (64ULL << 20) /* left free on the destination */
+
+static bool name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && n < 128 && s[0] != '.' &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789._-") == n;
+}
+
+static int mkdir_ok(const char *p)
+{
+	return mkdir(p, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+int img_path(const char *id, const char *sub, bool create, char *path,
+	     size_t len, char *err, size_t errlen)
+{
+	const char *sd = migrd.conf.state_dir;
+
+	snprintf(path, len, "%s/migrations", sd);
+	if (create && (mkdir_ok(sd) || mkdir_ok(path)))
+		goto fail;
+	snprintf(path, len, "%s/migrations/%s", sd, id);
+	if (create && mkdir_ok(path))
+		goto fail;
+	if (!sub)
+		return 0;
+	snprintf(path, len, "%s/migrations/%s/%s", sd, id, sub);
+	if (create && mkdir(path, 0700))
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot create %s: %s (migrd.conf: state_dir)",
+		 path, strerror(errno));
+	return -1;
+}
+
+/* Remove what dfd holds (a migration's directories hold no deeper ones) */
+static void remove_in(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+	int sub;
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (e->d_type == DT_DIR && depth < 2) {
+			sub = openat(dirfd(d), e->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC);
+			if (sub >= 0)
+				remove_in(sub, depth + 1);
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		} else {
+			unlinkat(dirfd(d), e->d_name, 0);
+		}
+	}
+	closedir(d);
+}
+
+void img_remove(const char *id)
+{
+	char path[512], err[64];
+	int fd;
+
+	if (img_path(id, NULL, false, path, sizeof(path), err, sizeof(err)))
+		return;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	remove_in(fd, 0);
+	rmdir(path);
+}
+
+uint64_t img_pages_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	uint64_t n = 0;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "pages-", 6) &&
+		    !fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode))
+			n += st.st_size;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int send_text(struct peer_conn *pc, char *err, size_t errlen,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int send_text(struct peer_conn *pc, char *err, size_t errlen,
+		     const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return peer_send(pc, buf, n, err, errlen);
+}
+
+static int send_file(struct peer_conn *pc, int dfd, const char *name,
+		     uint8_t *buf, uint64_t *bytes, char *err, size_t errlen)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	uint64_t left;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(err, errlen, "cannot read image %s: %s", name,
+			 strerror(errno));
+		goto fail;
+	}
+	if (send_text(pc, err, errlen, "file %s %" PRIu64, name,
+		      (uint64_t)st.st_size))
+		goto fail;
+	for (left = st.st_size; left; left -= n) {
+		n = read(fd, buf, left < WIRE_DATA_MAX ? left : WIRE_DATA_MAX);
+		if (n <= 0) {
+			snprintf(err, errlen, "reading image %s: %s", name,
+				 n ? strerror(errno) : "it shrank");
+			goto fail;
+		}
+		if (peer_send(pc, buf, n, err, errlen))
+			goto fail;
+		*bytes += n;
+	}
+	close(fd);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int img_send(struct peer_conn *pc, const char *id, const char *sub,
+	     uint64_t *bytes, char *err, size_t errlen)
+{
+	char path[512], target[256], line[REQ_MAX];
+	struct req r = { .op = REQ_MIG_PUT };
+	uint8_t *buf = malloc(WIRE_DATA_MAX);
+	unsigned int files = 0;
+	struct dirent *e;
+	struct sbuf reply = {};
+	DIR *d = NULL;
+	ssize_t n;
+	int ret = -1;
+
+	*bytes = 0;
+	snprintf(r.id, sizeof(r.id), "%s", id);
+	snprintf(r.name, sizeof(r.name), "%s", sub);
+	if (!buf || req_format(&r, line, sizeof(line)) < 0 ||
+	    img_path(id, sub, false, path, sizeof(path), err, errlen)) {
+		if (!buf)
+			snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	d = opendir(path);
+	if (!d) {
+		snprintf(err, errlen, "cannot read %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	if (peer_send(pc, line, strlen(line), err, errlen))
+		goto out;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		/* CRIU's logs stay here; everything else is the image */
+		if (!name_ok(e->d_name) ||
+		    (len > 4 && !strcmp(e->d_name + len - 4, ".log")) ||
+		    !strcmp(e->d_name, "criu.out"))
+			continue;
+		if (e->d_type == DT_LNK) {
+			n = readlinkat(dirfd(d), e->d_name, target,
+				       sizeof(target) - 1);
+			if (n < 0)
+				continue;
+			target[n] = 0;
+			if (send_text(pc, err, errlen, "link %s %s", e->d_name,
+				      target))
+				goto out;
+		} else if (e->d_type == DT_REG) {
+			if (send_file(pc, dirfd(d), e->d_name, buf, bytes, err,
+				      errlen))
+				goto out;
+		} else {
+			continue;
+		}
+		files++;
+	}
+	if (send_text(pc, err, errlen, "end %u %" PRIu64, files, *bytes))
+		goto out;
+	ret = 0;
+out:
+	/* Whatever happened, the destination's answer says most */
+	if (peer_reply(pc, ret ? 2000 : IMG_FRAME_MS, &reply,
+		       ret ? line : err, ret ? sizeof(line) : errlen) == 0) {
+		json_t *j = migr_json_parse(reply.p, reply.len);
+
+		if (!migr_json_true(j, "ok")) {
+			if (!migr_json_text(j, "error", err, errlen))
+				snprintf(err, errlen, "the destination refused %s",
+					 sub);
+			ret = -1;
+		}
+		json_decref(j);
+	} else {
+		ret = -1;
+	}
+	sb_free(&reply);
+	if (d)
+		closedir(d);
+	free(buf);
+	return ret;
+}
+
+/* Room for size more bytes in the state directory, with some to spare */
+static int room_for(int dfd, uint64_t size, char *err, size_t errlen)
+{
+	struct statvfs v;
+	uint64_t avail;
+
+	if (fstatvfs(dfd, &v))
+		return 0;
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	if (avail >= size + IMG_SPARE)
+		return 0;
+	snprintf(err, errlen,
+		 "no room for the images: %" PRIu64 " MiB more needed, %" PRIu64
+		 " MiB free in %s",
+		 (uint64_t)(size + IMG_SPARE) >> 20, avail >> 20, migrd.conf.state_dir);
+	return -1;
+}
+
+static int recv_file(struct peer_link *l, int dfd, const char *name,
+		     uint64_t size, uint8_t *buf, uint64_t *bytes, char *err,
+		     size_t errlen)
+{
+	int fd;
+	long n;
+
+	if (room_for(dfd, size, err, errlen))
+		return -1;
+	fd = openat(dfd, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create image %s: %s", name,
+			 strerror(errno));
+		return -1;
+	}
+	while (size) {
+		n = peer_link_read(l, buf, WIRE_DATA_MAX, IMG_FRAME_MS, err,
+				   errlen);
+		if (n < 0)
+			goto fail;
+		if ((uint64_t)n > size) {
+			snprintf(err, errlen, "image %s is longer than announced",
+				 name);
+			goto fail;
+		}
+		if (write(fd, buf, n) != n) {
+			snprintf(err, errlen, "writing image %s: %s", name,
+				 strerror(errno));
+			goto fail;
+		}
+		size -= n;
+		*bytes += n;
+	}
+	if (close(fd)) {
+		snprintf(err, errlen, "writing image %s: %s", name,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* A link's target: another directory of this migration, "../NAME" */
+static bool target_ok(const char *t)
+{
+	return !strncmp(t, "../", 3) && name_ok(t + 3);
+}
+
+int img_recv(struct peer_link *l, const char *id, const char *sub,
+	     uint64_t *bytes, char *err, size_t errlen)
+{
+	uint8_t *buf = malloc(WIRE_DATA_MAX + 1);
+	char path[512], name[128], target[128];
+	unsigned int files = 0, nfiles;
+	uint64_t size, total;
+	int dfd = -1, ret = -1;
+	long n;
+
+	*bytes = 0;
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (img_path(id, NULL, false, path, sizeof(path), err, errlen))
+		goto out;
+	if (access(path, F_OK)) {
+		snprintf(err, errlen, "no migration %s here", id);
+		goto out;
+	}
+	if (img_path(id, sub, true, path, sizeof(path), err, errlen))
+		goto out;
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		n = peer_link_read(l, buf, WIRE_DATA_MAX, IMG_FRAME_MS, err,
+				   errlen);
+		if (n < 0)
+			goto out;
+		buf[n] = 0;
+		if (strlen((char *)buf) != (size_t)n)
+			goto bad;
+		if (sscanf((char *)buf, "file %127s %" SCNu64, name, &size) ==
+		    2) {
+			if (!name_ok(name) || ++files > IMG_FILES_MAX)
+				goto bad;
+			if (recv_file(l, dfd, name, size, buf, bytes, err,
+				      errlen))
+				goto out;
+		} else if (sscanf((char *)buf, "link %127s %127s", name,
+				  target) == 2) {
+			if (!name_ok(name) || !target_ok(target) ||
+			    ++files > IMG_FILES_MAX)
+				goto bad;
+			if (symlinkat(target, dfd, name)) {
+				snprintf(err, errlen, "cannot link %s: %s",
+					 name, strerror(errno));
+				goto out;
+			}
+		} else if (sscanf((char *)buf, "end %u %" SCNu64, &nfiles,
+				  &total) == 2) {
+			if (nfiles != files || total != *bytes) {
+				snprintf(err, errlen,
+					 "stream of %s ended with %u files, %" PRIu64
+					 " bytes; it announced %u, %" PRIu64,
+					 sub, files, *bytes, nfiles, total);
+				goto out;
+			}
+			ret = 0;
+			goto out;
+		} else {
+			goto bad;
+		}
+	}
+bad:
+	snprintf(err, errlen, "invalid image stream from %s (%s)",
+		 peer_link_who(l), sub);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	free(buf);
+	return ret;
+}

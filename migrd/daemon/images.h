@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * A migration's images: on both hosts in <state_dir>/migrations/<id>/,
+ * one directory per CRIU run (pre-1, pre-2, ..., final; a pre-copy
+ * round's "parent" link names the one before). The source sends one
+ * directory after its "mig-put ID NAME" request, as frames of at most
+ * WIRE_DATA_MAX bytes on the same connection:
+ *
+ *   "file NAME SIZE"     then SIZE bytes in frames of their own
+ *   "link NAME ../DIR"   a symlink to another directory of the migration
+ *   "end FILES BYTES"    then the destination answers (one JSON reply)
+ *
+ * NAME is one file name of CRIU's ([A-Za-z0-9._-], not starting with a
+ * dot); files are created, never replaced or followed. CRIU's logs stay
+ * where they were written.
+ */
+#ifndef MIGRD_IMAGES_H
+#define MIGRD_IMAGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct peer_conn;
+struct peer_link;
+
+/* <state_dir>/migrations/<id>[/sub] into path; create makes it (0700) */
+int img_path(const char *id, const char *sub, bool create, char *path,
+	     size_t len, char *err, size_t errlen);
+/* Remove a migration's directory and everything in it */
+void img_remove(const char *id);
+/* Bytes of memory pages in a CRIU directory (its pages-*.img) */
+uint64_t img_pages_bytes(const char *dir);
+
+/* Send directory sub of migration id; *bytes: what was sent */
+int img_send(struct peer_conn *pc, const char *id, const char *sub,
+	     uint64_t *bytes, char *err, size_t errlen);
+/* Receive it (the request line was read); *bytes: what was written */
+int img_recv(struct peer_link *l, const char *id, const char *sub,
+	     uint64_t *bytes, char *err, size_t errlen);
+
+#endif
