@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "migr_json.h"
+#include "migrate.h"
 #include "migrd.h"
 #include "peer.h"
 #include "qpowner.h"
@@ -279,15 +280,22 @@ static void do_peer_ping(const struct req *r, struct sbuf *out)
 
 void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
+	bool mig = r->op == REQ_MIG_CHECK || r->op == REQ_MIG_PUT ||
+		   r->op == REQ_MIG_RESTORE || r->op == REQ_MIG_END;
+
 	/*
-	 * A peer may only say hello, ask about this host's QPs and relay to
-	 * this host's partner processes
+	 * A peer may only say hello, ask about this host's QPs, relay to
+	 * this host's partner processes and bring a migration here
 	 */
-	if (c->peer && r->op != REQ_HELLO &&
+	if (c->peer && r->op != REQ_HELLO && !mig &&
 	    ((r->op != REQ_QPN_OWNER && r->op != REQ_PARTNER &&
 	      r->op != REQ_UDPEERS) ||
 	     r->host[0])) {
 		reply_error(out, "request not allowed from a peer");
+		return;
+	}
+	if (!c->peer && mig) {
+		reply_error(out, "request only for a peer migrd");
 		return;
 	}
 	switch (r->op) {
@@ -315,6 +323,15 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 		return;
 	case REQ_UDPEERS:
 		udpeers_run(r, c, out);
+		return;
+	case REQ_MIGRATE:
+		migrate_run(r, c, out);
+		return;
+	case REQ_MIG_CHECK:
+	case REQ_MIG_PUT:
+	case REQ_MIG_RESTORE:
+	case REQ_MIG_END:
+		migrate_dest_run(r, c, out);
 		return;
 	}
 	reply_error(out, "unknown request");

@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The source of a migration (migrate.h): check, pre-copy, park, dump,
+ * send, restore there, commit; any failure before the commit puts the
+ * process back to work here, on its own device
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "criu_run.h"
+#include "images.h"
+#include "log.h"
+#include "migr_json.h"
+#include "migrate.h"
+#include "peer.h"
+#include "ptree.h"
+#include "registry.h"
+#include "reply.h"
+#include "sockio.h"
+
+#define PROGRESS_MS 2000 /* a progress line to migrctl, or it is dropped */
+
+struct round {
+	uint64_t pages; /* bytes of pages this round dumped */
+	uint64_t sent;
+	double ms_dump, ms_send;
+};
+
+struct mig {
+	const struct req *r;
+	const struct client *c;
+	char id[REQ_MIG_ID_LEN + 1];
+	char dir[512]; /* <state_dir>/migrations/<id> */
+	char dev[REQ_NAME_MAX]; /* where it resumes on the destination */
+	char from[REQ_NAME_MAX]; /* the device it runs on here */
+	char criu_ver[REQ_NAME_MAX];
+	int pids[MIG_TREE_MAX], npids, tids[MIG_TREE_MAX], ntids;
+	struct peer_conn *pc;
+	struct round rounds[REQ_PRECOPY_MAX];
+	unsigned int nrounds;
+	double ms_precopy, ms_park, ms_dump, ms_send, ms_restore, ms_rebuild,
+		ms_partner, ms_blackout;
+	uint64_t final_pages, final_sent;
+	long long t_park; /* io_now_ms(): the application stopped */
+	char *park_reply, *restore_reply;
+	bool answered; /* the last ask() had a reply, ok or not */
+	bool park_unknown; /* the park had no answer: it may have happened */
+	bool checked; /* the destination took the migration */
+	char err[512];
+};
+
+/* One process may be moved at a time */
+static pthread_mutex_t moving_lock = PTHREAD_MUTEX_INITIALIZER;
+static int moving[16];
+
+static bool claim(int pid)
+{
+	int i, free_i = -1;
+
+	pthread_mutex_lock(&moving_lock);
+	for (i = 0; i < 16; i++) {
+		if (moving[i] == pid) {
+			free_i = -2;
+			break;
+		}
+		if (!moving[i] && free_i == -1)
+			free_i = i;
+	}
+	if (free_i >= 0)
+		moving[free_i] = pid;
+	pthread_mutex_unlock(&moving_lock);
+	return free_i >= 0;
+}
+
+static void unclaim(int pid)
+{
+	int i;
+
+	pthread_mutex_lock(&moving_lock);
+	for (i = 0; i < 16; i++)
+		if (moving[i] == pid)
+			moving[i] = 0;
+	pthread_mutex_unlock(&moving_lock);
+}
+
+static int fail(struct mig *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int fail(struct mig *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A line for migrctl's terminal; a client that went away misses it */
+static void progress(struct mig *m, const char *phase, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void progress(struct mig *m, const char *phase, const char *fmt, ...)
+{
+	struct sbuf b = {};
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_info("migration %s: %s", m->id, text);
+	if (m->c->fd < 0)
+		return;
+	sb_printf(&b, "{\"v\":%d,\"progress\":{\"phase\":\"%s\",\"text\":",
+		  REQ_VERSION, phase);
+	sb_json_str(&b, text);
+	sb_add(&b, "}}\n", 3);
+	if (!b.oom)
+		io_write_all(m->c->fd, b.p, b.len, PROGRESS_MS);
+	sb_free(&b);
+}
+
+static double mib_s(uint64_t bytes, double ms)
+{
+	return ms > 0 ? bytes / 1048576.0 / (ms / 1000) : 0;
+}
+
+/*
+ * A connection for the next step: a fresh one each time, as a pre-copy
+ * round or a dump may take longer than a peer waits on an idle one
+ */
+static struct peer_conn *conn(struct mig *m)
+{
+	peer_close(m->pc);
+	m->pc = peer_open(m->r->host, m->err, sizeof(m->err));
+	return m->pc;
+}
+
+/* One mig-* request; its JSON, or NULL */
+static json_t *ask(struct mig *m, struct req *q, int timeout_ms)
+{
+	char line[REQ_MAX], err[512];
+	struct sbuf out = {};
+	json_t *j = NULL;
+
+	snprintf(q->id, sizeof(q->id), "%s", m->id);
+	m->answered = false;
+	if (req_format(q, line, sizeof(line)) < 0) {
+		fail(m, "request too long");
+		return NULL;
+	}
+	if (!conn(m))
+		return NULL;
+	if (peer_ask(m->pc, line, timeout_ms, &out, err, sizeof(err))) {
+		fail(m, "%s", err);
+		goto out;
+	}
+	m->answered = true;
+	j = migr_json_parse(out.p, out.len);
+	if (!j) {
+		fail(m, "%s sent a reply that is not JSON", m->r->host);
+	} else if (!migr_json_true(j, "ok")) {
+		if (!migr_json_text(j, "error", err, sizeof(err)))
+			snprintf(err, sizeof(err), "request refused");
+		fail(m, "%s: %s", m->r->host, err);
+		json_decref(j);
+		j = NULL;
+	}
+out:
+	sb_free(&out);
+	return j;
+}
+
+/* mig-end, keeping the error that brought it (the migration's own) */
+static int end_on_new(struct mig *m, const char *what, char *state,
+		      size_t len)
+{
+	struct req q = { .op = REQ_MIG_END };
+	char err[512];
+	json_t *j;
+	int ret = -1;
+
+	snprintf(err, sizeof(err), "%s", m->err);
+	snprintf(q.line, sizeof(q.line), "%s", what);
+	j = ask(m, &q, 10000);
+	if (j) {
+		migr_json_text(j, "state", state, len);
+		json_decref(j);
+		ret = 0;
+	}
+	snprintf(m->err, sizeof(m->err), "%s", err);
+	return ret;
+}
+
+static int checks(struct mig *m)
+{
+	struct req q = { .op = REQ_MIG_CHECK };
+	char *reply, err[512], path[512];
+	struct proc_info p;
+	size_t off = 0;
+	json_t *j, *ctx;
+	uint8_t rnd[REQ_MIG_ID_LEN / 2];
+	int i;
+
+	if (m->c->uid != 0)
+		return fail(m, "permission denied: only root may migrate a process (CRIU runs as root)");
+	if (!registry_find(m->r->pid, &p))
+		return fail(m, "no migr process with pid %d", m->r->pid);
+	snprintf(path, sizeof(path), "%s/%s", migrd.conf.criu_plugins,
+		 MIG_PLUGIN);
+	if (access(path, R_OK))
+		return fail(m, "migr's CRIU plugin is not installed here (%s; package migr-criu-plugin)",
+			    path);
+	if (ptree_read(m->r->pid, m->pids, &m->npids, m->tids, &m->ntids,
+		       MIG_TREE_MAX))
+		return fail(m, "pid %d: its process tree is gone or has more than %d threads",
+			    m->r->pid, MIG_TREE_MAX);
+	if (proc_request(m->r->pid, "status\n", 10000, &reply, err,
+			 sizeof(err)))
+		return fail(m, "%s", err);
+	j = migr_json_parse(reply, strlen(reply));
+	free(reply);
+	if (json_object_get(j, "parked")) {
+		json_decref(j);
+		return fail(m, "pid %d is parked: resume it first",
+			    m->r->pid);
+	}
+	ctx = json_array_get(json_object_get(j, "contexts"), 0);
+	if (!ctx || !migr_json_text(ctx, "lower", m->from, sizeof(m->from))) {
+		json_decref(j);
+		return fail(m, "pid %d has no open migr device", m->r->pid);
+	}
+	json_decref(j);
+	snprintf(m->dev, sizeof(m->dev), "%s",
+		 m->r->dev[0] ? m->r->dev : m->from);
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return fail(m, "no random bytes: %s", strerror(errno));
+	for (i = 0; i < (int)sizeof(rnd); i++)
+		sprintf(m->id + 2 * i, "%02x", rnd[i]);
+	if (img_path(m->id, NULL, true, m->dir, sizeof(m->dir), m->err,
+		     sizeof(m->err)) ||
+	    criu_version(m->dir, m->criu_ver, sizeof(m->criu_ver), m->err,
+			 sizeof(m->err)))
+		return -1;
+	q.pid = m->r->pid;
+	snprintf(q.dev, sizeof(q.dev), "%s", m->dev);
+	snprintf(q.version, sizeof(q.version), "%s", m->criu_ver);
+	for (i = 0; i < m->ntids; i++)
+		off += snprintf(q.line + off, sizeof(q.line) - off, "%s%d",
+				i ? "," : "", m->tids[i]);
+	j = ask(m, &q, 30000);
+	if (!j)
+		return -1;
+	json_decref(j);
+	m->checked = true;
+	return 0;
+}
+
+/* criu dump or pre-dump of the tree into <dir>/<sub>, after <prev> */
+static int dump(struct mig *m, const char *sub, const char *prev, bool final)
+{
+	char imgs[600], parent[80], plugins[256], pid[16];
+	const char *args[24];
+	int n = 0;
+
+	snprintf(imgs, sizeof(imgs), "%s/%s", m->dir, sub);
+	if (img_path(m->id, sub, true, imgs, sizeof(imgs), m->err,
+		     sizeof(m->err)))
+		return -1;
+	snprintf(pid, sizeof(pid), "%d", m->r->pid);
+	snprintf(plugins, sizeof(plugins), "%s", migrd.conf.criu_plugins);
+	args[n++] = final ? "dump" : "pre-dump";
+	args[n++] = "-t";
+	args[n++] = pid;
+	args[n++] = "-D";
+	args[n++] = imgs;
+	args[n++] = "-L";
+	args[n++] = plugins;
+	args[n++] = "--track-mem";
+	if (prev) {
+		snprintf(parent, sizeof(parent), "../%s", prev);
+		args[n++] = "--prev-images-dir";
+		args[n++] = parent;
+	}
+	if (final)
+		args[n++] = "--leave-stopped";
+	args[n++] = "-o";
+	args[n++] = "dump.log";
+	args[n++] = "-v4";
+	args[n] = NULL;
+	return criu_run(args, imgs, "dump.log", NULL, MIG_DUMP_MS, m->err,
+			sizeof(m->err));
+}
+
+static int send_dir(struct mig *m, const char *sub, uint64_t *sent,
+		    double *ms)
+{
+	long long t0 = io_now_ms();
+
+	if (!conn(m))
+		return -1;
+	if (img_send(m->pc, m->id, sub, sent, m->err, sizeof(m->err)))
+		return -1;
+	*ms = io_now_ms() - t0;
+	return 0;
+}
+
+static uint64_t pages_of(const struct mig *m, const char *sub)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", m->dir, sub);
+	return img_pages_bytes(path);
+}
+
+/* Pre-copy: rounds until the dirty set stops shrinking, or r->count */
+static int precopy(struct mig *m)
+{
+	long long t0 = io_now_ms();
+	char sub[16], prev[16];
+	unsigned int k;
+
+	for (k = 0; k < m->r->count; k++) {
+		struct round *rd = &m->rounds[k];
+		long long t = io_now_ms();
+
+		snprintf(sub, sizeof(sub), "pre-%u", k + 1);
+		if (dump(m, sub, k ? prev : NULL, false))
+			return -1;
+		rd->ms_dump = io_now_ms() - t;
+		rd->pages = pages_of(m, sub);
+		if (send_dir(m, sub, &rd->sent, &rd->ms_send))
+			return -1;
+		m->nrounds = k + 1;
+		progress(m, "pre-copy",
+			 "pre-copy round %u: %.1f MiB of pages dumped in %.0f ms, sent in %.0f ms (%.1f MiB/s)",
+			 k + 1, rd->pages / 1048576.0, rd->ms_dump,
+			 rd->ms_send, mib_s(rd->sent, rd->ms_send));
+		snprintf(prev, sizeof(prev), "%s", sub);
+		/* Converged: an eighth of the first round, or no smaller */
+		if (k && (rd->pages * 8 <= m->rounds[0].pages ||
+			  rd->pages >= m->rounds[k - 1].pages))
+			break;
+	}
+	m->ms_precopy = io_now_ms() - t0;
+	return 0;
+}
+
+static int park(struct mig *m)
+{
+	char line[64], err[512];
+
+	snprintf(line, sizeof(line), "park %u\n", m->r->wait_ms);
+	m->t_park = io_now_ms();
+	if (proc_request(m->r->pid, line, m->r->wait_ms + 30000,
+			 &m->park_reply, err, sizeof(err))) {
+		m->park_unknown = true;
+		return fail(m, "park: %s", err);
+	}
+	if (!proc_verdict(m->park_reply, "park", err, sizeof(err)))
+		return fail(m, "park: %s", err);
+	m->ms_park = io_now_ms() - m->t_park;
+	progress(m, "park", "parked in %.0f ms (RDMA objects released)",
+		 m->ms_park);
+	return 0;
+}
+
+/* Back to work here: the tree runs again and rebuilds on its device */
+static void rollback(struct mig *m, bool parked)
+{
+	char *reply = NULL, err[512];
+	size_t off = strlen(m->err);
+
+	ptree_signal(m->pids, m->npids, SIGCONT);
+	if (!parked)
+		goto out;
+	if (proc_request(m->r->pid, "resume\n", 60000, &reply, err,
+			 sizeof(err)) ||
+	    !proc_verdict(reply, "resume", err, sizeof(err))) {
+		snprintf(m->err + off, sizeof(m->err) - off,
+			 "; resuming it here failed too: %s", err);
+		log_err("migration %s: pid %d stays parked here: %s", m->id,
+			m->r->pid, err);
+		goto out;
+	}
+	snprintf(m->err + off, sizeof(m->err) - off,
+		 "; pid %d runs here again on %s", m->r->pid, m->from);
+out:
+	free(reply);
+	log_warn("migration %s of pid %d to %s failed: %s", m->id, m->r->pid,
+		 m->r->host, m->err);
+}
+
+/*
+ * The restore's answer was lost: an abort confirmed, or the fence's
+ * bound passed, before the source may run again
+ */
+static void fence_wait(struct mig *m, long long sent)
+{
+	long long until = sent + MIG_FENCE_MS + MIG_MARGIN_MS;
+	char state[32];
+
+	progress(m, "rollback",
+		 "no answer from %s: waiting until its copy is known dead (at most %d s)",
+		 m->r->host, io_left_ms(until) / 1000);
+	while (io_left_ms(until)) {
+		if (!end_on_new(m, "abort", state, sizeof(state)))
+			return;
+		sleep(2);
+	}
+}
+
+static void rebuild_ms(struct mig *m, const json_t *j)
+{
+	const json_t *v = json_array_get(
+		json_object_get(json_object_get(j, "report"), "resume"), 0);
+	const json_t *ph = json_object_get(v, "phases_ms");
+
+	m->ms_restore = json_real_value(json_object_get(j, "restore_ms"));
+	m->ms_rebuild = json_number_value(json_object_get(ph, "rebuild")) +
+			json_number_value(json_object_get(ph, "replay"));
+	m->ms_partner =
+		json_number_value(json_object_get(ph, "partner_reconnect"));
+}
+
+/* Restore there and commit; 1: failed, the source may run; -1: unknown */
+static int restore_commit(struct mig *m)
+{
+	struct req q = { .op = REQ_MIG_RESTORE };
+	long long sent = io_now_ms();
+	char state[32] = "";
+	json_t *j;
+
+	snprintf(q.dev, sizeof(q.dev), "%s", m->dev);
+	progress(m, "restore", "restoring on %s (device %s)", m->r->host,
+		 m->dev);
+	j = ask(m, &q, MIG_RESTORE_MS + MIG_MARGIN_MS);
+	if (!j) {
+		/* an error reply: the copy there is dead; none: maybe not */
+		if (!m->answered)
+			fence_wait(m, sent);
+		return 1;
+	}
+	m->ms_blackout = io_now_ms() - m->t_park;
+	rebuild_ms(m, j);
+	json_decref(j);
+	q = (struct req){ .op = REQ_MIG_END };
+	snprintf(q.line, sizeof(q.line), "commit");
+	j = ask(m, &q, 10000);
+	if (j) {
+		json_decref(j);
+		return 0;
+	}
+	/* Did the commit arrive? Ask until the fence would have acted */
+	while (io_left_ms(sent + MIG_FENCE_MS + MIG_MARGIN_MS)) {
+		if (!end_on_new(m, "state", state, sizeof(state))) {
+			if (!strcmp(state, "committed"))
+				return 0;
+			return 1; /* killed by its fence, or never there */
+		}
+		sleep(2);
+	}
+	return -1;
+}
+
+static void report(struct mig *m, struct sbuf *out, long long t0)
+{
+	uint64_t pre = 0;
+	unsigned int k;
+
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"to\":", REQ_VERSION,
+		  m->r->pid);
+	sb_json_str(out, m->r->host);
+	sb_add(out, ",\"device\":", 10);
+	sb_json_str(out, m->dev);
+	sb_add(out, ",\"from\":", 8);
+	sb_json_str(out, m->from);
+	sb_printf(out, ",\"id\":\"%s\",\"processes\":%d,\"threads\":%d,\"rounds\":[",
+		  m->id, m->npids, m->ntids);
+	for (k = 0; k < m->nrounds; k++) {
+		pre += m->rounds[k].sent;
+		sb_printf(out,
+			  "%s{\"pages_bytes\":%" PRIu64 ",\"sent_bytes\":%" PRIu64
+			  ",\"dump_ms\":%.1f,\"send_ms\":%.1f}",
+			  k ? "," : "", m->rounds[k].pages, m->rounds[k].sent,
+			  m->rounds[k].ms_dump, m->rounds[k].ms_send);
+	}
+	sb_printf(out,
+		  "],\"phases_ms\":{\"precopy\":%.1f,\"park\":%.1f,\"dump\":%.1f,"
+		  "\"transfer\":%.1f,\"restore\":%.1f,\"rebuild\":%.1f,"
+		  "\"partner_reconnect\":%.1f},\"blackout_ms\":%.1f,"
+		  "\"total_ms\":%.1f,\"precopy_bytes\":%" PRIu64
+		  ",\"final_bytes\":%" PRIu64 ",\"final_pages_bytes\":%" PRIu64
+		  "}",
+		  m->ms_precopy, m->ms_park, m->ms_dump, m->ms_send,
+		  m->ms_restore, m->ms_rebuild, m->ms_partner, m->ms_blackout,
+		  (double)(io_now_ms() - t0), pre, m->final_sent,
+		  m->final_pages);
+}
+
+static void run(struct mig *m, struct sbuf *out)
+{
+	long long t0 = io_now_ms(), t;
+	char state[32], prev[16];
+	int rc;
+
+	if (checks(m))
+		goto refused;
+	progress(m, "check",
+		 "%s accepts pid %d (%d processes, %d threads), CRIU %s",
+		 m->r->host, m->r->pid, m->npids, m->ntids, m->criu_ver);
+	if (precopy(m))
+		goto refused;
+	if (park(m)) {
+		if (m->park_unknown)
+			goto back;
+		goto refused;
+	}
+	t = io_now_ms();
+	snprintf(prev, sizeof(prev), "pre-%u", m->nrounds);
+	if (dump(m, "final", m->nrounds ? prev : NULL, true))
+		goto back;
+	m->ms_dump = io_now_ms() - t;
+	m->final_pages = pages_of(m, "final");
+	/* The tree as dumped (stopped now): what is continued or killed */
+	if (ptree_read(m->r->pid, m->pids, &m->npids, m->tids, &m->ntids,
+		       MIG_TREE_MAX))
+		m->npids = 1, m->pids[0] = m->r->pid;
+	progress(m, "dump", "dumped in %.0f ms (%.1f MiB of pages)",
+		 m->ms_dump, m->final_pages / 1048576.0);
+	if (send_dir(m, "final", &m->final_sent, &m->ms_send))
+		goto back;
+	progress(m, "transfer", "sent %.1f MiB in %.0f ms (%.1f MiB/s)",
+		 m->final_sent / 1048576.0, m->ms_send,
+		 mib_s(m->final_sent, m->ms_send));
+	rc = restore_commit(m);
+	if (rc > 0)
+		goto back_unaborted;
+	if (rc < 0) {
+		fail(m, "%s did not confirm the commit and cannot be asked: pid %d is left stopped here (its copy there may run); resume it with kill -CONT and 'migrctl' only once that copy is known dead",
+		     m->r->host, m->r->pid);
+		reply_error(out, m->err);
+		return;
+	}
+	ptree_signal(m->pids, m->npids, SIGKILL);
+	img_remove(m->id);
+	progress(m, "done",
+		 "pid %d runs on %s (device %s); blackout %.0f ms, total %.0f ms",
+		 m->r->pid, m->r->host, m->dev, m->ms_blackout,
+		 (double)(io_now_ms() - t0));
+	report(m, out, t0);
+	return;
+back:
+	end_on_new(m, "abort", state, sizeof(state));
+back_unaborted:
+	rollback(m, true);
+	reply_error(out, m->err);
+	return;
+refused:
+	if (m->checked)
+		end_on_new(m, "abort", state, sizeof(state));
+	log_info("migration of pid %d to %s refused: %s", m->r->pid,
+		 m->r->host, m->err);
+	if (m->id[0])
+		img_remove(m->id);
+	reply_error(out, m->err);
+}
+
+void migrate_run(const struct req *r, const struct client *c,
+		 struct sbuf *out)
+{
+	struct mig *m = calloc(1, sizeof(*m));
+	char err[128];
+
+	if (!m) {
+		reply_error(out, "out of memory");
+		return;
+	}
+	if (!claim(r->pid)) {
+		snprintf(err, sizeof(err), "pid %d is already being migrated",
+			 r->pid);
+		reply_error(out, err);
+		free(m);
+		return;
+	}
+	m->r = r;
+	m->c = c;
+	log_info("migrating pid %d to %s (device %s, pre-copy %u), asked by uid %u",
+		 r->pid, r->host, r->dev[0] ? r->dev : "-", r->count,
+		 (unsigned int)c->uid);
+	run(m, out);
+	peer_close(m->pc);
+	free(m->park_reply);
+	free(m->restore_reply);
+	unclaim(r->pid);
+	free(m);
+}

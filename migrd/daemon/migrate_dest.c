@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The destination of a migration (migrate.h): checks, receives images,
+ * restores, and keeps the restored copy only if the source commits
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "criu_run.h"
+#include "images.h"
+#include "log.h"
+#include "migr_json.h"
+#include "migrate.h"
+#include "peer.h"
+#include "ptree.h"
+#include "registry.h"
+#include "reply.h"
+#include "sockio.h"
+
+#define DEST_MAX 8 /* migrations at once */
+#define DEST_STALE_MS (30 * 60000) /* checked, never restored: dropped */
+
+enum dest_state { D_FREE, D_CHECKED, D_RESTORING, D_RESTORED, D_DONE };
+
+struct dest_mig {
+	enum dest_state state;
+	char id[REQ_MIG_ID_LEN + 1];
+	char who[64]; /* the source, for logs */
+	int pid; /* the tree's root */
+	unsigned long long start; /* the restored root's start time */
+	long long born, deadline; /* io_now_ms() */
+	bool committed;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static struct dest_mig migs[DEST_MAX];
+
+static struct dest_mig *find(const char *id)
+{
+	int i;
+
+	for (i = 0; i < DEST_MAX; i++)
+		if (migs[i].state != D_FREE && !strcmp(migs[i].id, id))
+			return &migs[i];
+	return NULL;
+}
+
+/* A free slot: stale checks and finished ones are reused */
+static struct dest_mig *slot(void)
+{
+	long long now = io_now_ms();
+	int i;
+
+	for (i = 0; i < DEST_MAX; i++) {
+		struct dest_mig *m = &migs[i];
+
+		if (m->state == D_CHECKED && now - m->born > DEST_STALE_MS) {
+			img_remove(m->id);
+			m->state = D_FREE;
+		}
+		if (m->state == D_FREE || m->state == D_DONE)
+			return m;
+	}
+	return NULL;
+}
+
+/* The restored tree, if it is still the one restored: killed */
+static void kill_copy(struct dest_mig *m)
+{
+	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt;
+	unsigned long long start;
+
+	if (proc_start(m->pid, &start) || start != m->start)
+		return;
+	if (ptree_read(m->pid, pids, &np, tids, &nt, MIG_TREE_MAX))
+		np = 1, pids[0] = m->pid;
+	ptree_signal(pids, np, SIGKILL);
+}
+
+/* The fence: a restored copy without a commit by its deadline dies */
+static void *fence(void *arg)
+{
+	struct dest_mig *m = arg;
+	struct timespec ts;
+	long long left;
+
+	pthread_mutex_lock(&lock);
+	while (m->state == D_RESTORED && !m->committed &&
+	       (left = m->deadline - io_now_ms()) > 0) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += left / 1000;
+		ts.tv_nsec += (left % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&changed, &lock, &ts);
+	}
+	if (m->state == D_RESTORED && !m->committed) {
+		log_warn("migration %s: no commit from %s in time: its restored copy (pid %d) is killed",
+			 m->id, m->who, m->pid);
+		kill_copy(m);
+		img_remove(m->id);
+		m->state = D_DONE;
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static bool tid_free(const char *list, char *taken, size_t len)
+{
+	char buf[REQ_PARTNER_LINE_MAX + 1], *p, *t;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (p = buf; (t = strsep(&p, ","));)
+		if (!kill(atoi(t), 0) || errno != ESRCH) {
+			snprintf(taken, len, "%s", t);
+			return false;
+		}
+	return true;
+}
+
+static void do_check(const struct req *r, const struct client *c,
+		     struct sbuf *out)
+{
+	char err[700], path[512], ver[64], taken[16];
+	struct dest_mig *m;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", r->dev);
+	if (access(path, F_OK)) {
+		snprintf(err, sizeof(err), "no RDMA device named %s", r->dev);
+		goto refuse;
+	}
+	snprintf(path, sizeof(path), "%s/%s", migrd.conf.criu_plugins,
+		 MIG_PLUGIN);
+	if (access(path, R_OK)) {
+		snprintf(err, sizeof(err),
+			 "migr's CRIU plugin is not installed (%s; package migr-criu-plugin)",
+			 path);
+		goto refuse;
+	}
+	if (!tid_free(r->line, taken, sizeof(taken))) {
+		snprintf(err, sizeof(err),
+			 "pid %s is taken: the process tree of pid %d cannot keep its pids here",
+			 taken, r->pid);
+		goto refuse;
+	}
+	pthread_mutex_lock(&lock);
+	m = find(r->id) ? NULL : slot();
+	if (m) {
+		memset(m, 0, sizeof(*m));
+		m->state = D_CHECKED;
+		snprintf(m->id, sizeof(m->id), "%s", r->id);
+		snprintf(m->who, sizeof(m->who), "%s", peer_link_who(c->link));
+		m->pid = r->pid;
+		m->born = io_now_ms();
+	}
+	pthread_mutex_unlock(&lock);
+	if (!m) {
+		snprintf(err, sizeof(err), "busy: %d migrations in progress",
+			 DEST_MAX);
+		goto refuse;
+	}
+	if (img_path(r->id, NULL, true, path, sizeof(path), err,
+		     sizeof(err)) ||
+	    criu_version(path, ver, sizeof(ver), err, sizeof(err)))
+		goto drop;
+	if (strcmp(ver, r->version)) {
+		snprintf(err, sizeof(err),
+			 "CRIU %s here, %s on the source: the images would not restore",
+			 ver, r->version);
+		goto drop;
+	}
+	log_info("migration %s from %s: pid %d may come (device %s)", r->id,
+		 m->who, r->pid, r->dev);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"criu\":", REQ_VERSION);
+	sb_json_str(out, ver);
+	sb_add(out, "}", 1);
+	return;
+drop:
+	pthread_mutex_lock(&lock);
+	m->state = D_FREE;
+	pthread_mutex_unlock(&lock);
+	img_remove(r->id);
+refuse:
+	log_info("migration %s from %s refused: %s", r->id,
+		 peer_link_who(c->link), err);
+	reply_error(out, err);
+}
+
+/* The migration id in state want, or an error reply */
+static struct dest_mig *get(const char *id, enum dest_state want,
+			    struct sbuf *out)
+{
+	struct dest_mig *m;
+
+	pthread_mutex_lock(&lock);
+	m = find(id);
+	if (m && m->state != want)
+		m = NULL;
+	pthread_mutex_unlock(&lock);
+	if (!m)
+		reply_error(out, "no such migration in this state here");
+	return m;
+}
+
+static void do_put(const struct req *r, const struct client *c,
+		   struct sbuf *out)
+{
+	uint64_t bytes;
+	char err[512];
+
+	if (!get(r->id, D_CHECKED, out))
+		return;
+	if (img_recv(c->link, r->id, r->name, &bytes, err, sizeof(err))) {
+		log_warn("migration %s: receiving %s: %s", r->id, r->name,
+			 err);
+		reply_error(out, err);
+		return;
+	}
+	log_info("migration %s: %s received, %" PRIu64 " bytes", r->id,
+		 r->name, bytes);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"bytes\":%" PRIu64 "}",
+		  REQ_VERSION, bytes);
+}
+
+/* criu restore, then the process's resume report; 0 or -1 with err */
+static int restore(struct dest_mig *m, const char *dev, long long deadline,
+		   double *ms, char **report, char *err, size_t errlen)
+{
+	char dir[512], imgs[600], plugins[256], pidfile[600];
+	const char *args[] = { "restore", "-D",	    imgs,    "-d",
+			       "-L",	  plugins, "--pidfile", pidfile,
+			       "-o",	  "restore.log", "-v4", NULL };
+	long long t0 = io_now_ms();
+	unsigned long long start;
+	FILE *f;
+	int pid = 0;
+
+	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, errlen))
+		return -1;
+	snprintf(imgs, sizeof(imgs), "%s/final", dir);
+	snprintf(plugins, sizeof(plugins), "%s", migrd.conf.criu_plugins);
+	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
+	if (criu_run(args, imgs, "restore.log", dev, io_left_ms(deadline),
+		     err, errlen))
+		return -1;
+	*ms = io_now_ms() - t0;
+	f = fopen(pidfile, "re");
+	if (!f || fscanf(f, "%d", &pid) != 1 || pid != m->pid) {
+		snprintf(err, errlen, "criu restore did not say pid %d",
+			 m->pid);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (!proc_start(pid, &start))
+		m->start = start;
+	snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
+	/* The plugin's resume ran first: this one answers with its report */
+	if (proc_request(pid, imgs, io_left_ms(deadline), report, err, errlen))
+		return -1;
+	return 0;
+}
+
+static void do_restore(const struct req *r, const struct client *c,
+		       struct sbuf *out)
+{
+	long long t0 = io_now_ms(), deadline = t0 + MIG_RESTORE_MS;
+	char err[512], why[400];
+	struct dest_mig *m;
+	char *report = NULL;
+	double ms = 0;
+	pthread_t th;
+
+	(void)c;
+	m = get(r->id, D_CHECKED, out);
+	if (!m)
+		return;
+	pthread_mutex_lock(&lock);
+	m->state = D_RESTORING;
+	m->deadline = t0 + MIG_FENCE_MS;
+	pthread_mutex_unlock(&lock);
+	log_info("migration %s: restoring pid %d on %s", r->id, m->pid,
+		 r->dev);
+	if (restore(m, r->dev, deadline, &ms, &report, err, sizeof(err)))
+		goto fail;
+	if (!proc_verdict(report, "resume", why, sizeof(why))) {
+		snprintf(err, sizeof(err), "resume on %s failed: %s", r->dev,
+			 why);
+		goto fail;
+	}
+	pthread_mutex_lock(&lock);
+	m->state = D_RESTORED;
+	if (pthread_create(&th, NULL, fence, m)) {
+		m->state = D_RESTORING;
+		pthread_mutex_unlock(&lock);
+		snprintf(err, sizeof(err), "cannot start the fence thread");
+		goto fail;
+	}
+	pthread_detach(th);
+	pthread_mutex_unlock(&lock);
+	log_info("migration %s: pid %d restored and resumed on %s in %.0f ms; waiting for the commit",
+		 r->id, m->pid, r->dev, io_now_ms() - (double)t0);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"restore_ms\":%.1f,\"report\":%s}",
+		  REQ_VERSION, ms, report);
+	free(report);
+	return;
+fail:
+	log_warn("migration %s: %s; the restored copy, if any, is killed",
+		 r->id, err);
+	pthread_mutex_lock(&lock);
+	kill_copy(m);
+	m->state = D_DONE;
+	pthread_mutex_unlock(&lock);
+	free(report);
+	reply_error(out, err);
+}
+
+static void do_end(const struct req *r, struct sbuf *out)
+{
+	static const char *const names[] = { "none", "checked", "restoring",
+					     "restored", "done" };
+	const char *state = "none";
+	struct dest_mig *m;
+	char err[256] = "";
+
+	pthread_mutex_lock(&lock);
+	m = find(r->id);
+	if (!strcmp(r->line, "commit")) {
+		if (m && m->state == D_RESTORED && !m->committed) {
+			m->committed = true;
+			m->state = D_DONE;
+			log_info("migration %s: committed; pid %d runs here",
+				 m->id, m->pid);
+			img_remove(m->id);
+		} else if (!m || !m->committed) {
+			snprintf(err, sizeof(err),
+				 "nothing to commit: no restored copy waits (its fence killed it?)");
+		}
+	} else if (!strcmp(r->line, "abort")) {
+		if (m && m->committed) {
+			snprintf(err, sizeof(err), "already committed");
+		} else if (m) {
+			if (m->state == D_RESTORED || m->state == D_RESTORING)
+				kill_copy(m);
+			log_info("migration %s: aborted by the source", m->id);
+			img_remove(m->id);
+			m->state = D_DONE;
+		}
+	}
+	if (m)
+		state = m->committed ? "committed" : names[m->state];
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&lock);
+	if (err[0]) {
+		reply_error(out, err);
+		return;
+	}
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"state\":\"%s\"}", REQ_VERSION,
+		  state);
+}
+
+void migrate_dest_run(const struct req *r, const struct client *c,
+		      struct sbuf *out)
+{
+	switch (r->op) {
+	case REQ_MIG_CHECK:
+		do_check(r, c, out);
+		return;
+	case REQ_MIG_PUT:
+		do_put(r, c, out);
+		return;
+	case REQ_MIG_RESTORE:
+		do_restore(r, c, out);
+		return;
+	case REQ_MIG_END:
+		do_end(r, out);
+		return;
+	default:
+		reply_error(out, "unknown request");
+	}
+}
