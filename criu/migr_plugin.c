@@ -15,8 +15,9 @@
  * - dumps migrctl did not start (runc, crun, podman): an unparked migr
  *   process is asked to park (PAUSE_DEVICES, bounded), and resumed where
  *   it was if the dump fails;
- * - restore: the restored process is told to resume (RESUME_DEVICES_LATE):
- *   the request waits in its socket until it runs again.
+ * - restore: the restored process is told to resume (RESUME_DEVICES_LATE),
+ *   on MIGR_RESUME_DEVICE if set: the request waits in its socket until it
+ *   runs again.
  *
  * Hooks answer -ENOTSUP for processes that are not theirs: CRIU stops at
  * the first plugin that answers anything else.
@@ -194,14 +195,32 @@ static int checkpoint_devices(int pid)
 	return -ENOTSUP;
 }
 
+/*
+ * Where a restored process resumes: MIGR_RESUME_DEVICE (migrd sets it for
+ * a migration), else the device it left, by name
+ */
+static void resume_line(char *line, size_t len)
+{
+	const char *dev = getenv("MIGR_RESUME_DEVICE");
+	size_t n = dev ? strlen(dev) : 0;
+
+	if (n && n < 64 &&
+	    strspn(dev, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789_.-") == n)
+		snprintf(line, len, "resume %s\n", dev);
+	else
+		snprintf(line, len, "resume\n");
+}
+
 /* Stopped before it runs again: the resume waits in its socket */
 static int resume_devices_late(int pid)
 {
-	char reply[512];
+	char reply[512], line[80];
 
 	if (!restore_active || !migr_is_migr(pid))
 		return -ENOTSUP;
-	if (migr_ask(pid, "resume\n", reply, sizeof(reply), -1))
+	resume_line(line, sizeof(line));
+	if (migr_ask(pid, line, reply, sizeof(reply), -1))
 		say(LOG_ERROR, "pid %d: queueing its resume failed: %s", pid,
 		    reply);
 	else

@@ -178,6 +178,19 @@ static void do_park(FILE *out, unsigned int wait_ms)
 	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
 }
 
+/* A restored process tells the migrd of the host it now runs on */
+static void register_all(void)
+{
+	struct migr_context *v[64];
+	unsigned int i, n;
+
+	migr_contexts_lock();
+	n = migr_contexts_get(v, 64);
+	for (i = 0; i < n; i++)
+		migr_register(v[i]);
+	migr_contexts_unlock();
+}
+
 /* resume [device]: its second half, here or on the device it left */
 static void do_resume(FILE *out, const char *target)
 {
@@ -185,6 +198,8 @@ static void do_resume(FILE *out, const char *target)
 	int ret;
 
 	ret = migr_resume(target, &rep);
+	if (!ret)
+		register_all();
 	fprintf(out, "{\"pid\":%d,\"resume\":[", getpid());
 	json_report(out, rep.to, ret, &rep);
 	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
