@@ -37,6 +37,7 @@ static void __attribute__((noreturn)) usage(int rc)
 		"  status [--pid P] [--json]\n"
 		"  switch --pid P --device DEV [--wait-ms N] [--json]\n"
 		"  drain --from LOWER --device DEV [--wait-ms N] [--json]\n"
+		"  migrate --pid P --to HOST [--device DEV] [--pre-copy N] [--wait-ms N] [--json]\n"
 		"  peer-ping HOST [--json]\n"
 		"  qpn-owner [--host H] IBDEV QPN [--json]\n");
 	exit(rc);
@@ -55,11 +56,10 @@ static unsigned long number(const char *what, const char *s, unsigned long min,
 	return v;
 }
 
-/* Send r to migrd; returns its reply line (NUL-terminated, no newline) */
-static char *call(const struct req *r, int timeout_ms)
+/* Send r to migrd: the connection its reply comes on */
+static int send_req(const struct req *r)
 {
-	char line[REQ_MAX + 1], *reply;
-	ssize_t n;
+	char line[REQ_MAX + 1];
 	int fd;
 
 	if (req_format(r, line, sizeof(line)) < 0)
@@ -70,20 +70,38 @@ static char *call(const struct req *r, int timeout_ms)
 		    sock_path, strerror(errno));
 	if (io_write_all(fd, line, strlen(line), 5000))
 		die("sending to migrd failed: %s", strerror(errno));
+	return fd;
+}
+
+/* A reply line (NUL-terminated, no newline) within timeout_ms */
+static char *read_reply(int fd, int timeout_ms)
+{
+	char *reply;
+	ssize_t n;
+
 	n = io_read_line(fd, &reply, REPLY_MAX, timeout_ms);
 	if (n < 0)
 		die("no reply from migrd: %s", errno == ECONNRESET ?
 						       "connection closed" :
 						       strerror(errno));
-	close(fd);
 	reply[n - 1] = 0;
+	return reply;
+}
+
+/* Send r to migrd; returns its reply line */
+static char *call(const struct req *r, int timeout_ms)
+{
+	int fd = send_req(r);
+	char *reply = read_reply(fd, timeout_ms);
+
+	close(fd);
 	return reply;
 }
 
 struct opts {
 	int pid;
-	const char *dev, *host, *from;
-	unsigned int wait_ms;
+	const char *dev, *host, *from, *to;
+	unsigned int wait_ms, precopy;
 	int json;
 	char **args;
 	int nargs;
@@ -97,6 +115,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "wait-ms", required_argument, NULL, 'w' },
 		{ "host", required_argument, NULL, 'H' },
 		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 't' },
+		{ "pre-copy", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -106,7 +126,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->wait_ms = 5000;
 	optind = 1;
 	opterr = 0; /* our errors are one line, "migrctl: error: ..." */
-	while ((c = getopt_long(argc, argv, ":p:d:w:H:f:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:d:w:H:f:t:P:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pid = number("pid", optarg, 1, REQ_PID_MAX);
@@ -122,6 +142,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'f':
 			o->from = optarg;
+			break;
+		case 't':
+			o->to = optarg;
+			break;
+		case 'P':
+			o->precopy = number("pre-copy rounds", optarg, 0,
+					    REQ_PRECOPY_MAX);
 			break;
 		case 'j':
 			o->json = 1;
@@ -207,6 +234,49 @@ static bool runs_over(const json_t *ctxs, const char *lower)
 		    !strcmp(name, lower))
 			return true;
 	return false;
+}
+
+/*
+ * migrate: migrd drives it and sends progress lines before its reply;
+ * each line comes within MIGRATE_LINE_MS (a pre-copy round, a dump, the
+ * restore there), or migrctl gives up waiting (migrd goes on)
+ */
+#define MIGRATE_LINE_MS (10 * 60000)
+
+static int migrate(const struct opts *o)
+{
+	struct req r = { .op = REQ_MIGRATE, .pid = o->pid,
+			 .wait_ms = o->wait_ms, .count = o->precopy };
+	char text[256], *reply;
+	json_t *j;
+	int fd;
+
+	copy_name(r.host, sizeof(r.host), "host", o->to);
+	if (o->dev)
+		copy_name(r.dev, sizeof(r.dev), "device", o->dev);
+	fd = send_req(&r);
+	for (;;) {
+		reply = read_reply(fd, MIGRATE_LINE_MS);
+		j = parse_json(reply);
+		if (!json_object_get(j, "progress"))
+			break;
+		if (!o->json &&
+		    show_str(json_object_get(j, "progress"), "text", text,
+			     sizeof(text))) {
+			printf("%s\n", text);
+			fflush(stdout);
+		}
+		json_decref(j);
+		free(reply);
+	}
+	close(fd);
+	json_decref(j);
+	j = parse_reply(reply, o->json);
+	if (o->json)
+		show_json_line(stdout, reply);
+	else
+		show_migrate(j);
+	return 0;
 }
 
 /*
@@ -341,6 +411,12 @@ int main(int argc, char **argv)
 		if (o.nargs)
 			die("drain takes no arguments ('%s')", o.args[0]);
 		return drain(&o);
+	} else if (!strcmp(cmd, "migrate")) {
+		if (!o.pid || !o.to)
+			die("migrate needs --pid P and --to HOST");
+		if (o.nargs)
+			die("migrate takes no arguments ('%s')", o.args[0]);
+		return migrate(&o);
 	} else if (!strcmp(cmd, "peer-ping")) {
 		if (o.nargs != 1)
 			die("peer-ping needs one HOST");
@@ -355,7 +431,7 @@ int main(int argc, char **argv)
 		copy_name(r.dev, sizeof(r.dev), "device", o.args[0]);
 		r.qpn = number("qpn", o.args[1], 0, 0xffffff);
 	} else {
-		die("unknown command '%s' (status, switch, drain, peer-ping, qpn-owner)",
+		die("unknown command '%s' (status, switch, drain, migrate, peer-ping, qpn-owner)",
 		    cmd);
 	}
 

@@ -11,6 +11,7 @@ void show_status(const json_t *j, int detail);
 void show_switch(const json_t *j);
 void show_qpn_owner(const json_t *j, const char *host);
 void show_peer_ping(const json_t *j);
+void show_migrate(const json_t *j);
 
 /* Text a reply supplies, made printable ASCII (others become '?') */
 void show_clean(char *s);

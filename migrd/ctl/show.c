@@ -311,3 +311,38 @@ bool show_switch_moved(const json_t *j, char *err, size_t len)
 	}
 	return true;
 }
+
+/* A migration's phases, as the paper's Fig. 3 names them */
+void show_migrate(const json_t *j)
+{
+	static const struct {
+		const char *key, *name;
+	} ph[] = {
+		{ "precopy", "pre-copy (criu pre-dump, sent)" },
+		{ "park", "DumpRDMA: park (drain, release)" },
+		{ "dump", "DumpOthers: criu dump" },
+		{ "transfer", "Transfer: images to the destination" },
+		{ "restore", "FullRestore: criu restore" },
+		{ "rebuild", "RestoreRDMA: rebuild, replay" },
+		{ "partner_reconnect", "partners reconnect" },
+	};
+	const json_t *phases = json_object_get(j, "phases_ms");
+	char to[256], dev[64], from[64];
+	size_t i;
+
+	str(j, "to", to, sizeof(to));
+	str(j, "device", dev, sizeof(dev));
+	str(j, "from", from, sizeof(from));
+	printf("pid %d moved from %s here to %s on %s\n",
+	       (int)migr_json_int(j, "pid", 0, INT_MAX, 0), from, dev, to);
+	for (i = 0; i < sizeof(ph) / sizeof(ph[0]); i++)
+		printf("  %-40s %10.1f ms\n", ph[i].name,
+		       migr_json_num(phases, ph[i].key, 0));
+	printf("  %-40s %10.1f ms\n", "blackout (park to resumed there)",
+	       migr_json_num(j, "blackout_ms", 0));
+	printf("  %-40s %10.1f ms\n", "total", migr_json_num(j, "total_ms", 0));
+	printf("  pre-copy rounds %zu, %.1f MiB; final images %.1f MiB\n",
+	       json_array_size(json_object_get(j, "rounds")),
+	       migr_json_num(j, "precopy_bytes", 0) / 1048576.0,
+	       migr_json_num(j, "final_bytes", 0) / 1048576.0);
+}
