@@ -20,18 +20,7 @@ OUT=$LOGDIR/criu-two-selfpair.log
 say() { touch "$SYNC/$1"; }
 export VERBS_LOG_LEVEL=3
 
-rounds() { grep -o 'rounds=[0-9]*' "$OUT" | tail -n 1 | cut -d= -f2; }
-# progressing: its rounds go up within 20 s (it runs on this guest now)
-progressing() {
-	local r0 r
-	r0=$(rounds)
-	for _ in $(seq 100); do
-		sleep 0.2
-		r=$(rounds)
-		[ "${r:-0}" -gt "${r0:-0}" ] && return 0
-	done
-	return 1
-}
+progressing() { selfpair_progressing "$OUT"; }
 ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
 
 if [ "$role" = a ]; then

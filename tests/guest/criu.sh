@@ -39,20 +39,8 @@ start() {
 	for _ in $(seq 100); do grep -q 'rounds=' "$LOGDIR/criu-$name.log" && break; sleep 0.1; done
 }
 
-# rounds NAME: the last round count NAME's selfpair printed
-rounds() { grep -o 'rounds=[0-9]*' "$LOGDIR/criu-$1.log" | tail -n 1 | cut -d= -f2; }
-
-# progressing NAME: its rounds go up within 10 s
-progressing() {
-	local r0 r
-	r0=$(rounds "$1")
-	for _ in $(seq 50); do
-		sleep 0.2
-		r=$(rounds "$1")
-		[ "${r:-0}" -gt "${r0:-0}" ] && return 0
-	done
-	return 1
-}
+# progressing NAME: its selfpair's rounds go up within 10 s
+progressing() { selfpair_progressing "$LOGDIR/criu-$1.log" 10; }
 
 # finish NAME PID [PROGRAM]: SIGTERM, then its verdict (it may not be
 # our child)

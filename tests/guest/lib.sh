@@ -94,6 +94,21 @@ await() {
 	return 1
 }
 
+# selfpair_rounds LOG: the last round count tests/switch/selfpair printed
+selfpair_rounds() { grep -o 'rounds=[0-9]*' "$1" | tail -n 1 | cut -d= -f2; }
+# selfpair_progressing LOG [SECONDS]: its rounds go up within SECONDS (20):
+# it runs, on this guest
+selfpair_progressing() {
+	local r0 r
+	r0=$(selfpair_rounds "$1")
+	for _ in $(seq $((${2:-20} * 5))); do
+		sleep 0.2
+		r=$(selfpair_rounds "$1")
+		[ "${r:-0}" -gt "${r0:-0}" ] && return 0
+	done
+	return 1
+}
+
 # two_host_env NAME: a two-guest test's run directory (RUN), the files
 # one guest leaves for the other (SYNC), its migrd socket and its verbs log
 # at level 3, named after NAME and this guest's role
@@ -109,11 +124,11 @@ two_host_env() {
 # start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
 # its key in $RUN/key (the same NAME in both guests: the same key), peers
 # on every address (not migrd's default); sets MIGRD and returns once the
-# socket is there
+# socket is there. MIGRD_CONF: a migrd.conf of the test's (default none)
 start_test_migrd() {
 	install -m 0600 /dev/null "$RUN/key"
 	echo "migr $1 test key" >"$RUN/key"
-	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$2" 2>&1 &
+	migrd -f --debug --config "${MIGRD_CONF:-/dev/null}" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$2" 2>&1 &
 	MIGRD=$!
 	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 }

@@ -25,6 +25,8 @@ install -m 0600 /dev/null "$RUN/key"
 head -c 32 /dev/urandom | base64 >"$RUN/key"
 printf 'socket = %s\nlisten = 127.0.0.1\nport = %s\nkey_file = %s\n' \
 	"$SOCK" "$PORT" "$RUN/key" >"$RUN/migrd.conf"
+printf 'state_dir = %s\ncriu_plugins = %s\n' "$RUN/state" \
+	"$MIGR_BUILD_DIR/lib/criu" >>"$RUN/migrd.conf"
 
 start_migrd() {
 	migrd -f --debug --config "$RUN/migrd.conf" >>"$LOGDIR/migrd.log" 2>&1 &
@@ -192,6 +194,21 @@ check wrong_peer_version_refused sh -c "! python3 $PEERTLS $RUN/key 127.0.0.1 $P
 check wrong_peer_version_logged grep -q 'peer speaks protocol migrd/2, this migrd speaks migrd/1' "$LOGDIR/migrd.log"
 install -m 0644 "$RUN/key" "$RUN/key644"
 check loose_key_refused sh -c "! migrd -f --config $RUN/migrd.conf --socket $RUN/x.sock --port 7476 --key $RUN/key644 2>$LOGDIR/migrd-key.err && grep -q 'must be owned by root with mode 0600' $LOGDIR/migrd-key.err"
+
+# Migrations (migrd(8), MIGRATION): what a peer holding the key may send
+# is checked; locally only root may migrate, and only peers speak mig-*
+python3 "$MIGR_TOP/tests/guest/peer-images.py" "$RUN/key" "$PORT" "$RUN/state" rxe0 >"$LOGDIR/migrd-peer-images.txt" 2>&1
+while read -r verdict name rest; do
+	case $verdict in
+	PASS) pass "$name" ;;
+	FAIL) fail "$name"; echo "    $rest" ;;
+	esac
+done <"$LOGDIR/migrd-peer-images.txt"
+check peer_images_ran grep -q "PASS abort_removed_images" "$LOGDIR/migrd-peer-images.txt"
+one_line_error migrate_needs_root "only root may migrate" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups migrctl migrate --pid "$SP" --to 127.0.0.1
+one_line_error migrate_unknown_pid "no migr process with pid 4000000" migrctl migrate --pid 4000000 --to 127.0.0.1
+check mig_check_local_refused sh -c "python3 $RAW $SOCK 'migrd/1 mig-end 0123456789abcdef state\n' | grep -q 'only for a peer migrd'"
 
 # Found without registering (it was given a socket where no migrd is)
 MIGRD_SOCKET=$RUN/none.sock start_selfpair unregistered

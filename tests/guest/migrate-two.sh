@@ -1,0 +1,151 @@
+#!/bin/bash
+# In two guests (buildlib/testbed/run.sh --two): migrctl migrate moves a
+# running RDMA process between hosts, driven by the two migrd over their
+# TLS link: refusals that touch nothing, a failed restore that puts it
+# back to work on its own host, then A -> B with pre-copy and B -> A.
+# Its QPs talk to each other (tests/switch/selfpair: every completion and
+# byte checked); its output file is on the share, the same path in both.
+# It starts at a PID far above what a fresh guest uses, free on both.
+# usage: migrate-two.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
+. "$(dirname "$0")/lib.sh"
+role=${1:?a or b}
+A_IP=10.9.0.1
+B_IP=10.9.0.2
+SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
+OUT=$LOGDIR/migrate-two-selfpair.log
+two_host_env migrate-two
+# The destination's criu restore fails while this file exists
+FAIL_FLAG=$RUN/fail-restore
+
+# migrd's CRIU goes through a wrapper that can make the restore fail, as
+# a real one may (images it cannot take, a pid taken since the check)
+cat >"$RUN/criu" <<EOF
+#!/bin/sh
+if [ "\$1" = restore ] && [ -e $FAIL_FLAG ]; then
+	echo "migrate-two.sh: this restore fails on purpose" >&2
+	exit 1
+fi
+exec /usr/sbin/criu "\$@"
+EOF
+chmod 0755 "$RUN/criu"
+cat >"$RUN/migrd.conf" <<EOF
+criu = $RUN/criu
+criu_plugins = $MIGR_BUILD_DIR/lib/criu
+state_dir = $RUN/state
+EOF
+export MIGRD_CONF=$RUN/migrd.conf
+start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-$role.log"
+[ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$LOGDIR/migrate-two-migrd-$role.log"
+
+progressing() { selfpair_progressing "$OUT"; }
+ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
+# runs_here PID: a migr process here, on rxe0, not parked
+runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
+# moved NAME ARGS... / refused NAME PATTERN ARGS...: migrctl migrate
+# ARGS, its output in $LOGDIR/NAME.out (shown); pass if it succeeded /
+# failed saying PATTERN
+moved() {
+	local name=$1
+	shift
+	if timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1; then
+		pass "$name"
+	else
+		fail "$name"
+	fi
+	sed 's/^/    /' "$LOGDIR/$name.out"
+}
+refused() {
+	local name=$1 pat=$2
+	shift 2
+	if ! timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1 &&
+		grep -q -- "$pat" "$LOGDIR/$name.out"; then
+		pass "$name"
+	else
+		fail "$name"
+	fi
+	sed 's/^/    /' "$LOGDIR/$name.out"
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+if [ "$role" = a ]; then
+	rm -rf "${SYNC%/*}" "$OUT" && mkdir -p "$SYNC"
+	say a-up
+	await b-up 120 || fail a_saw_b
+	echo 29999 >/proc/sys/kernel/ns_last_pid
+	setsid "$SELFPAIR" migr_rxe0 0 </dev/null >>"$OUT" 2>&1 &
+	SP=$!
+	echo "$SP" >"$SYNC/pid"
+	NAME=a_started ok progressing
+
+	# Refusals before anything is touched: the process runs on
+	refused refused_unreachable "unreachable" --pid "$SP" --to 10.9.0.3
+	refused refused_pid_taken_here "pid $SP is taken" --pid "$SP" --to "$A_IP"
+	say take-pid
+	await pid-taken 60 || fail a_saw_pid_taken
+	refused refused_pid_taken_on_b "pid $SP is taken" --pid "$SP" --to "$B_IP"
+	NAME=after_refusals_runs_on ok progressing
+	NAME=after_refusals_not_parked ok runs_here "$SP"
+	say free-pid
+	await pid-freed 60 || fail a_saw_pid_freed
+
+	# A restore that fails there: back to work here, on rxe0
+	say fail-restore
+	await restore-fails 60 || fail a_saw_restore_fails
+	refused failed_restore_says_why "criu restore failed" --pid "$SP" --to "$B_IP"
+	check failed_restore_runs_here_again grep -q "pid $SP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
+	NAME=after_rollback_runs_on ok progressing
+	NAME=after_rollback_on_rxe0 ok runs_here "$SP"
+	say restore-works
+	await restore-works-b 60 || fail a_saw_restore_works
+
+	# A -> B, with pre-copy
+	moved migrate_a_to_b --pid "$SP" --to "$B_IP" --pre-copy 2
+	check report_names_phases grep -q "RestoreRDMA" "$LOGDIR/migrate_a_to_b.out"
+	check report_precopy_rounds grep -q "pre-copy round 1" "$LOGDIR/migrate_a_to_b.out"
+	wait "$SP" 2>/dev/null # reap the killed source: its pid is free again
+	NAME=source_copy_gone ok gone "$SP"
+	say moved-ab
+	await moved-ba 300 || fail a_saw_b_move_back
+	NAME=back_on_a_traffic_goes_on ok progressing
+	NAME=back_on_a_on_rxe0 ok runs_here "$SP"
+	kill -TERM "$SP"
+	for _ in $(seq 100); do gone "$SP" && break; sleep 0.1; done
+	check traffic_intact_a_b_a grep -q 'selfpair: OK' "$OUT"
+	tail -n 1 "$OUT"
+	check a_migrd_logged_commit grep -q "committed; pid $SP runs here" "$LOGDIR/migrate-two-migrd-a.log"
+	say done
+	summary migrate-two-a
+else
+	await a-up 120 || fail b_saw_a
+	say b-up
+	await take-pid 300 || fail b_saw_take_pid
+	SP=$(cat "$SYNC/pid")
+	echo $((SP - 1)) >/proc/sys/kernel/ns_last_pid
+	sleep 300 &
+	TAKER=$!
+	[ "$TAKER" = "$SP" ] && pass b_took_pid || fail b_took_pid
+	say pid-taken
+	await free-pid 300 || fail b_saw_free_pid
+	kill "$TAKER"; wait "$TAKER" 2>/dev/null
+	say pid-freed
+
+	await fail-restore 300 || fail b_saw_fail_restore
+	touch "$FAIL_FLAG"
+	say restore-fails
+	await restore-works 300 || fail b_saw_restore_works
+	rm -f "$FAIL_FLAG"
+	NAME=b_killed_failed_copy ok gone "$SP"
+	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-two-migrd-b.log"
+	say restore-works-b
+
+	await moved-ab 600 || fail b_saw_move
+	NAME=on_b_traffic_goes_on ok progressing
+	NAME=on_b_registered_on_rxe0 ok runs_here "$SP"
+	check on_b_images_removed sh -c "[ -z \"\$(ls -A $RUN/state/migrations)\" ]"
+	moved migrate_b_to_a --pid "$SP" --to "$A_IP"
+	NAME=b_copy_gone ok sh -c "for i in \$(seq 50); do ! kill -0 $SP 2>/dev/null && exit 0; sleep 0.1; done; exit 1"
+	say moved-ba
+	await done 300 || fail b_saw_a_done
+	summary migrate-two-b
+fi
+kill "$MIGRD" 2>/dev/null
