@@ -118,6 +118,8 @@ step "two guests, two NICs each: every rxe pairing" vm --two --nics 2 --timeout 
 	--a "tests/guest/two-nic.sh A" --b "tests/guest/two-nic.sh B"
 step "two guests: a running RDMA process moved A -> B -> A through CRIU" vm --two --timeout 600 \
 	--a "tests/guest/criu-two.sh a" --b "tests/guest/criu-two.sh b"
+step "two guests: migrctl migrate A -> B -> A, refusals and a rollback" vm --two --timeout 900 \
+	--a "tests/guest/migrate-two.sh a" --b "tests/guest/migrate-two.sh b"
 step "two guests: migrd peers, qpn-owner across hosts" vm --two --timeout 600 \
 	--a "tests/guest/migrd-two.sh a" --b "tests/guest/migrd-two.sh b"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \
