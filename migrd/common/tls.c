@@ -482,12 +482,13 @@ int tls_write_frame(SSL *s, const void *body, size_t len, int timeout_ms,
 	size_t done;
 	int ret;
 
-	if (len > WIRE_BODY_MAX) {
+	/* The largest any frame may be: a request's reader allows less */
+	if (len > WIRE_DATA_MAX) {
 		snprintf(err, errlen, "frame of %zu bytes exceeds %d", len,
-			 WIRE_BODY_MAX);
+			 WIRE_DATA_MAX);
 		return -1;
 	}
-	/* One record for header and body */
+	/* One write for header and body */
 	buf = malloc(WIRE_HDR_LEN + len);
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");

@@ -363,7 +363,7 @@ static void test_client_deadline(void)
 static void test_sizes(SSL_CTX *sctx)
 {
 	SSL_CTX *cctx = ctx_new(false, key, TLS_ALPN);
-	static char big[WIRE_BODY_MAX + 1];
+	static char big[WIRE_DATA_MAX + 1];
 	char reply[64];
 	struct srv v;
 	int sv[2];
@@ -375,9 +375,9 @@ static void test_sizes(SSL_CTX *sctx)
 	s = tls_connect(cctx, sv[0], 3000, err, sizeof(err));
 	CHECK(s);
 	/* over what this side ever sends: not sent */
-	CHECK(tls_write_frame(s, big, WIRE_BODY_MAX + 1, 3000, err,
+	CHECK(tls_write_frame(s, big, WIRE_DATA_MAX + 1, 3000, err,
 			      sizeof(err)) == -1);
-	CHECK(!strcmp(err, "frame of 8193 bytes exceeds 8192"));
+	CHECK(!strcmp(err, "frame of 65537 bytes exceeds 65536"));
 	/* the longest request passes; a reply over the reader's cap not */
 	CHECK(!tls_write_frame(s, big, REQ_LIMIT, 3000, err, sizeof(err)));
 	CHECK(tls_read_frame(s, (uint8_t *)reply, sizeof(reply), 3000, err,
