@@ -76,6 +76,10 @@ static int read_tables(struct sw_set *set, struct migr_switch_report *rep)
  * final dump takes what the device wrote since the last round. Without
  * MADV_POPULATE_WRITE (Linux < 5.14), an atomic add of 0 per page faults
  * the same way without losing the application's own concurrent writes.
+ * Where a kernel that knows MADV_POPULATE_WRITE refuses a range (part of
+ * it unmapped since the registration, made read-only, device memory),
+ * each page is asked alone and no atomic add is tried: it would kill the
+ * process. An empty range tells the two kinds of kernel apart.
  */
 static void mark_written_mrs(struct sw_set *set)
 {
@@ -86,6 +90,7 @@ static void mark_written_mrs(struct sw_set *set)
 	struct migr_context *c;
 	struct migr_mr *mmr;
 	unsigned int i;
+	bool populate = !madvise((void *)page, 0, MADV_POPULATE_WRITE);
 
 	for (i = 0; i < set->n; i++) {
 		c = set->ctx[i];
@@ -98,8 +103,15 @@ static void mark_written_mrs(struct sw_set *set)
 				continue;
 			a = (uintptr_t)mr->addr & ~(page - 1);
 			end = (uintptr_t)mr->addr + mr->length;
-			if (!madvise((void *)a, end - a, MADV_POPULATE_WRITE))
+			if (populate) {
+				/* refused: each page that can be, one by one */
+				if (madvise((void *)a, end - a,
+					    MADV_POPULATE_WRITE))
+					for (; a < end; a += page)
+						madvise((void *)a, page,
+							MADV_POPULATE_WRITE);
 				continue;
+			}
 			for (a = (uintptr_t)mr->addr; a < end;
 			     a = (a & ~(page - 1)) + page)
 				__atomic_fetch_add((char *)a, 0, __ATOMIC_RELAXED);

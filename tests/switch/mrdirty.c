@@ -1,24 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * mrdirty: what a device writes into registered memory must survive a
- * CRIU migration with pre-copy. A device's writes set no soft-dirty bit,
- * so an incremental dump that trusts those bits could take a page the
- * device changed after the last pre-dump from that pre-dump: stale. migr's
- * park marks every writable MR's pages written once the MRs are released.
+ * CRIU migration with pre-copy. A device's writes set no soft-dirty bit
+ * (rxe copies through the kernel's mapping of the page, not the process's
+ * page table), so an incremental dump that trusts those bits takes a page
+ * the device changed after the last pre-dump from that pre-dump: stale.
+ * migr's park marks every writable MR's pages written once the MRs are
+ * released.
  *
- * usage: mrdirty DEVICE [--gid-index N]
+ * usage: mrdirty DEVICE [--gid-index N] [--dereg]
  *
  * Two target regions are registered: one backed by a transparent huge
- * page (2 MiB, the case the kernel leaves unprotected), one by 4 KiB
- * pages. Each round checks that both still hold the previous round's
- * pattern, then RDMA WRITEs the next pattern into each through a QP
- * connected to itself (the device writes them, not the CPU) and waits for
- * both completions. Prints "mrdirty: thp=0|1" once (1: the huge region is
- * a huge page), "mrdirty: rounds=N" each second, and at SIGTERM
- * "mrdirty: OK rounds=N"; exits 1 with "mrdirty: FAIL ..." at the first
- * word that differs or the first failed completion.
+ * page (2 MiB: clear_refs write-protects and cleans a huge PMD whether
+ * pinned or not), one by 4 KiB pages (which the kernel leaves soft-dirty
+ * while they are pinned for DMA: clear_refs skips writable pinned PTEs of
+ * private mappings). Each round checks that both still hold the previous
+ * round's pattern, then RDMA WRITEs the next pattern into each through a
+ * QP connected to itself (the device writes them, never the CPU) and
+ * waits for both completions. Prints "mrdirty: thp=0|1" once (1: the huge
+ * region is a huge page), "mrdirty: rounds=N" each second.
+ *
+ * The test drives it with signals around a migration:
+ * SIGUSR1 (after the pre-dump, before the park): one more round, then no
+ *   more writes and no CPU access to the regions; prints "mrdirty: quiet
+ *   round=N huge_soft_dirty=D/P small_soft_dirty=D/P thp=0|1" from
+ *   /proc/self/pagemap (bit 55), the premise: a huge page the device
+ *   wrote after the pre-dump is not soft-dirty. With --dereg the two
+ *   target MRs are deregistered here (the park then knows nothing to
+ *   mark: the negative control, tests/guest/criu-neg.sh).
+ * SIGHUP: prints the same reading again ("mrdirty: look ...", after the
+ *   park: the marking made the pages soft-dirty).
+ * SIGUSR2 (after the restore): checks every word of both regions against
+ *   the quiet round's pattern, prints "mrdirty: restored words intact
+ *   round=N" or, per region, how many words are wrong and which round the
+ *   first holds, and "mrdirty: FAIL ..." (exit 1); then the rounds go on
+ *   (with --dereg, on MRs registered anew).
+ * At SIGTERM: "mrdirty: OK rounds=N"; "mrdirty: FAIL ..." (exit 1) at the
+ * first word that differs or the first failed completion.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,12 +58,18 @@
 /* a park, a dump and a restore lie between a post and its completion */
 #define COMPLETION_WAIT_S 300
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, quiet_asked, look_asked, check_asked;
 
-static void on_term(int sig)
+static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGUSR1)
+		quiet_asked = 1;
+	else if (sig == SIGHUP)
+		look_asked = 1;
+	else if (sig == SIGUSR2)
+		check_asked = 1;
+	else
+		stop = 1;
 }
 
 static void die(const char *what)
@@ -86,6 +113,50 @@ static void check(const char *name, const volatile uint64_t *p, size_t size,
 		       name, i, p[i], word(round, i), round);
 		exit(1);
 	}
+}
+
+/*
+ * The words of [p, p + size) that are not round's: 0, or how many, the
+ * first of them and the round it holds printed
+ */
+static size_t verify(const char *name, const volatile uint64_t *p,
+		     size_t size, uint64_t round)
+{
+	size_t i, bad = 0, first = 0;
+
+	for (i = 0; i < size / 8; i++)
+		if (p[i] != word(round, i) && !bad++)
+			first = i;
+	if (bad)
+		printf("mrdirty: %s region: %zu of %zu words wrong; word %zu holds 0x%" PRIx64
+		       " (round %" PRIu64 ") instead of round %" PRIu64 "'s\n",
+		       name, bad, size / 8, first, p[first], p[first] >> 32,
+		       round);
+	return bad;
+}
+
+/*
+ * Of the pages of [p, p + size): how many /proc/self/pagemap says are
+ * soft-dirty (bit 55), in *dirty, and present (bit 63), in *present
+ */
+static void soft_dirty(const void *p, size_t size, unsigned int *dirty,
+		       unsigned int *present)
+{
+	size_t page = sysconf(_SC_PAGESIZE), i;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t e;
+
+	*dirty = *present = 0;
+	if (fd < 0)
+		die("open /proc/self/pagemap");
+	for (i = 0; i < size / page; i++) {
+		if (pread(fd, &e, sizeof(e),
+			  ((uintptr_t)p / page + i) * sizeof(e)) != sizeof(e))
+			die("read /proc/self/pagemap");
+		*dirty += e >> 55 & 1;
+		*present += e >> 63 & 1;
+	}
+	close(fd);
 }
 
 /* Is [p, p + size) backed by a huge page (AnonHugePages in smaps)? */
@@ -185,31 +256,76 @@ static void wait_completions(struct ibv_cq *cq, int n)
 	}
 }
 
+struct target {
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_mr *src_mr, *huge_mr, *small_mr;
+	void *src, *huge, *small;
+};
+
+#define MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+
+static void register_targets(struct target *t)
+{
+	t->huge_mr = ibv_reg_mr(t->pd, t->huge, HUGE_SIZE, MR_ACCESS);
+	t->small_mr = ibv_reg_mr(t->pd, t->small, SMALL_SIZE, MR_ACCESS);
+	if (!t->huge_mr || !t->small_mr)
+		die("ibv_reg_mr");
+}
+
+/* Check round's words, then have the device write round + 1's */
+static uint64_t one_round(struct target *t, uint64_t round)
+{
+	check("huge", t->huge, HUGE_SIZE, round);
+	check("small", t->small, SMALL_SIZE, round);
+	round++;
+	fill(t->src, HUGE_SIZE, round);
+	post_write(t->qp, t->src_mr, t->huge_mr, HUGE_SIZE, 2 * round);
+	post_write(t->qp, t->src_mr, t->small_mr, SMALL_SIZE, 2 * round + 1);
+	wait_completions(t->cq, 2);
+	return round;
+}
+
+/* "mrdirty: WHEN huge_soft_dirty=D/P small_soft_dirty=D/P thp=0|1" */
+static void report(const struct target *t, const char *when)
+{
+	unsigned int hd, hp, sd, sp;
+
+	soft_dirty(t->huge, HUGE_SIZE, &hd, &hp);
+	soft_dirty(t->small, SMALL_SIZE, &sd, &sp);
+	printf("mrdirty: %s huge_soft_dirty=%u/%u small_soft_dirty=%u/%u thp=%d\n",
+	       when, hd, hp, sd, sp, is_huge(t->huge));
+}
+
 int main(int argc, char **argv)
 {
-	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	struct ibv_mr *src_mr, *huge_mr, *small_mr;
 	struct ibv_device **list, *dev = NULL;
 	struct ibv_qp_init_attr qa = { 0 };
+	struct target t = { 0 };
 	struct ibv_context *ctx;
 	uint64_t round = 0;
 	int i, gid_index = 1;
+	bool dereg = false, quiet = false;
 	union ibv_gid gid;
-	struct ibv_cq *cq;
-	struct ibv_pd *pd;
-	struct ibv_qp *qp;
-	void *src, *huge, *small;
 	double next_print;
+	char when[64];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mrdirty DEVICE [--gid-index N]\n");
+		fprintf(stderr,
+			"usage: mrdirty DEVICE [--gid-index N] [--dereg]\n");
 		return 2;
 	}
 	for (i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--gid-index") && i + 1 < argc)
 			gid_index = atoi(argv[++i]);
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
+		else if (!strcmp(argv[i], "--dereg"))
+			dereg = true;
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGUSR1, on_signal);
+	signal(SIGUSR2, on_signal);
+	signal(SIGHUP, on_signal);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	list = ibv_get_device_list(NULL);
@@ -225,62 +341,99 @@ int main(int argc, char **argv)
 		die("ibv_open_device");
 	if (ibv_query_gid(ctx, 1, gid_index, &gid))
 		die("ibv_query_gid");
-	pd = ibv_alloc_pd(ctx);
-	cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
-	if (!cq)
+	t.pd = ibv_alloc_pd(ctx);
+	t.cq = t.pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	if (!t.cq)
 		die("ibv_alloc_pd/ibv_create_cq");
-	src = huge_region();
-	huge = huge_region();
-	small = small_region();
+	t.src = huge_region();
+	t.huge = huge_region();
+	t.small = small_region();
 	/* round 0's pattern, written by the CPU */
-	fill(huge, HUGE_SIZE, 0);
-	fill(small, SMALL_SIZE, 0);
-	src_mr = ibv_reg_mr(pd, src, HUGE_SIZE, access);
-	huge_mr = ibv_reg_mr(pd, huge, HUGE_SIZE, access);
-	small_mr = ibv_reg_mr(pd, small, SMALL_SIZE, access);
-	if (!src_mr || !huge_mr || !small_mr)
+	fill(t.huge, HUGE_SIZE, 0);
+	fill(t.small, SMALL_SIZE, 0);
+	t.src_mr = ibv_reg_mr(t.pd, t.src, HUGE_SIZE, MR_ACCESS);
+	if (!t.src_mr)
 		die("ibv_reg_mr");
-	qa.send_cq = qa.recv_cq = cq;
+	register_targets(&t);
+	qa.send_cq = qa.recv_cq = t.cq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = 4;
 	qa.cap.max_recv_wr = 1;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	qp = ibv_create_qp(pd, &qa);
-	if (!qp)
+	t.qp = ibv_create_qp(t.pd, &qa);
+	if (!t.qp)
 		die("ibv_create_qp");
 	{
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
 					 .port_num = 1,
-					 .qp_access_flags = access };
+					 .qp_access_flags = MR_ACCESS };
 		const char *st;
 
-		if (ibv_modify_qp(qp, &a,
+		if (ibv_modify_qp(t.qp, &a,
 				  IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 					  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 			die("INIT");
-		st = rc_loop_connect(qp, qp->qp_num, gid_index, &gid, 0x100,
-				     0x100, false);
+		st = rc_loop_connect(t.qp, t.qp->qp_num, gid_index, &gid,
+				     0x100, 0x100, false);
 		if (st)
 			die(st);
 	}
-	printf("mrdirty: thp=%d\n", is_huge(huge));
+	printf("mrdirty: thp=%d\n", is_huge(t.huge));
 
 	next_print = now_s() + 1;
 	while (!stop) {
-		check("huge", huge, HUGE_SIZE, round);
-		check("small", small, SMALL_SIZE, round);
-		round++;
-		fill(src, HUGE_SIZE, round);
-		post_write(qp, src_mr, huge_mr, HUGE_SIZE, 2 * round);
-		post_write(qp, src_mr, small_mr, SMALL_SIZE, 2 * round + 1);
-		wait_completions(cq, 2);
+		if (quiet_asked && !quiet) {
+			/*
+			 * The last words the device writes: from here on
+			 * neither it nor the CPU touches the two regions
+			 * until the check
+			 */
+			round = one_round(&t, round);
+			quiet = true;
+			if (dereg) {
+				if (ibv_dereg_mr(t.huge_mr) ||
+				    ibv_dereg_mr(t.small_mr))
+					die("ibv_dereg_mr");
+				t.huge_mr = t.small_mr = NULL;
+			}
+			snprintf(when, sizeof(when),
+				 "quiet round=%" PRIu64 "%s", round,
+				 dereg ? " (target MRs deregistered)" : "");
+			report(&t, when);
+		}
+		if (look_asked) {
+			look_asked = 0;
+			report(&t, "look");
+		}
+		if (check_asked && quiet) {
+			check_asked = 0;
+			if (verify("huge", t.huge, HUGE_SIZE, round) +
+			    verify("small", t.small, SMALL_SIZE, round)) {
+				printf("mrdirty: FAIL words the device wrote before the park are wrong after the restore\n");
+				exit(1);
+			}
+			printf("mrdirty: restored words intact round=%" PRIu64 "\n",
+			       round);
+			if (dereg)
+				register_targets(&t);
+			quiet = false;
+			quiet_asked = 0;
+		} else if (check_asked) {
+			check_asked = 0;
+			printf("mrdirty: a check asked while the device writes: ignored\n");
+		}
+		if (quiet) {
+			usleep(10000);
+			continue;
+		}
+		round = one_round(&t, round);
 		if (now_s() >= next_print) {
 			printf("mrdirty: rounds=%" PRIu64 "\n", round);
 			next_print = now_s() + 1;
 		}
 	}
-	check("huge", huge, HUGE_SIZE, round);
-	check("small", small, SMALL_SIZE, round);
+	check("huge", t.huge, HUGE_SIZE, round);
+	check("small", t.small, SMALL_SIZE, round);
 	printf("mrdirty: OK rounds=%" PRIu64 "\n", round);
 	return 0;
 }
