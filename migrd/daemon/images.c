@@ -61,8 +61,19 @@ fail:
 	return -1;
 }
 
-/* Remove what dfd holds (a migration's directories hold no deeper ones) */
-static void remove_in(int dfd, int depth)
+static bool is_log(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 4 && !strcmp(name + n - 4, ".log")) ||
+	       !strcmp(name, "criu.out");
+}
+
+/*
+ * Remove what dfd holds (a migration's directories hold no deeper ones);
+ * CRIU's logs stay if keep_logs
+ */
+static void remove_in(int dfd, int depth, bool keep_logs)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *e;
@@ -80,16 +91,16 @@ static void remove_in(int dfd, int depth)
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					     O_CLOEXEC);
 			if (sub >= 0)
-				remove_in(sub, depth + 1);
+				remove_in(sub, depth + 1, keep_logs);
 			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
-		} else {
+		} else if (!keep_logs || !is_log(e->d_name)) {
 			unlinkat(dirfd(d), e->d_name, 0);
 		}
 	}
 	closedir(d);
 }
 
-void img_remove(const char *id)
+void img_remove(const char *id, bool keep_logs)
 {
 	char path[512], err[64];
 	int fd;
@@ -99,7 +110,7 @@ void img_remove(const char *id)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	remove_in(fd, 0);
+	remove_in(fd, 0, keep_logs);
 	rmdir(path);
 }
 
@@ -201,12 +212,8 @@ int img_send(struct peer_conn *pc, const char *id, const char *sub,
 	if (peer_send(pc, line, strlen(line), err, errlen))
 		goto out;
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-
 		/* CRIU's logs stay here; everything else is the image */
-		if (!name_ok(e->d_name) ||
-		    (len > 4 && !strcmp(e->d_name + len - 4, ".log")) ||
-		    !strcmp(e->d_name, "criu.out"))
+		if (!name_ok(e->d_name) || is_log(e->d_name))
 			continue;
 		if (e->d_type == DT_LNK) {
 			n = readlinkat(dirfd(d), e->d_name, target,

@@ -27,8 +27,11 @@ struct peer_link;
 /* <state_dir>/migrations/<id>[/sub] into path; create makes it (0700) */
 int img_path(const char *id, const char *sub, bool create, char *path,
 	     size_t len, char *err, size_t errlen);
-/* Remove a migration's directory and everything in it */
-void img_remove(const char *id);
+/*
+ * Remove a migration's images; with keep_logs its directories stay with
+ * CRIU's logs in them (for whoever looks into how it went), else all
+ */
+void img_remove(const char *id, bool keep_logs);
 /* Bytes of memory pages in a CRIU directory (its pages-*.img) */
 uint64_t img_pages_bytes(const char *dir);
 

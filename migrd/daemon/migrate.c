@@ -549,7 +549,7 @@ static void run(struct mig *m, struct sbuf *out)
 		return;
 	}
 	ptree_signal(m->pids, m->npids, SIGKILL);
-	img_remove(m->id);
+	img_remove(m->id, true);
 	progress(m, "done",
 		 "pid %d runs on %s (device %s); blackout %.0f ms, total %.0f ms",
 		 m->r->pid, m->r->host, m->dev, m->ms_blackout,
@@ -560,6 +560,7 @@ back:
 	end_on_new(m, "abort", state, sizeof(state));
 back_unaborted:
 	rollback(m, true);
+	img_remove(m->id, true);
 	reply_error(out, m->err);
 	return;
 refused:
@@ -568,7 +569,7 @@ refused:
 	log_info("migration of pid %d to %s refused: %s", m->r->pid,
 		 m->r->host, m->err);
 	if (m->id[0])
-		img_remove(m->id);
+		img_remove(m->id, true);
 	reply_error(out, m->err);
 }
 

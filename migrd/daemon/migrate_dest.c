@@ -63,7 +63,7 @@ static struct dest_mig *slot(void)
 		struct dest_mig *m = &migs[i];
 
 		if (m->state == D_CHECKED && now - m->born > DEST_STALE_MS) {
-			img_remove(m->id);
+			img_remove(m->id, true);
 			m->state = D_FREE;
 		}
 		if (m->state == D_FREE || m->state == D_DONE)
@@ -108,7 +108,7 @@ static void *fence(void *arg)
 		log_warn("migration %s: no commit from %s in time: its restored copy (pid %d) is killed",
 			 m->id, m->who, m->pid);
 		kill_copy(m);
-		img_remove(m->id);
+		img_remove(m->id, true);
 		m->state = D_DONE;
 	}
 	pthread_mutex_unlock(&lock);
@@ -189,7 +189,7 @@ drop:
 	pthread_mutex_lock(&lock);
 	m->state = D_FREE;
 	pthread_mutex_unlock(&lock);
-	img_remove(r->id);
+	img_remove(r->id, false);
 refuse:
 	log_info("migration %s from %s refused: %s", r->id,
 		 peer_link_who(c->link), err);
@@ -322,6 +322,7 @@ fail:
 	kill_copy(m);
 	m->state = D_DONE;
 	pthread_mutex_unlock(&lock);
+	img_remove(r->id, true);
 	free(report);
 	reply_error(out, err);
 }
@@ -342,7 +343,7 @@ static void do_end(const struct req *r, struct sbuf *out)
 			m->state = D_DONE;
 			log_info("migration %s: committed; pid %d runs here",
 				 m->id, m->pid);
-			img_remove(m->id);
+			img_remove(m->id, true);
 		} else if (!m || !m->committed) {
 			snprintf(err, sizeof(err),
 				 "nothing to commit: no restored copy waits (its fence killed it?)");
@@ -354,7 +355,7 @@ static void do_end(const struct req *r, struct sbuf *out)
 			if (m->state == D_RESTORED || m->state == D_RESTORING)
 				kill_copy(m);
 			log_info("migration %s: aborted by the source", m->id);
-			img_remove(m->id);
+			img_remove(m->id, true);
 			m->state = D_DONE;
 		}
 	}

@@ -613,12 +613,14 @@ struct ibv_context *migr_open_by_name(const char *name,
 	return c;
 }
 
-/* Build every context on the device named name: objects, then links */
-static int rebuild_set(struct sw_set *set, const char *name,
-		       const struct migr_gid_move *gids, bool rollback,
-		       struct migr_switch_report *rep)
+/*
+ * Build every context on the device named name: objects, then links. An
+ * error goes at off in rep->error (after the one that made us roll back)
+ */
+static int rebuild_set_at(struct sw_set *set, const char *name,
+			  const struct migr_gid_move *gids, bool rollback,
+			  struct migr_switch_report *rep, size_t off)
 {
-	size_t off = strlen(rep->error);
 	struct migr_context *c;
 	struct ibv_context *to;
 	unsigned int i;
@@ -659,6 +661,27 @@ static int rebuild_set(struct sw_set *set, const char *name,
 			break;
 	}
 	rep->ms_partner += now_ms() - t;
+	return ret;
+}
+
+/* The same; an error after an earlier one follows it, "; back on X: ..." */
+static int rebuild_set(struct sw_set *set, const char *name,
+		       const struct migr_gid_move *gids, bool rollback,
+		       struct migr_switch_report *rep)
+{
+	size_t at = strlen(rep->error), off = at;
+	char sep[80];
+	int ret, n = 0;
+
+	if (at) {
+		n = snprintf(sep, sizeof(sep), "; back on %s: ", name);
+		if (at + n < sizeof(rep->error) - 1)
+			off = at + n;
+	}
+	ret = rebuild_set_at(set, name, gids, rollback, rep, off);
+	/* Written at off (not over all of it by REPORT()): joined */
+	if (off != at && ret && strlen(rep->error) == at && rep->error[off])
+		memcpy(rep->error + at, sep, n);
 	return ret;
 }
 

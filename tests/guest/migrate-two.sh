@@ -141,11 +141,13 @@ else
 	await moved-ab 600 || fail b_saw_move
 	NAME=on_b_traffic_goes_on ok progressing
 	NAME=on_b_registered_on_rxe0 ok runs_here "$SP"
-	check on_b_images_removed sh -c "[ -z \"\$(ls -A $RUN/state/migrations)\" ]"
+	check on_b_images_removed sh -c "! find $RUN/state/migrations -name '*.img' | grep -q ."
 	moved migrate_b_to_a --pid "$SP" --to "$A_IP"
 	NAME=b_copy_gone ok sh -c "for i in \$(seq 50); do ! kill -0 $SP 2>/dev/null && exit 0; sleep 0.1; done; exit 1"
 	say moved-ba
 	await done 300 || fail b_saw_a_done
 	summary migrate-two-b
 fi
+# CRIU's logs of every migration, for whoever looks into one
+cp -r "$RUN/state/migrations" "$LOGDIR/migrate-two-criu-logs-$role" 2>/dev/null
 kill "$MIGRD" 2>/dev/null
