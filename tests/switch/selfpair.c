@@ -6,7 +6,7 @@
  *
  * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
  *                 [--threads N] [--uc] [--stall S]
- *                 [--stall-read] [--mw2]
+ *                 [--stall-read] [--mw2] [--mem MIB]
  * SECONDS 0: run until SIGTERM or SIGINT.
  *
  * SIGUSR1 (RC, polling): the first thread lets B's RECVs run out, posts
@@ -24,6 +24,11 @@
  * (SEND_WITH_INV: B's completion must name its key), every third B posts
  * a LOCAL_INV; each time B binds it again with the next key
  * (ibv_inc_rkey()), and A's WRITE and READ use that key.
+ *
+ * With --mem MIB, MIB MiB more are registered (a migration's memory, for
+ * benchmarks), filled with a pattern of their offsets; thread 0 writes
+ * one page of it again each round (the pattern plus the round: pre-copy
+ * sees a dirty set), and at the end every word is checked.
  *
  * With --pairs N there are N such pairs; with --threads T, T threads share
  * them out (each with its own CQs, channel and buffer) and run at once.
@@ -75,6 +80,31 @@ static struct side *as, *bs;
 static uint64_t *posted; /* RECVs posted to each B */
 static int npairs = 1, nthreads = 1;
 static uint64_t total_rounds;
+/* --mem: the extra area, its words, and how often each page was written */
+static uint64_t *mem, mem_words;
+static uint32_t *mem_gen;
+
+#define MEM_PAGE_WORDS (4096 / sizeof(uint64_t))
+
+static uint64_t mem_word(uint64_t i, uint32_t gen)
+{
+	return (i * 0x9e3779b97f4a7c15ULL) ^ gen;
+}
+
+/* Page p of the area written again, one generation on */
+static void mem_touch(uint64_t round)
+{
+	uint64_t pages = mem_words / MEM_PAGE_WORDS, p, i;
+	uint32_t gen;
+
+	if (!pages)
+		return;
+	p = round % pages;
+	gen = ++mem_gen[p];
+	for (i = p * MEM_PAGE_WORDS; i < (p + 1) * MEM_PAGE_WORDS; i++)
+		mem[i] = mem_word(i, gen);
+}
+
 static double end;
 static bool events;
 static bool uc; /* UC QPs: no READ, no acks */
@@ -103,6 +133,15 @@ static void fail(const char *fmt, ...)
 	fprintf(stdout, "\n");
 	va_end(ap);
 	exit(1);
+}
+
+static void mem_check(void)
+{
+	uint64_t i;
+
+	for (i = 0; i < mem_words; i++)
+		if (mem[i] != mem_word(i, mem_gen[i / MEM_PAGE_WORDS]))
+			fail("--mem word %llu is wrong", (unsigned long long)i);
 }
 
 /* Each thread's part of the buffer: [send][recv][write target][read back] */
@@ -489,7 +528,10 @@ static void *worker(void *arg)
 			stall = 0;
 			stall_round(p, &seq, base);
 		}
-		round_on(p, seq++, base);
+		round_on(p, seq, base);
+		if (t == 0)
+			mem_touch(seq);
+		seq++;
 		p += nthreads;
 		if (p >= npairs)
 			p = t;
@@ -517,7 +559,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S] [--stall-read] [--mw2]\n",
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S] [--stall-read] [--mw2] [--mem MIB]\n",
 			argv[0]);
 		return 2;
 	}
@@ -538,6 +580,9 @@ int main(int argc, char **argv)
 			stall_read = true;
 		else if (!strcmp(argv[i], "--mw2"))
 			mw2 = true;
+		else if (!strcmp(argv[i], "--mem") && i + 1 < argc)
+			mem_words = strtoull(argv[++i], NULL, 10) << 20 /
+				    sizeof(uint64_t);
 	}
 	if (npairs < 1 || nthreads < 1 || nthreads > npairs)
 		fail("need 1 <= threads <= pairs");
@@ -566,6 +611,20 @@ int main(int argc, char **argv)
 	th = calloc(nthreads, sizeof(*th));
 	if (!mr || !as || !bs || !posted || !th)
 		fail("mr/arrays: %s", strerror(errno));
+	if (mem_words) {
+		uint64_t w;
+
+		mem = aligned_alloc(4096, mem_words * sizeof(uint64_t));
+		mem_gen = calloc(mem_words / MEM_PAGE_WORDS + 1,
+				 sizeof(*mem_gen));
+		if (!mem || !mem_gen)
+			fail("--mem: %s", strerror(errno));
+		for (w = 0; w < mem_words; w++)
+			mem[w] = mem_word(w, 0);
+		if (!ibv_reg_mr(pd, mem, mem_words * sizeof(uint64_t),
+				IBV_ACCESS_LOCAL_WRITE))
+			fail("--mem reg_mr: %s", strerror(errno));
+	}
 
 	/* Per thread: a channel (--events), one CQ for its A QPs, one for B */
 	for (i = 0; i < nthreads; i++) {
@@ -620,6 +679,7 @@ int main(int argc, char **argv)
 	for (i = 0; mw2 && i < npairs; i++)
 		if (ibv_dealloc_mw(bs[i].mw))
 			fail("dealloc_mw: %s", strerror(errno));
+	mem_check();
 	printf("selfpair: OK rounds=%llu threads=%d pairs=%d\n",
 	       (unsigned long long)total_rounds, nthreads, npairs);
 	return 0;

@@ -1,0 +1,28 @@
+#!/bin/bash
+# migr's migration benchmark: migrctl migrate of a running RDMA process
+# (tests/switch/selfpair: N pairs of RC QPs talking, M MiB more memory
+# registered and written) between the two test-bed VMs, phase by phase
+# as MigrRDMA's Fig. 3 names them, with and without pre-copy; beside it,
+# in the same run, plain CRIU (dump and restore, no RDMA) of a process
+# holding the same memory: what CRIU costs without migr.
+# usage: bench/migrate.sh [--pairs "1 8 64 256"] [--mem "0 64 256"]
+# Figures and how to read them: docs/performance.md. Not a test: it never
+# fails on a figure, only when something does not run.
+set -euo pipefail
+. "$(dirname "$0")/../buildlib/lib/common.sh"
+
+cd "$MIGR_TOP"
+pairs="1 8 64 256" mems="0 64 256"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--pairs) pairs=${2:?}; shift 2 ;;
+	--mem) mems=${2:?}; shift 2 ;;
+	*) sed -n '8p' "$0" >&2; exit 2 ;;
+	esac
+done
+"$MIGR_TOP/buildlib/build-guest.sh" >/dev/null
+echo "== test-bed VMs (QEMU TCG, soft-RoCE, Debian 13, CRIU 4.1.1): emulated; read the shares"
+"$MIGR_TOP/buildlib/testbed/run.sh" --two --timeout 3600 \
+	--a "bench/migrate-guest.sh a '$pairs' '$mems'" \
+	--b "bench/migrate-guest.sh b '$pairs' '$mems'" 2>&1 |
+	sed -n 's/^A| //p'
