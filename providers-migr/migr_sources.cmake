@@ -47,6 +47,7 @@ set(MIGR_PROVIDER_SOURCES
   verbs/flow.c
   verbs/gid.c
   verbs/mr.c
+  verbs/mr_mark.c
   verbs/pd.c
   verbs/qp.c
   verbs/quirks.c

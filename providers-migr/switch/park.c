@@ -63,59 +63,18 @@ static int read_tables(struct sw_set *set, struct migr_switch_report *rep)
 	return 0;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-/*
- * Pre-copy rounds (criu pre-dump --track-mem) send only the pages whose
- * soft-dirty bit is set, and a device's writes into registered memory
- * never set it: pinned 4K pages keep it by a kernel's accident, pages
- * mapped huge lose it. With the MRs released nothing writes by DMA any
- * more; a write fault on every page of each writable MR marks it, so the
- * final dump takes what the device wrote since the last round. Without
- * MADV_POPULATE_WRITE (Linux < 5.14), an atomic add of 0 per page faults
- * the same way without losing the application's own concurrent writes.
- * Where a kernel that knows MADV_POPULATE_WRITE refuses a range (part of
- * it unmapped since the registration, made read-only, device memory),
- * each page is asked alone and no atomic add is tried: it would kill the
- * process. An empty range tells the two kinds of kernel apart.
- */
+/* What the devices wrote since the last pre-copy round: marked (mr_mark.c) */
 static void mark_written_mrs(struct sw_set *set)
 {
-	const unsigned int wr = IBV_ACCESS_LOCAL_WRITE |
-				IBV_ACCESS_REMOTE_WRITE |
-				IBV_ACCESS_REMOTE_ATOMIC;
-	uintptr_t page = sysconf(_SC_PAGESIZE), a, end;
 	struct migr_context *c;
 	struct migr_mr *mmr;
 	unsigned int i;
-	bool populate = !madvise((void *)page, 0, MADV_POPULATE_WRITE);
 
 	for (i = 0; i < set->n; i++) {
 		c = set->ctx[i];
 		pthread_mutex_lock(&c->rec.lock);
-		list_for_each (&c->rec.mrs, mmr, entry) {
-			struct ibv_mr *mr = &mmr->vmr.ibv_mr;
-
-			if (mmr->dm || !(mmr->vmr.access & wr) || !mr->addr ||
-			    !mr->length)
-				continue;
-			a = (uintptr_t)mr->addr & ~(page - 1);
-			end = (uintptr_t)mr->addr + mr->length;
-			if (populate) {
-				/* refused: each page that can be, one by one */
-				if (madvise((void *)a, end - a,
-					    MADV_POPULATE_WRITE))
-					for (; a < end; a += page)
-						madvise((void *)a, page,
-							MADV_POPULATE_WRITE);
-				continue;
-			}
-			for (a = (uintptr_t)mr->addr; a < end;
-			     a = (a & ~(page - 1)) + page)
-				__atomic_fetch_add((char *)a, 0, __ATOMIC_RELAXED);
-		}
+		list_for_each (&c->rec.mrs, mmr, entry)
+			migr_mr_mark_written(mmr);
 		pthread_mutex_unlock(&c->rec.lock);
 	}
 }

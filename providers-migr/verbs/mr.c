@@ -190,6 +190,8 @@ int migr_dereg_mr(struct verbs_mr *vmr)
 	ctl_enter(context);
 	ret = ibv_dereg_mr(mmr->lower);
 	if (!ret) {
+		/* The device wrote its last: a pre-copy in progress sees it */
+		migr_mr_mark_written(mmr);
 		forget_mr(mmr, MIGR_UNSUP_MR_KIND);
 		free(mmr);
 	}

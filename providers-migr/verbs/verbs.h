@@ -82,6 +82,8 @@ struct ibv_mr *migr_alloc_null_mr(struct ibv_pd *pd);
 int migr_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		  void *addr, size_t length, int access);
 int migr_dereg_mr(struct verbs_mr *vmr);
+/* mr_mark.c: every page of a writable MR marked written (pre-copy) */
+void migr_mr_mark_written(const struct migr_mr *mmr);
 int migr_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		   uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sges);
 struct ibv_mr *migr_import_mr(struct ibv_pd *pd, uint32_t mr_handle);

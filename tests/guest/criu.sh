@@ -113,6 +113,10 @@ if progressing undo; then pass undo_traffic_goes_on; else fail undo_traffic_goes
 finish undo $SP
 wait $SP 2>/dev/null
 
+# The marking itself, on this kernel: an MR's pages soft-dirty again after
+# clear_refs (the build host's kernel tracks no soft-dirty bits)
+check mr_mark_unit "$MIGR_BUILD_DIR/tests/unit/test_mr_mark"
+
 # 6. Pre-copy: after a pre-dump the device goes on writing into a huge
 #    page and into small ones, then stops (SIGUSR1: "quiet"). The premise,
 #    read by mrdirty in /proc/self/pagemap before the park: the huge page
@@ -122,8 +126,8 @@ wait $SP 2>/dev/null
 #    instead of the pre-dump's copy. After the park (SIGHUP) it is
 #    soft-dirty; after the restore (SIGUSR2) mrdirty checks every word
 #    before the device writes again. tests/guest/criu-neg.sh runs the same
-#    with the MRs deregistered before the park (nothing to mark): there
-#    the huge page's words are the pre-dump's.
+#    with the MRs deregistered before the park (ibv_dereg_mr() marks them;
+#    before it did, the huge page's words were the pre-dump's).
 # wait_line NAME PATTERN: NAME's log has a line matching PATTERN (30 s)
 wait_line() {
 	for _ in $(seq 300); do grep -q "$2" "$LOGDIR/criu-$1.log" && return 0; sleep 0.1; done
