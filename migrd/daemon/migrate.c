@@ -251,9 +251,13 @@ static int checks(struct mig *m)
 	q.pid = m->r->pid;
 	snprintf(q.dev, sizeof(q.dev), "%s", m->dev);
 	snprintf(q.version, sizeof(q.version), "%s", m->criu_ver);
-	for (i = 0; i < m->ntids; i++)
+	for (i = 0; i < m->ntids; i++) {
 		off += snprintf(q.line + off, sizeof(q.line) - off, "%s%d",
 				i ? "," : "", m->tids[i]);
+		if (off >= sizeof(q.line))
+			return fail(m, "pid %d: its %d threads do not fit one request (at most %d bytes of thread ids)",
+				    m->r->pid, m->ntids, REQ_PARTNER_LINE_MAX);
+	}
 	j = ask(m, &q, 30000);
 	if (!j)
 		return -1;
