@@ -55,7 +55,7 @@ if [ "$role" = a ]; then
 			else
 				echo "$p/$m A -> B failed: $(cat "$LOGDIR/bench-ab-$n.err")"
 			fi
-			wait "$SP" 2>/dev/null
+			{ wait "$SP"; } 2>/dev/null # the source, killed once moved
 			echo "$SP $n" >"$SYNC/go-$n"
 			await back-$n 900
 			[ -s "$LOGDIR/bench-ba-$n.json" ] && row "$p/$((2 * p)), $m, pre-copy" "$LOGDIR/bench-ba-$n.json" ||
@@ -77,7 +77,7 @@ if [ "$role" = a ]; then
 		t0=$(date +%s%N)
 		criu dump -t "$PP" -D "$RUN/plain" -o dump.log >/dev/null 2>&1 || echo "plain dump of $m MiB failed"
 		t1=$(date +%s%N)
-		wait "$PP" 2>/dev/null
+		{ wait "$PP"; } 2>/dev/null # criu dump ends it
 		criu restore -D "$RUN/plain" -d -o restore.log >/dev/null 2>&1 || echo "plain restore of $m MiB failed"
 		t2=$(date +%s%N)
 		kill -KILL "$PP" 2>/dev/null

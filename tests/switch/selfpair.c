@@ -581,7 +581,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--mw2"))
 			mw2 = true;
 		else if (!strcmp(argv[i], "--mem") && i + 1 < argc)
-			mem_words = strtoull(argv[++i], NULL, 10) << 20 /
+			mem_words = (strtoull(argv[++i], NULL, 10) << 20) /
 				    sizeof(uint64_t);
 	}
 	if (npairs < 1 || nthreads < 1 || nthreads > npairs)
