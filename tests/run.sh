@@ -46,9 +46,9 @@ step() { # NAME CMD...: run one step, record result, time and what failed
 # prints each one's output and records it like step(). A step's time in
 # the table is its own, from its start to its end. The lane runs in its
 # own process group, which goes when this script does.
-BG_DIR=$(mktemp -d) BG_PID= BG_N=0 HOST_PID=
+BG_DIR=$(mktemp -d) BG_PID= BG_N=0 HOST_PIDS=
 trap '[ -z "$BG_PID" ] || kill -TERM -- -"$BG_PID" 2>/dev/null
-	[ -z "$HOST_PID" ] || kill -TERM -- -"$HOST_PID" 2>/dev/null
+	for p in $HOST_PIDS; do kill -TERM -- -"$p" 2>/dev/null; done
 	rm -rf "$STEP_LOG" "$BG_DIR"' EXIT
 trap 'exit 130' INT TERM
 bg_step() { # NAME CMD...
@@ -90,46 +90,48 @@ bg_collect() {
 	done
 }
 
-# The host lane: host_start NAME CMD... runs one command beside the VM
-# steps that follow, at the lowest CPU and I/O priority (it takes the
-# CPU time the guests leave, without slowing them); host_wait waits for it
-# (given back its priority: nothing else is left to wait for) and
-# host_collect prints its output and records it like step().
-host_start() { # NAME CMD...
-	local d=$BG_DIR/host
+# Host jobs (no VM): host_start ID NICE NAME CMD... runs CMD beside the
+# steps that follow, at niceness NICE (19, with the idle I/O class: it
+# takes the CPU time the guests leave, without slowing them); host_wait
+# ID waits for it (given back its priority: nothing else is left to wait
+# for) and returns its rc; host_collect ID prints its output and records
+# it like step().
+host_start() { # ID NICE NAME CMD...
+	local d=$BG_DIR/host-$1 n=$2 io=()
 	mkdir -p "$d"
-	printf '%s\n' "$1" >"$d/name"
-	shift
+	printf '%s\n' "$3" >"$d/name"
+	shift 3
+	[ "$n" -lt 19 ] || io=(ionice -c 3)
 	echo
-	echo "=== beside the steps that follow, at the lowest priority (its output follows when it is collected): $(cat "$d/name")"
-	setsid nice -n 19 ionice -c 3 bash -c 'd=$1; shift
+	echo "=== beside the steps that follow${io:+, at the lowest priority} (its output follows when it is collected): $(cat "$d/name")"
+	setsid nice -n "$n" "${io[@]}" bash -c 'd=$1; shift
 		date +%s >"$d/t0"
 		"$@" >"$d/log" 2>&1
 		echo $? >"$d/rc.tmp"
 		date +%s >"$d/t1"
 		mv "$d/rc.tmp" "$d/rc"' _ "$d" "$@" &
-	HOST_PID=$!
-	echo "$HOST_PID" >"$d/pgid"
+	echo $! >"$d/pgid"
+	HOST_PIDS+=" $!"
 }
-host_wait() { # for the lane in the background too (exported): its rc
-	local d=$BG_DIR/host
+host_wait() { # ID (used by the background lane too: exported)
+	local d=$BG_DIR/host-$1
 	[ -d "$d" ] || return 0
 	if [ ! -e "$d/rc" ]; then
-		echo "(waiting for the host lane to end: $(cat "$d/name"); its priority back to normal)"
+		echo "(waiting for $(cat "$d/name") to end, its priority back to normal)"
 		renice -n 0 -g "$(cat "$d/pgid")" >/dev/null 2>&1
 		ionice -c 2 -n 4 -P "$(cat "$d/pgid")" >/dev/null 2>&1
-		while [ ! -e "$d/rc" ]; do sleep 2; done
+		while [ ! -e "$d/rc" ]; do sleep 1; done
 	fi
 	return "$(cat "$d/rc")"
 }
-host_collect() {
-	local d=$BG_DIR/host
-	[ -n "$HOST_PID" ] || return 0
-	host_wait
-	wait "$HOST_PID"
-	HOST_PID=
+host_collect() { # ID
+	local d=$BG_DIR/host-$1
+	[ -d "$d" ] && [ ! -e "$d/collected" ] || return 0
+	host_wait "$1"
+	wait "$(cat "$d/pgid")"
+	touch "$d/collected"
 	echo
-	echo "=== $(cat "$d/name") (ran beside the VM steps)"
+	echo "=== $(cat "$d/name") (ran beside other steps)"
 	cat "$d/log"
 	record "$(cat "$d/name") [host]" "$(cat "$d/rc")" "$(cat "$d/t0")" "$(cat "$d/t1")" "$d/log"
 }
@@ -138,8 +140,12 @@ export -f host_wait
 
 # Builds and the test bed are prerequisites: stop at the first failure.
 step "host build" buildlib/build-host.sh || exit 1
-step "host unit tests" ctest --test-dir "$MIGR_BUILD/host" --output-on-failure --parallel "$(nproc)"
-step "guest build (Debian 13 build root)" buildlib/build-guest.sh || exit 1
+# The host's unit tests beside the guest build: their 50 s are bounded
+# waits for the most part (6 s of CPU), and the build does not wait.
+host_start units 0 "host unit tests" \
+	ctest --test-dir "$MIGR_BUILD/host" --output-on-failure --parallel "$(nproc)"
+step "guest build (Debian 13 build root)" buildlib/build-guest.sh || { host_collect units; exit 1; }
+host_collect units
 step "test bed" buildlib/testbed/prepare.sh || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
@@ -147,7 +153,7 @@ vm() { buildlib/testbed/run.sh "$@"; }
 # lane while the two-VM steps run, whose two single-CPU guests leave the
 # host idle now and then; their install test needs a VM and runs last in
 # the background lane below.
-host_start "packages: Debian build, lintian" \
+host_start debs 19 "packages: Debian build, lintian" \
 	bash -c 'buildlib/build-debs.sh --if-changed && buildlib/testbed/prepare-stock.sh'
 
 TB=buildlib/testbed/run.sh
@@ -191,13 +197,13 @@ bg_step "guest: replay past the drain bound toward a partner process" $TB --time
 bg_step "guest: migr-traffic loopback, rxe0 and migr_rxe0" $TB --timeout 600 -- tests/guest/traffic.sh
 bg_step "guest: CRIU dumps and restores RDMA processes (migr plugin)" $TB --timeout 600 -- tests/guest/criu.sh
 bg_step "packages: install test (stock Debian 13 guest)" \
-	bash -c 'host_wait || { echo "the Debian build failed (its output: the host lane, below)"; exit 1; }; exec tests/package-test.sh'
+	bash -c 'host_wait debs || { echo "the Debian build failed (its output: the host lane, below)"; exit 1; }; exec tests/package-test.sh'
 bg_start
 step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
 step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suite/run.sh --mem 3G --timeout 1800
 bg_collect
-host_collect
+host_collect debs
 
 echo
 echo "=== summary"
