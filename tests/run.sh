@@ -189,11 +189,11 @@ done
 
 # Then the one-VM steps in two lanes, each VM in one of the host's two VM
 # slots: these here, and the others in the background, one after the
-# other beside them (about as long in all), the package install test last
-# (once the host lane made the packages).
+# other beside them (about as long in all: 1206 s and 1206 s of the last
+# full run's step times), the package install test last (once the host
+# lane made the packages).
+bg_step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suite/run.sh --mem 3G --timeout 1800
 bg_step "guest: stacking, perftest, rdmacm" $TB --timeout 1200 -- tests/guest/stacking.sh
-bg_step "guest: migrd and migrctl" $TB --timeout 600 -- tests/guest/migrd.sh
-bg_step "guest: replay past the drain bound toward a partner process" $TB --timeout 600 -- tests/guest/replay-partner.sh
 bg_step "guest: migr-traffic loopback, rxe0 and migr_rxe0" $TB --timeout 600 -- tests/guest/traffic.sh
 bg_step "guest: CRIU dumps and restores RDMA processes (migr plugin)" $TB --timeout 600 -- tests/guest/criu.sh
 bg_step "packages: install test (stock Debian 13 guest)" \
@@ -201,7 +201,8 @@ bg_step "packages: install test (stock Debian 13 guest)" \
 bg_start
 step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
 step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
-step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suite/run.sh --mem 3G --timeout 1800
+step "guest: replay past the drain bound toward a partner process" vm --timeout 600 -- tests/guest/replay-partner.sh
+step "guest: migrd and migrctl" vm --timeout 600 -- tests/guest/migrd.sh
 bg_collect
 host_collect debs
 
