@@ -149,10 +149,12 @@ host_collect units
 step "test bed" buildlib/testbed/prepare.sh || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
-# The Debian packages (a build and lintian, no VM) are made in the host
-# lane while the two-VM steps run, whose two single-CPU guests leave the
-# host idle now and then; their install test needs a VM and runs last in
-# the background lane below.
+# The Debian packages (a build and lintian, no VM) are made beside the
+# two-VM steps at the lowest priority, in the CPU time their two
+# single-CPU guests leave (18.5 min here, with other VMs on the host too:
+# the two-VM steps take about 20); their install test needs a VM and runs
+# last in the background lane below, which gives the build its priority
+# back if it has to wait for it.
 host_start debs 19 "packages: Debian build, lintian" \
 	bash -c 'buildlib/build-debs.sh --if-changed && buildlib/testbed/prepare-stock.sh'
 
