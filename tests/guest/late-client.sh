@@ -98,7 +98,7 @@ fi
 # learns at connect (fetch) that the server had that GID before a switch
 # and connects to the one that replaced it; without that its QP would
 # talk to rxe0, where the server's QP is not, and time out.
-PP="ibv_rc_pingpong -d migr_rxe0 -g 1 -p 18644 -n 2000 -s 1024"
+PP="ibv_rc_pingpong -d migr_rxe0 -g 1 -p 18644 -n 500 -s 1024"
 if [ "$role" = a ]; then
 	$PP >"$LOGDIR/late-pingpong-server.log" 2>&1 &
 	S=$!

@@ -147,6 +147,41 @@ PY
 	grep -h " ms, " "$LOGDIR/$1.log"
 }
 
+# switch_later NAME PID DEV PARTNERS: one migrctl switch, its reply
+# checked by the next checked_switches as switch_to checks it (a python3
+# start costs seconds in a busy TCG guest: one for all of them)
+LATER=()
+switch_later() {
+	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
+	LATER+=("$1:$4")
+}
+checked_switches() {
+	local name
+	[ ${#LATER[@]} -gt 0 ] || return 0
+	for name in "${LATER[@]%:*}"; do rm -f "$LOGDIR/$name.ok"; done
+	timeout 120 python3 - "$LOGDIR" "${LATER[@]}" <<'PY'
+import json, sys
+d = sys.argv[1]
+for arg in sys.argv[2:]:
+    name, partners = arg.rsplit(":", 1)
+    with open("%s/%s.log" % (d, name), "w") as log:
+        try:
+            r = json.load(open("%s/%s.json" % (d, name)))
+            for c in r["reply"]["switch"]:
+                assert c["ok"] and c["lost"] == 0 and c["partners"] == int(partners), c
+                print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]), file=log)
+            open("%s/%s.ok" % (d, name), "w").close()
+        except Exception as e:
+            print("%s: %r" % (type(e).__name__, e), file=log)
+PY
+	for name in "${LATER[@]%:*}"; do
+		if [ -e "$LOGDIR/$name.ok" ]; then pass "$name"; else fail "$name" "$LOGDIR/$name.log"; fi
+		rm -f "$LOGDIR/$name.ok"
+		grep -h " ms, " "$LOGDIR/$name.log" 2>/dev/null
+	done
+	LATER=()
+}
+
 # traffic_verdict NAME PID LOG: migr-traffic's, once it was sent SIGTERM
 # (once: a second one ends it before its checks)
 traffic_verdict() {

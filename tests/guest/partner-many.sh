@@ -34,8 +34,8 @@ if [ "$role" = a ]; then
 	started "$S" || fail server_started
 	say a.up
 	await b.c1_moved || fail b_c1_moved
-	switch_to server_moves_with_two_client_processes "$S" rxe1 4
-	switch_to server_moves_back "$S" rxe0 4
+	switch_later server_moves_with_two_client_processes "$S" rxe1 4
+	switch_later server_moves_back "$S" rxe0 4
 	say a.moved
 	await b.stopping || fail b_stopping
 	kill -TERM "$S"
@@ -59,10 +59,10 @@ else
 	check clients_qp_numbers_collide sh -c "grep -o '^    qp [0-9]*' $LOGDIR/partner-many-c1.status | sort >$LOGDIR/pm1 &&
 		grep -o '^    qp [0-9]*' $LOGDIR/partner-many-c2.status | sort >$LOGDIR/pm2 &&
 		[ -n \"\$(comm -12 $LOGDIR/pm1 $LOGDIR/pm2)\" ]"
-	switch_to first_client_moves "$C1" rxe1 2
+	switch_later first_client_moves "$C1" rxe1 2
 	say b.c1_moved
 	await a.moved || fail a_moved
-	switch_to second_client_moves "$C2" rxe0 2
+	switch_later second_client_moves "$C2" rxe0 2
 	sleep 2
 	say b.stopping
 	kill -TERM "$C1" "$C2"
@@ -70,5 +70,6 @@ else
 	traffic_verdict second_client_traffic_verified "$C2" "$LOGDIR/partner-many-c2.log"
 	await a.done || fail a_done
 fi
+checked_switches
 kill -TERM "$MIGRD" 2>/dev/null
 summary "partner-many $role"

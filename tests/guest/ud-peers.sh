@@ -34,9 +34,9 @@ if [ "$role" = a ]; then
 	say a.up
 	await b.up || fail b_up
 	sleep 5
-	switch_to a_moves "$P" rxe1 1
+	switch_later a_moves "$P" rxe1 1
 	sleep 3
-	switch_to a_moves_back "$P" rxe0 1
+	switch_later a_moves_back "$P" rxe0 1
 	say a.moved
 	await b.moved || fail b_moved
 	await b.migrd_stopped || fail b_migrd_stopped
@@ -60,9 +60,9 @@ else
 	await a.moved || fail a_moved
 	check b_told grep -q "UD peer at .* moved to" "$VERBS_LOG_FILE"
 	sleep 3
-	switch_to b_moves "$P" rxe1 1
+	switch_later b_moves "$P" rxe1 1
 	sleep 3
-	switch_to b_moves_back "$P" rxe0 1
+	switch_later b_moves_back "$P" rxe0 1
 	sleep 3
 	kill -TERM "$MIGRD"
 	wait "$MIGRD"
@@ -72,4 +72,5 @@ else
 	kill -TERM "$P"
 	traffic_verdict traffic_b "$P" "$LOGDIR/ud-peers-b.log"
 fi
+checked_switches
 summary "ud-peers $role"

@@ -27,10 +27,16 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 
 
 # The programs, as NAME|server arguments|client arguments (the client
-# adds A's address). perftest runs for a fixed time (-D), long enough for
-# two switches of each side in a TCG guest (all four took 6 to 11 s here,
-# their replies checked after); its port is its own. rdma_cm
-# programs take the twin listed first.
+# adds A's address). perftest runs for a fixed time (-D 25), long enough
+# for two switches of each side in a TCG guest, their replies checked
+# after (with -D 20 some had 0 to 2 s left after the last move here, on
+# a loaded host); ib_write_bw over rdma_cm 30 s (its moves, two partner
+# QPs each, took 4 to 6 s each on a host running four VMs, and 25 s left
+# 0.3 s once); the others for as many iterations as give them about as
+# long. Each side checks that its program ran on
+# for some seconds after its own last move (ran_on_after_moves): the
+# moves came well inside the run, and traffic went on after them. Each
+# program's port is its own. rdma_cm programs take the twin listed first.
 CM="env RDMAV_STACKED_DEVICES=first"
 PROGRAMS=(
 	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18711"
@@ -41,12 +47,12 @@ PROGRAMS=(
 	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18716"
 	"ib_atomic_lat|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 25 -p 18722|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 25 -p 18722"
 	"ib_read_lat|ib_read_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18723|ib_read_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18723"
-	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 15000 -s 1024 -p 18717"
-	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 30000 -p 18721"
-	"rping|$CM rping -s -a $A_IP -p 18718 -C 3000 -S 1024 -V|$CM rping -c -p 18718 -C 3000 -S 1024 -V -a"
+	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 4000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 4000 -s 1024 -p 18717"
+	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 20000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 20000 -p 18721"
+	"rping|$CM rping -s -a $A_IP -p 18718 -C 1400 -S 1024 -V|$CM rping -c -p 18718 -C 1400 -S 1024 -V -a"
 	"rstream|$CM rstream -b $A_IP -p 18741 -S 4096 -C 1000 -I 25 -T v|$CM rstream -p 18741 -S 4096 -C 1000 -I 25 -T v -s"
 	"riostream|$CM riostream -b $A_IP -p 18742 -S 4096 -C 1000 -I 25 -T v|$CM riostream -p 18742 -S 4096 -C 1000 -I 25 -T v -s"
-	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -R -p 18729"
+	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729"
 )
 
 # wanted NAME: NAME is one of the programs asked for (all when none was)
@@ -76,41 +82,78 @@ lower_of() {
 	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'
 }
 
-# move NAME PID DEV: one switch of PID to DEV, its reply checked later by
-# verify_moves (the caller knows where it is: asking migrctl status first
-# would cost the run seconds, and so would python3 now, in a guest whose
-# one CPU perftest keeps busy: 10 s a check in CI, which ran a 45 s
-# perftest out before its last switch)
-MOVES=()
+# move NAME PID DEV [PARTNERS]: one switch of PID to DEV, its reply
+# checked later by verify_moves, with at least PARTNERS partner QPs (1 if
+# not given) following (the caller knows where it is: asking migrctl
+# status first would cost the run seconds, and so would python3 now, in
+# a guest whose one CPU perftest keeps busy: 10 s a check in CI, which ran
+# a 45 s perftest out before its last switch)
+MOVES=() LAST_MOVE=0
 move() {
 	local name=$1 pid=$2 dev=$3
 	migrctl switch --pid "$pid" --device "$dev" --json \
 		>"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
-	MOVES+=("$name")
+	LAST_MOVE=$(date +%s%N)
+	MOVES+=("$name:${4:-1}")
 }
 
 # verify_moves: each switch made since the last call moved the process,
-# its partner following, nothing lost
+# its partner following, nothing lost (one python3 for all of them: its
+# start costs seconds in a TCG guest; NAME.log says each one's verdict)
 verify_moves() {
 	local name
-	for name in "${MOVES[@]}"; do
-		check "$name" python3 - "$LOGDIR/$name.json" <<'PY'
+	[ ${#MOVES[@]} -gt 0 ] || return 0
+	for name in "${MOVES[@]%:*}"; do rm -f "$LOGDIR/$name.ok"; done
+	timeout 120 python3 - "$LOGDIR" "${MOVES[@]}" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
-assert "reply" in r, r.get("error", r)
-for c in r["reply"]["switch"]:
-    assert c["ok"] and c["lost"] == 0 and c["partners"] >= 1, c
-    print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]))
+d = sys.argv[1]
+for arg in sys.argv[2:]:
+    name, partners = arg.rsplit(":", 1)
+    with open("%s/%s.log" % (d, name), "w") as log:
+        try:
+            r = json.load(open("%s/%s.json" % (d, name)))
+            assert "reply" in r, r.get("error", r)
+            for c in r["reply"]["switch"]:
+                assert c["ok"] and c["lost"] == 0 and c["partners"] >= int(partners), c
+                print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]), file=log)
+            open("%s/%s.ok" % (d, name), "w").close()
+        except Exception as e:
+            print("%s: %r" % (type(e).__name__, e), file=log)
 PY
+	for name in "${MOVES[@]%:*}"; do
+		if [ -e "$LOGDIR/$name.ok" ]; then pass "$name"; else fail "$name" "$LOGDIR/$name.log"; fi
+		rm -f "$LOGDIR/$name.ok"
 		grep -h " ms, " "$LOGDIR/$name.log" 2>/dev/null
 	done
 	MOVES=()
+}
+
+# ran_on NAME END_NS: the program ran on for RAN_ON s or more after this
+# side's last move (END_NS: when it was seen gone)
+RAN_ON=${MIGR_UNMODIFIED_RAN_ON:-2}
+ran_on() {
+	local ms=$((($2 - LAST_MOVE) / 1000000))
+	echo "    $1: ran $((ms / 1000)).$((ms % 1000 / 100)) s after its last move"
+	check "${1}_ran_on_after_moves" test "$LAST_MOVE" -gt 0 -a "$ms" -ge $((RAN_ON * 1000))
+	LAST_MOVE=0
+}
+
+# listening PORT: a server here listens on PORT (TCP, or rdma_cm), so
+# that the other side's client may connect at once (within 30 s)
+listening() {
+	for _ in $(seq 300); do
+		ss -Hltn "( sport = :$1 )" | grep -q . && return 0
+		rdma resource show cm_id 2>/dev/null | grep -Eq "state LISTEN .*:$1( |$)" && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # finished NAME PID LOG: the program exits 0 (within 200 s) with a report
 finished() {
 	local name=$1 pid=$2 log=$3 rc
 	for _ in $(seq 1000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+	ran_on "$name" "$(date +%s%N)"
 	if kill -0 "$pid" 2>/dev/null; then
 		# hung: what it waits in, and what migr knows of its QPs
 		echo "    $name: still running after 200 s, in $(cat /proc/$pid/wchan 2>/dev/null)"
@@ -138,20 +181,11 @@ fi
 # side's migr learns the new address through the two migrd (its address
 # handle then leads there), so datagrams go on arriving where the moved QP
 # is now, which the device's receive counter shows.
-UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 100 -s 512 -p 18730"
+UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 60 -s 512 -p 18730"
 pkts() { cat "/sys/class/infiniband/$2/ports/1/hw_counters/$1_pkts"; }
-# ud_move NAME PID DEV: one switch, checked: moved, nothing lost
-ud_move() {
-	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
-	check "$1" python3 - "$LOGDIR/$1.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert "reply" in r, r.get("error", r)
-for c in r["reply"]["switch"]:
-    assert c["ok"] and c["lost"] == 0, c
-    print("    %s -> %s: %.1f ms" % (c["from"], c["to"], c["total_ms"]))
-PY
-}
+# ud_move NAME PID DEV: one switch, checked once the program ended
+# (verify_moves): moved, nothing lost; UD has no partner QPs
+ud_move() { move "$1" "$2" "$3" 0; }
 # flows NAME rcvd|sent DEV: datagrams go through DEV (over 20 packets in 3 s)
 flows() {
 	local n0 n1
@@ -165,6 +199,7 @@ if wanted ud_send_bw; then
 		ib_send_bw $UD_ARGS >"$log" 2>&1 &
 		P=$!
 		started "$P" || fail ud_send_bw_server_started
+		listening 18730 || fail ud_send_bw_server_listens
 		say ud.srv
 		await ud.cli || fail ud_send_bw_client_up
 		sleep 3
@@ -177,9 +212,9 @@ if wanted ud_send_bw; then
 		flows ud_send_bw_datagrams_follow_a_to_rxe0 rcvd rxe0
 		say ud.a2
 		finished ud_send_bw_a "$P" "$log"
+		verify_moves
 	else
 		await ud.srv || fail ud_send_bw_server_up
-		sleep 1
 		ib_send_bw $UD_ARGS $A_IP >"$log" 2>&1 &
 		P=$!
 		started "$P" || fail ud_send_bw_client_started
@@ -192,6 +227,7 @@ if wanted ud_send_bw; then
 		await ud.a2 || fail ud_send_bw_a2
 		ud_move ud_send_bw_b_moves_back "$P" rxe0
 		finished ud_send_bw_b "$P" "$log"
+		verify_moves
 	fi
 fi
 
@@ -203,6 +239,7 @@ for prog in "${PROGRAMS[@]}"; do
 		$srv >"$log" 2>&1 &
 		P=$!
 		started "$P" || fail "${name}_server_started"
+		listening "$(sed -n 's/.* -p \([0-9]*\) .*/\1/p' <<<"$srv ")" || fail "${name}_server_listens"
 		say "$name.srv"
 		await "$name.cli" || fail "${name}_client_up"
 		sleep 2
@@ -214,9 +251,8 @@ for prog in "${PROGRAMS[@]}"; do
 		finished "${name}_a" "$P" "$log"
 		verify_moves
 	else
+		# the server listens (A said so): the client connects at once
 		await "$name.srv" || fail "${name}_server_up"
-		# perftest's client connects over TCP at once: the server listens
-		sleep 1
 		$cli $A_IP >"$log" 2>&1 &
 		P=$!
 		started "$P" || fail "${name}_client_started"
@@ -239,9 +275,11 @@ done
 # receivers ask for no send queue at all (the drain marker has room of
 # its own) and its senders keep theirs full. 16 KB messages: a queue
 # of 64 KB ones takes rxe in TCG about the whole 5 s bound to drain.
-# Each test runs 40 s: its four moves take 3 to 4 s each here, and a
+# Each test runs 32 s: its four moves take 2 to 5 s each here, and a
 # move that comes once qperf has ended its test finds its QP in error
-# (refused, rightly; seen in CI with 25 s).
+# (refused, rightly; seen in CI with 25 s; 40 s before this, and 32 s
+# left 11 to 21 s after the last move here);
+# ran_on_after_moves shows the room left.
 qperf_holder() { # the qperf process that holds a QP (not the server)
 	migrctl status | awk '$3 == "qperf" && $7 > 0 { print $1; exit }'
 }
@@ -254,6 +292,7 @@ for t in "${QPERF_TESTS[@]}"; do
 		if [ -z "$QS" ]; then
 			$CM qperf -lp 18740 >"$LOGDIR/unmodified-qperf-server.log" 2>&1 &
 			QS=$!
+			listening 18740 || fail qperf_server_listens
 		fi
 		say "$name.srv"
 		await "$name.cli" || fail "${name}_client_up"
@@ -266,14 +305,15 @@ for t in "${QPERF_TESTS[@]}"; do
 		await "$name.b1" || fail "${name}_b1"
 		move "${name}_a_moves_back" "$P" rxe0
 		say "$name.a2"
+		# its test ends with the client's (and the next test's process
+		# must not be mistaken for this one)
+		for _ in $(seq 1000); do kill -0 "$P" 2>/dev/null || break; sleep 0.2; done
+		ran_on "${name}_a" "$(date +%s%N)"
 		await "$name.done" || fail "${name}_done"
-		# the next test's process must not be mistaken for this one
-		for _ in $(seq 100); do kill -0 "$P" 2>/dev/null || break; sleep 0.1; done
 		verify_moves
 	else
 		await "$name.srv" || fail "${name}_server_up"
-		sleep 1
-		$CM qperf -lp 18740 -cm1 -m 16K -t 40 $A_IP "$t" >"$log" 2>&1 &
+		$CM qperf -lp 18740 -cm1 -m 16K -t 32 $A_IP "$t" >"$log" 2>&1 &
 		P=$!
 		started "$P" || fail "${name}_client_started"
 		say "$name.cli"
