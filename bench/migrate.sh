@@ -25,4 +25,4 @@ echo "== test-bed VMs (QEMU TCG, soft-RoCE, Debian 13, CRIU 4.1.1): emulated; re
 "$MIGR_TOP/buildlib/testbed/run.sh" --two --timeout 3600 \
 	--a "bench/migrate-guest.sh a '$pairs' '$mems'" \
 	--b "bench/migrate-guest.sh b '$pairs' '$mems'" 2>&1 |
-	sed -n 's/^A| //p'
+	sed -n '/ Killed /d; s/^A| //p'

@@ -163,10 +163,11 @@ step "two guests: perftest, rping, traffic over migr" vm --two --timeout 900 \
 	--a "tests/guest/two-host.sh server" --b "tests/guest/two-host.sh client"
 step "two guests, two NICs each: every rxe pairing" vm --two --nics 2 --timeout 600 \
 	--a "tests/guest/two-nic.sh A" --b "tests/guest/two-nic.sh B"
-step "two guests: a running RDMA process moved A -> B -> A through CRIU" vm --two --timeout 600 \
-	--a "tests/guest/criu-two.sh a" --b "tests/guest/criu-two.sh b"
-step "two guests: migrctl migrate A -> B -> A, refusals and a rollback" vm --two --timeout 900 \
-	--a "tests/guest/migrate-two.sh a" --b "tests/guest/migrate-two.sh b"
+# One pair of guests for both: CRIU by hand and by the plugin, then
+# migrctl migrate (each script's verdict counts)
+step "two guests: RDMA processes moved A -> B -> A by CRIU, then by migrctl migrate" vm --two --timeout 1200 \
+	--a "tests/guest/criu-two.sh a; r=\$?; tests/guest/migrate-two.sh a && exit \$r" \
+	--b "tests/guest/criu-two.sh b; r=\$?; tests/guest/migrate-two.sh b && exit \$r"
 step "two guests: migrd peers, qpn-owner across hosts" vm --two --timeout 600 \
 	--a "tests/guest/migrd-two.sh a" --b "tests/guest/migrd-two.sh b"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \

@@ -148,6 +148,23 @@ int criu_run(const char *const args[], const char *dir, const char *log,
 	return -1;
 }
 
+/*
+ * CRIU probes the kernel on its first run after a boot and keeps what it
+ * found in /run/criu.kdat: seconds, on a slow host, that would otherwise
+ * fall into a migration's blackout
+ */
+static void warm_kdat(const char *dir)
+{
+	static const char *const args[] = { "check", NULL };
+	char err[256];
+
+	if (!access("/run/criu.kdat", F_OK))
+		return;
+	if (criu_run(args, dir, NULL, NULL, 60000, err, sizeof(err)))
+		log_info("criu check (its kernel probe, ahead of a dump): %s",
+			 err);
+}
+
 int criu_version(const char *dir, char *ver, size_t len, char *err,
 		 size_t errlen)
 {
@@ -176,5 +193,7 @@ int criu_version(const char *dir, char *ver, size_t len, char *err,
 	if (ret)
 		snprintf(err, errlen, "%s --version did not say its version",
 			 migrd.conf.criu);
+	else
+		warm_kdat(dir);
 	return ret;
 }

@@ -15,7 +15,11 @@
 int criu_run(const char *const args[], const char *dir, const char *log,
 	     const char *resume_dev, int timeout_ms, char *err, size_t errlen);
 
-/* The version "criu --version" prints ("4.1.1"), run in dir; 0 or -1 */
+/*
+ * The version "criu --version" prints ("4.1.1"), run in dir; 0 or -1.
+ * Then, once per boot, CRIU's kernel probe, so no dump or restore waits
+ * for it
+ */
 int criu_version(const char *dir, char *ver, size_t len, char *err,
 		 size_t errlen);
 
