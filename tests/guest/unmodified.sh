@@ -88,45 +88,15 @@ lower_of() {
 # status first would cost the run seconds, and so would python3 now, in
 # a guest whose one CPU perftest keeps busy: 10 s a check in CI, which ran
 # a 45 s perftest out before its last switch)
-MOVES=() LAST_MOVE=0
+LAST_MOVE=0
 move() {
-	local name=$1 pid=$2 dev=$3
-	migrctl switch --pid "$pid" --device "$dev" --json \
-		>"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
+	switch_later "$1" "$2" "$3" "${4:-1}+"
 	LAST_MOVE=$(date +%s%N)
-	MOVES+=("$name:${4:-1}")
 }
 
 # verify_moves: each switch made since the last call moved the process,
-# its partner following, nothing lost (one python3 for all of them: its
-# start costs seconds in a TCG guest; NAME.log says each one's verdict)
-verify_moves() {
-	local name
-	[ ${#MOVES[@]} -gt 0 ] || return 0
-	for name in "${MOVES[@]%:*}"; do rm -f "$LOGDIR/$name.ok"; done
-	timeout 120 python3 - "$LOGDIR" "${MOVES[@]}" <<'PY'
-import json, sys
-d = sys.argv[1]
-for arg in sys.argv[2:]:
-    name, partners = arg.rsplit(":", 1)
-    with open("%s/%s.log" % (d, name), "w") as log:
-        try:
-            r = json.load(open("%s/%s.json" % (d, name)))
-            assert "reply" in r, r.get("error", r)
-            for c in r["reply"]["switch"]:
-                assert c["ok"] and c["lost"] == 0 and c["partners"] >= int(partners), c
-                print("    %s -> %s: %.1f ms, %d partner QPs" % (c["from"], c["to"], c["total_ms"], c["partners"]), file=log)
-            open("%s/%s.ok" % (d, name), "w").close()
-        except Exception as e:
-            print("%s: %r" % (type(e).__name__, e), file=log)
-PY
-	for name in "${MOVES[@]%:*}"; do
-		if [ -e "$LOGDIR/$name.ok" ]; then pass "$name"; else fail "$name" "$LOGDIR/$name.log"; fi
-		rm -f "$LOGDIR/$name.ok"
-		grep -h " ms, " "$LOGDIR/$name.log" 2>/dev/null
-	done
-	MOVES=()
-}
+# its partners following, nothing lost (lib.sh: one python3 for all)
+verify_moves() { checked_switches; }
 
 # ran_on NAME END_NS: the program ran on for RAN_ON s or more after this
 # side's last move (END_NS: when it was seen gone)
