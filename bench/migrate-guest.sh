@@ -1,7 +1,8 @@
 #!/bin/bash
 # The guests' side of bench/migrate.sh: A starts each process and moves
 # it to B (no pre-copy), B moves it back (two pre-copy rounds); A prints
-# one line per move from migrctl's JSON report, then plain CRIU's figures.
+# one line per move from migrctl's JSON report, then plain CRIU's figures
+# and plain TCP's between the two (what the images' link runs over).
 # usage: migrate-guest.sh a|b PAIRS MEMS
 . "$(dirname "$0")/../tests/guest/lib.sh"
 role=${1:?a or b} pairs=${2:?} mems=${3:?}
@@ -84,6 +85,27 @@ if [ "$role" = a ]; then
 		printf '%-22s %6d %7d %6.1f\n' "$m" $(((t1 - t0) / 1000000)) $(((t2 - t1) / 1000000)) \
 			"$(du -sm "$RUN/plain" | cut -f1)"
 	done
+	echo
+	# 64 MiB from B over plain TCP: the link without TLS or CRIU
+	python3 - >"$LOGDIR/bench-tcp.txt" 2>&1 <<'PY' &
+import socket, time
+s = socket.create_server(("0.0.0.0", 7600))
+s.settimeout(300)
+c, _ = s.accept()
+n, t0 = 0, time.monotonic()
+while True:
+    b = c.recv(1 << 20)
+    if not b:
+        break
+    n += len(b)
+dt = time.monotonic() - t0
+print("plain TCP, B -> A: %.1f MiB in %d ms (%.1f MiB/s)" % (n / 1048576, dt * 1000, n / 1048576 / dt))
+PY
+	RX=$!
+	sleep 1
+	say tcp-ready
+	wait "$RX"
+	cat "$LOGDIR/bench-tcp.txt"
 else
 	await a-up 120
 	say b-up
@@ -96,5 +118,13 @@ else
 		migrctl migrate --pid "$SP" --to "$A_IP" --pre-copy 2 --json >"$LOGDIR/bench-ba-$n.json" 2>"$LOGDIR/bench-ba-$n.err" || true
 		say back-$n
 	done
+	await tcp-ready 900 && python3 - "$A_IP" <<'PY'
+import socket, sys
+c = socket.create_connection((sys.argv[1], 7600), timeout=60)
+buf = b"\x5a" * (1 << 20)
+for _ in range(64):
+    c.sendall(buf)
+c.close()
+PY
 fi
 kill "$MIGRD" 2>/dev/null

@@ -5,14 +5,14 @@
 # as MigrRDMA's Fig. 3 names them, with and without pre-copy; beside it,
 # in the same run, plain CRIU (dump and restore, no RDMA) of a process
 # holding the same memory: what CRIU costs without migr.
-# usage: bench/migrate.sh [--pairs "1 8 64 256"] [--mem "0 64 256"]
+# usage: bench/migrate.sh [--pairs "1 16 128 512"] [--mem "0 64 256"]
 # Figures and how to read them: docs/performance.md. Not a test: it never
 # fails on a figure, only when something does not run.
 set -euo pipefail
 . "$(dirname "$0")/../buildlib/lib/common.sh"
 
 cd "$MIGR_TOP"
-pairs="1 8 64 256" mems="0 64 256"
+pairs="1 16 128 512" mems="0 64 256"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pairs) pairs=${2:?}; shift 2 ;;
