@@ -148,6 +148,20 @@ int criu_run(const char *const args[], const char *dir, const char *log,
 	return -1;
 }
 
+int criu_plugin_missing(const char *where, char *err, size_t errlen)
+{
+	char path[sizeof(migrd.conf.criu_plugins) + 32];
+
+	snprintf(path, sizeof(path), "%s/%s", migrd.conf.criu_plugins,
+		 CRIU_PLUGIN);
+	if (!access(path, R_OK))
+		return 0;
+	snprintf(err, errlen,
+		 "migr's CRIU plugin is not installed%s (%s; package migr-criu-plugin)",
+		 where, path);
+	return -1;
+}
+
 /*
  * CRIU probes the kernel on its first run after a boot and keeps what it
  * found in /run/criu.kdat: seconds, on a slow host, that would otherwise

@@ -23,4 +23,12 @@ int criu_run(const char *const args[], const char *dir, const char *log,
 int criu_version(const char *dir, char *ver, size_t len, char *err,
 		 size_t errlen);
 
+#define CRIU_PLUGIN "migr_plugin.so"
+
+/*
+ * Is migr's plugin missing from migrd.conf's criu_plugins? -1 with err
+ * (where: " here", or "" for the destination's answer), else 0
+ */
+int criu_plugin_missing(const char *where, char *err, size_t errlen);
+
 #endif

@@ -49,23 +49,24 @@ struct mig {
 		ms_partner, ms_blackout;
 	uint64_t final_pages, final_sent;
 	long long t_park; /* io_now_ms(): the application stopped */
-	char *park_reply, *restore_reply;
+	char *park_reply;
 	bool answered; /* the last ask() had a reply, ok or not */
 	bool park_unknown; /* the park had no answer: it may have happened */
 	bool checked; /* the destination took the migration */
 	char err[512];
 };
 
-/* One process may be moved at a time */
+/* One process may be moved at a time; MOVING_MAX migrations at once */
+#define MOVING_MAX 16
 static pthread_mutex_t moving_lock = PTHREAD_MUTEX_INITIALIZER;
-static int moving[16];
+static int moving[MOVING_MAX];
 
 static bool claim(int pid)
 {
 	int i, free_i = -1;
 
 	pthread_mutex_lock(&moving_lock);
-	for (i = 0; i < 16; i++) {
+	for (i = 0; i < MOVING_MAX; i++) {
 		if (moving[i] == pid) {
 			free_i = -2;
 			break;
@@ -84,7 +85,7 @@ static void unclaim(int pid)
 	int i;
 
 	pthread_mutex_lock(&moving_lock);
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < MOVING_MAX; i++)
 		if (moving[i] == pid)
 			moving[i] = 0;
 	pthread_mutex_unlock(&moving_lock);
@@ -201,7 +202,7 @@ static int end_on_new(struct mig *m, const char *what, char *state,
 static int checks(struct mig *m)
 {
 	struct req q = { .op = REQ_MIG_CHECK };
-	char *reply, err[512], path[512];
+	char *reply, err[512];
 	struct proc_info p;
 	size_t off = 0;
 	json_t *j, *ctx;
@@ -212,11 +213,8 @@ static int checks(struct mig *m)
 		return fail(m, "permission denied: only root may migrate a process (CRIU runs as root)");
 	if (!registry_find(m->r->pid, &p))
 		return fail(m, "no migr process with pid %d", m->r->pid);
-	snprintf(path, sizeof(path), "%s/%s", migrd.conf.criu_plugins,
-		 MIG_PLUGIN);
-	if (access(path, R_OK))
-		return fail(m, "migr's CRIU plugin is not installed here (%s; package migr-criu-plugin)",
-			    path);
+	if (criu_plugin_missing(" here", err, sizeof(err)))
+		return fail(m, "%s", err);
 	if (ptree_read(m->r->pid, m->pids, &m->npids, m->tids, &m->ntids,
 		       MIG_TREE_MAX))
 		return fail(m, "pid %d: its process tree is gone or has more than %d threads",
@@ -269,23 +267,21 @@ static int checks(struct mig *m)
 /* criu dump or pre-dump of the tree into <dir>/<sub>, after <prev> */
 static int dump(struct mig *m, const char *sub, const char *prev, bool final)
 {
-	char imgs[600], parent[80], plugins[256], pid[16];
+	char imgs[600], parent[80], pid[16];
 	const char *args[24];
 	int n = 0;
 
-	snprintf(imgs, sizeof(imgs), "%s/%s", m->dir, sub);
 	if (img_path(m->id, sub, true, imgs, sizeof(imgs), m->err,
 		     sizeof(m->err)))
 		return -1;
 	snprintf(pid, sizeof(pid), "%d", m->r->pid);
-	snprintf(plugins, sizeof(plugins), "%s", migrd.conf.criu_plugins);
 	args[n++] = final ? "dump" : "pre-dump";
 	args[n++] = "-t";
 	args[n++] = pid;
 	args[n++] = "-D";
 	args[n++] = imgs;
 	args[n++] = "-L";
-	args[n++] = plugins;
+	args[n++] = migrd.conf.criu_plugins;
 	args[n++] = "--track-mem";
 	if (prev) {
 		snprintf(parent, sizeof(parent), "../%s", prev);
@@ -376,14 +372,12 @@ static int park(struct mig *m)
 }
 
 /* Back to work here: the tree runs again and rebuilds on its device */
-static void rollback(struct mig *m, bool parked)
+static void rollback(struct mig *m)
 {
 	char *reply = NULL, err[512];
 	size_t off = strlen(m->err);
 
 	ptree_signal(m->pids, m->npids, SIGCONT);
-	if (!parked)
-		goto out;
 	if (proc_request(m->r->pid, "resume\n", 60000, &reply, err,
 			 sizeof(err)) ||
 	    !proc_verdict(reply, "resume", err, sizeof(err))) {
@@ -563,7 +557,7 @@ static void run(struct mig *m, struct sbuf *out)
 back:
 	end_on_new(m, "abort", state, sizeof(state));
 back_unaborted:
-	rollback(m, true);
+	rollback(m);
 	img_remove(m->id, true);
 	reply_error(out, m->err);
 	return;
@@ -602,7 +596,6 @@ void migrate_run(const struct req *r, const struct client *c,
 	run(m, out);
 	peer_close(m->pc);
 	free(m->park_reply);
-	free(m->restore_reply);
 	unclaim(r->pid);
 	free(m);
 }

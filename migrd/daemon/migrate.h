@@ -29,7 +29,6 @@
 #define MIG_MARGIN_MS 15000 /* a request's way there, and clocks */
 #define MIG_DUMP_MS 300000 /* one criu dump or pre-dump */
 #define MIG_TREE_MAX 512 /* processes, and threads, of a tree */
-#define MIG_PLUGIN "migr_plugin.so"
 
 /* migrate.c: the source; progress lines to c->fd, then the reply */
 void migrate_run(const struct req *r, const struct client *c,

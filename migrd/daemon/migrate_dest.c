@@ -139,14 +139,8 @@ static void do_check(const struct req *r, const struct client *c,
 		snprintf(err, sizeof(err), "no RDMA device named %s", r->dev);
 		goto refuse;
 	}
-	snprintf(path, sizeof(path), "%s/%s", migrd.conf.criu_plugins,
-		 MIG_PLUGIN);
-	if (access(path, R_OK)) {
-		snprintf(err, sizeof(err),
-			 "migr's CRIU plugin is not installed (%s; package migr-criu-plugin)",
-			 path);
+	if (criu_plugin_missing("", err, sizeof(err)))
 		goto refuse;
-	}
 	if (!tid_free(r->line, taken, sizeof(taken))) {
 		snprintf(err, sizeof(err),
 			 "pid %s is taken: the process tree of pid %d cannot keep its pids here",
@@ -236,10 +230,11 @@ static void do_put(const struct req *r, const struct client *c,
 static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		   double *ms, char **report, char *err, size_t errlen)
 {
-	char dir[512], imgs[600], plugins[256], pidfile[600];
-	const char *args[] = { "restore", "-D",	    imgs,    "-d",
-			       "-L",	  plugins, "--pidfile", pidfile,
-			       "-o",	  "restore.log", "-v4", NULL };
+	char dir[512], imgs[600], pidfile[600];
+	const char *args[] = { "restore", "-D", imgs, "-d",
+			       "-L", migrd.conf.criu_plugins,
+			       "--pidfile", pidfile,
+			       "-o", "restore.log", "-v4", NULL };
 	long long t0 = io_now_ms();
 	unsigned long long start;
 	FILE *f;
@@ -248,7 +243,6 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, errlen))
 		return -1;
 	snprintf(imgs, sizeof(imgs), "%s/final", dir);
-	snprintf(plugins, sizeof(plugins), "%s", migrd.conf.criu_plugins);
 	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
 	if (criu_run(args, imgs, "restore.log", dev, io_left_ms(deadline),
 		     err, errlen))
