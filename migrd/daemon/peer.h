@@ -33,12 +33,17 @@ int peer_send(struct peer_conn *pc, const void *body, size_t len, char *err,
 int peer_reply(struct peer_conn *pc, int timeout_ms, struct sbuf *out,
 	       char *err, size_t errlen);
 
+/* The connection a peer's request came on (peer_serve.c makes it) */
+struct peer_link {
+	SSL *s;
+	const char *who; /* the peer's address */
+};
+
 /*
- * peer_serve.c: the connection a peer's request came on, for the requests
- * that read a stream after their line (images.h): one frame of at most
- * max bytes, within timeout_ms; its length or -1 with err
+ * peer_link.c: for the requests that read a stream after their line
+ * (images.h): one frame of at most max bytes, within timeout_ms; its
+ * length or -1 with err
  */
-struct peer_link;
 long peer_link_read(struct peer_link *l, void *buf, size_t max, int timeout_ms,
 		    char *err, size_t errlen);
 /* The peer's address, for logs */

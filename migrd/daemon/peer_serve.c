@@ -23,22 +23,6 @@
 #define PEER_REQS_MAX 64 /* per connection */
 #define PEER_LOG_MAX 96 /* of a request: a partner's line is cut short */
 
-struct peer_link {
-	SSL *s;
-	const char *who;
-};
-
-long peer_link_read(struct peer_link *l, void *buf, size_t max, int timeout_ms,
-		    char *err, size_t errlen)
-{
-	return tls_read_frame(l->s, buf, max, timeout_ms, err, errlen);
-}
-
-const char *peer_link_who(const struct peer_link *l)
-{
-	return l->who;
-}
-
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 

@@ -16,7 +16,11 @@ void migr_control_add(struct migr_context *ctx);
 /* Is "migr/<pid>" ours and served? Only then may migrd be told of us */
 bool migr_control_listening(void);
 
-/* register.c: tell migrd(8) about this process, best effort */
+/*
+ * register.c: tell migrd(8) about this process, best effort, once the
+ * control socket said it serves (migr_register_serving())
+ */
 void migr_register(struct migr_context *ctx);
+void migr_register_serving(void);
 
 #endif /* MIGR_AGENT_H */

@@ -611,7 +611,7 @@ static void *control_thread(void *arg)
  * Listen on "migr/<pid>" and serve it from a detached thread. A name
  * another process holds already is not ours: migrd and migrctl would talk
  * to that process instead, so it is said and nothing is served (nor is
- * migrd told of us: migr_control_listening()).
+ * migrd told of us: migr_register_serving() only once it serves).
  */
 static void start(struct migr_context *ctx)
 {
@@ -643,10 +643,12 @@ static void start(struct migr_context *ctx)
 		ret = pthread_create(&th, &attr, control_thread,
 				     (void *)(intptr_t)fd);
 		pthread_attr_destroy(&attr);
-		if (ret)
+		if (ret) {
 			why = strerror(ret);
-		else
+		} else {
 			listening = true;
+			migr_register_serving();
+		}
 	}
 	if (!why)
 		return;
@@ -669,7 +671,7 @@ void migr_control_add(struct migr_context *ctx)
 	pthread_mutex_unlock(&start_lock);
 }
 
-/* Is "migr/<pid>" ours and served? Only then may migrd be told of us */
+/* Is "migr/<pid>" ours and served? (register.c learns it when it starts) */
 bool migr_control_listening(void)
 {
 	bool ret;

@@ -21,6 +21,14 @@
 #include "migr.h"
 #include "migrd_call.h"
 
+/* Set once the control socket serves "migr/<pid>" (control.c) */
+static bool serving;
+
+void migr_register_serving(void)
+{
+	__atomic_store_n(&serving, true, __ATOMIC_RELEASE);
+}
+
 void migr_register(struct migr_context *ctx)
 {
 	const char *ctl = getenv("MIGR_CONTROL");
@@ -31,7 +39,7 @@ void migr_register(struct migr_context *ctx)
 	if (ctl && !strcmp(ctl, "0"))
 		return;
 	/* Without our control socket migrd would reach whoever holds its name */
-	if (!migr_control_listening()) {
+	if (!__atomic_load_n(&serving, __ATOMIC_ACQUIRE)) {
 		verbs_debug(&ctx->vctx,
 			    "no control socket, not registered with migrd\n");
 		return;
