@@ -39,6 +39,12 @@
 #define PLUGIN_NAME "migr"
 /* A park drains the send queues (migr's default bound 5 s) and releases */
 #define PARK_TIMEOUT_MS 20000
+/*
+ * A runtime's restore may come much later than its dump, or never: the
+ * process's partners in other processes hold their posts toward it for
+ * the longest lease a partner grants (10 min), then go on without it
+ */
+#define PARK_LINE "park 5000 600000\n"
 #define MAX_PAUSED 256
 
 /* CRIU's own, found at load time in the criu binary (weak: tests) */
@@ -152,7 +158,7 @@ static int pause_devices(int pid)
 	    migr_scan_rdma(pid, what, sizeof(what)) != 1)
 		return -ENOTSUP;
 	say(LOG_INFO, "pid %d holds %s: asking it to park", pid, what);
-	if (migr_ask(pid, "park\n", reply, sizeof(reply), PARK_TIMEOUT_MS) ||
+	if (migr_ask(pid, PARK_LINE, reply, sizeof(reply), PARK_TIMEOUT_MS) ||
 	    !strstr(reply, "\"ok\":true")) {
 		/* CHECKPOINT_DEVICES refuses it with the reason */
 		say(LOG_ERROR, "pid %d did not park: %.300s", pid, reply);

@@ -340,6 +340,11 @@ void show_migrate(const json_t *j)
 		       migr_json_num(phases, ph[i].key, 0));
 	printf("  %-40s %10.1f ms\n", "blackout (park to resumed there)",
 	       migr_json_num(j, "blackout_ms", 0));
+	if (migr_json_num(j, "partners", 0) > 0)
+		printf("  %-40s %10.1f ms (%d QPs)\n",
+		       "blackout seen from the partners",
+		       migr_json_num(j, "partner_blackout_ms", 0),
+		       (int)migr_json_num(j, "partners", 0));
 	printf("  %-40s %10.1f ms\n", "total", migr_json_num(j, "total_ms", 0));
 	printf("  pre-copy rounds %zu, %.1f MiB; final images %.1f MiB\n",
 	       json_array_size(json_object_get(j, "rounds")),

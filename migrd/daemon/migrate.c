@@ -47,6 +47,9 @@ struct mig {
 	unsigned int nrounds;
 	double ms_precopy, ms_park, ms_dump, ms_send, ms_restore, ms_rebuild,
 		ms_partner, ms_blackout;
+	/* the longest any partner elsewhere held its posts: its blackout */
+	double ms_partner_blackout;
+	unsigned int partners; /* QPs whose partner is in another process */
 	uint64_t final_pages, final_sent;
 	long long t_park; /* io_now_ms(): the application stopped */
 	char *park_reply;
@@ -356,7 +359,8 @@ static int park(struct mig *m)
 {
 	char line[64], err[512];
 
-	snprintf(line, sizeof(line), "park %u\n", m->r->wait_ms);
+	snprintf(line, sizeof(line), "park %u %u\n", m->r->wait_ms,
+		 MIG_PARTNER_HOLD_MS);
 	m->t_park = io_now_ms();
 	if (proc_request(m->r->pid, line, m->r->wait_ms + 30000,
 			 &m->park_reply, err, sizeof(err))) {
@@ -425,6 +429,9 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 			json_number_value(json_object_get(ph, "replay"));
 	m->ms_partner =
 		json_number_value(json_object_get(ph, "partner_reconnect"));
+	m->ms_partner_blackout =
+		json_number_value(json_object_get(v, "partner_held_ms"));
+	m->partners = json_integer_value(json_object_get(v, "partners"));
 }
 
 /* Restore there and commit; 1: failed, the source may run; -1: unknown */
@@ -493,12 +500,13 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 		  "],\"phases_ms\":{\"precopy\":%.1f,\"park\":%.1f,\"dump\":%.1f,"
 		  "\"transfer\":%.1f,\"restore\":%.1f,\"rebuild\":%.1f,"
 		  "\"partner_reconnect\":%.1f},\"blackout_ms\":%.1f,"
+		  "\"partners\":%u,\"partner_blackout_ms\":%.1f,"
 		  "\"total_ms\":%.1f,\"precopy_bytes\":%" PRIu64
 		  ",\"final_bytes\":%" PRIu64 ",\"final_pages_bytes\":%" PRIu64
 		  "}",
 		  m->ms_precopy, m->ms_park, m->ms_dump, m->ms_send,
 		  m->ms_restore, m->ms_rebuild, m->ms_partner, m->ms_blackout,
-		  (double)(io_now_ms() - t0), pre, m->final_sent,
+		  m->partners, m->ms_partner_blackout, (double)(io_now_ms() - t0), pre, m->final_sent,
 		  m->final_pages);
 }
 

@@ -28,6 +28,12 @@
 #define MIG_FENCE_MS (MIG_RESTORE_MS + MIG_LEASE_MS)
 #define MIG_MARGIN_MS 15000 /* a request's way there, and clocks */
 #define MIG_DUMP_MS 300000 /* one criu dump or pre-dump */
+/*
+ * Partners in other processes hold their posts toward a parked process
+ * this long without news: its final dump, the restore there (or the
+ * rollback here) and the way of the requests; at most 600 s (partner.h)
+ */
+#define MIG_PARTNER_HOLD_MS (MIG_DUMP_MS + MIG_FENCE_MS + MIG_MARGIN_MS)
 #define MIG_TREE_MAX 512 /* processes, and threads, of a tree */
 
 /* migrate.c: the source; progress lines to c->fd, then the reply */

@@ -11,8 +11,9 @@
  *   switch <device> [wait_ms]\n    -> one JSON line with the phase times
  *   rebuild [wait_ms]\n             -> the same, every object rebuilt on the
  *                                    device it is on (new physical numbers)
- *   park [wait_ms]\n                -> drained and released, no device held,
- *                                    before CRIU dumps it (park.h)
+ *   park [wait_ms [lease_ms]]\n     -> drained and released, no device held,
+ *                                    before CRIU dumps it (park.h);
+ *                                    partners hold for lease_ms
  *   resume [device]\n               -> rebuilt on device (or the one left)
  *   partner OP ...\n                -> a moving partner's step (partner.h),
  *                                    relayed by migrd
@@ -87,13 +88,13 @@ static void json_report(FILE *out, const char *dev, int ret,
 	fprintf(out,
 		",\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
 		"\"release\":%.3f,\"rebuild\":%.3f,\"partner_reconnect\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
-		"\"partners\":%u,\"retries\":%u,"
+		"\"partner_held_ms\":%.1f,\"partners\":%u,\"retries\":%u,"
 		"\"objects\":{\"pds\":%u,\"dms\":%u,\"mrs\":%u,\"mws\":%u,\"channels\":%u,\"cqs\":%u,\"srqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"replayed_wrs\":%u,\"partner_replayed_wrs\":%u,\"reposted_recvs\":%u,\"flushed\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
 		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
-		r->ms_total, r->partners, r->retries, r->pds, r->dms, r->mrs,
+		r->ms_total, r->ms_partner_held, r->partners, r->retries, r->pds, r->dms, r->mrs,
 		r->mws, r->channels, r->cqs, r->srqs, r->qps, r->ahs,
 		r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
 		r->reposted_recvs, r->flushed, r->shadowed, r->lost,
@@ -102,8 +103,8 @@ static void json_report(FILE *out, const char *dev, int ret,
 
 /* One try of a switch (or a park) of all the process's contexts */
 static int switch_all(const char *target, unsigned int wait_ms,
-		      struct migr_switch_report *rep, char *dev, size_t len,
-		      bool park)
+		      unsigned int lease_ms, struct migr_switch_report *rep,
+		      char *dev, size_t len, bool park)
 {
 	struct migr_context **v;
 	unsigned int n;
@@ -117,7 +118,7 @@ static int switch_all(const char *target, unsigned int wait_ms,
 	if (v)
 		n = migr_contexts_get(v, n);
 	if (v && park)
-		ret = migr_park(v, n, wait_ms, rep);
+		ret = migr_park(v, n, wait_ms, lease_ms, rep);
 	else if (v)
 		ret = migr_switch(v, n, target, wait_ms, rep);
 	else
@@ -152,7 +153,7 @@ static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 		return;
 	}
 	for (;;) {
-		ret = switch_all(target, wait_ms, &rep, dev, sizeof(dev),
+		ret = switch_all(target, wait_ms, 0, &rep, dev, sizeof(dev),
 				 false);
 		if (ret != EBUSY || now_ms() - t0 > BUSY_RETRY_MS)
 			break;
@@ -165,14 +166,15 @@ static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
 	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
 }
 
-/* park [wait_ms]: the switch's first half, kept (park.h) */
-static void do_park(FILE *out, unsigned int wait_ms)
+/* park [wait_ms [lease_ms]]: the switch's first half, kept (park.h) */
+static void do_park(FILE *out, unsigned int wait_ms, unsigned int lease_ms)
 {
 	struct migr_switch_report rep;
 	char dev[IBV_SYSFS_NAME_MAX];
 	int ret;
 
-	ret = switch_all(NULL, wait_ms, &rep, dev, sizeof(dev), true);
+	ret = switch_all(NULL, wait_ms, lease_ms, &rep, dev, sizeof(dev),
+			 true);
 	fprintf(out, "{\"pid\":%d,\"park\":[", getpid());
 	json_report(out, dev, ret, &rep);
 	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
@@ -367,6 +369,7 @@ struct switch_job {
 	const char *target;
 	unsigned int wait_ms;
 	enum { JOB_SWITCH, JOB_PARK, JOB_RESUME } kind;
+	unsigned int lease_ms; /* a park's: partners hold this long */
 };
 
 static void switch_job(void *arg)
@@ -374,7 +377,7 @@ static void switch_job(void *arg)
 	struct switch_job *j = arg;
 
 	if (j->kind == JOB_PARK)
-		do_park(j->out, j->wait_ms);
+		do_park(j->out, j->wait_ms, j->lease_ms);
 	else if (j->kind == JOB_RESUME)
 		do_resume(j->out, j->target);
 	else
@@ -478,6 +481,7 @@ static void send_reply(int fd, const char *buf, size_t len)
 static void serve(int fd, char *req, char *dev)
 {
 	unsigned int wait_ms = DEFAULT_WAIT_MS;
+	unsigned int lease_ms = 0;
 	char *buf = NULL;
 	size_t size = 0;
 	ssize_t len;
@@ -506,25 +510,27 @@ static void serve(int fd, char *req, char *dev)
 		run_on(&partner_worker, ud_job, &pj);
 	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { out, dev, wait_ms, JOB_SWITCH };
+		struct switch_job sj = { out, dev, wait_ms, JOB_SWITCH, 0 };
 
 		run_on(&mover, switch_job, &sj);
 	} else if ((!strcmp(req, "rebuild\n") ||
 		    sscanf(req, "rebuild %u", &wait_ms) == 1) &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { out, NULL, wait_ms, JOB_SWITCH };
+		struct switch_job sj = { out, NULL, wait_ms, JOB_SWITCH, 0 };
 
 		run_on(&mover, switch_job, &sj);
 	} else if ((!strcmp(req, "park\n") ||
-		    sscanf(req, "park %u", &wait_ms) == 1) &&
-		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { out, NULL, wait_ms, JOB_PARK };
+		    sscanf(req, "park %u %u", &wait_ms, &lease_ms) >= 1) &&
+		   wait_ms > 0 && wait_ms <= 600000 &&
+		   lease_ms <= MIGR_PARTNER_LEASE_MAX_MS) {
+		struct switch_job sj = { out, NULL, wait_ms, JOB_PARK,
+					 lease_ms };
 
 		run_on(&mover, switch_job, &sj);
 	} else if (!strcmp(req, "resume\n") ||
 		   sscanf(req, "resume %256s", dev) == 1) {
 		struct switch_job sj = { out, strcmp(req, "resume\n") ? dev : NULL,
-					 0, JOB_RESUME };
+					 0, JOB_RESUME, 0 };
 
 		run_on(&mover, switch_job, &sj);
 	} else {

@@ -79,6 +79,8 @@
 
 /* How long a partner waits for news, beyond the mover's drain bound */
 #define MIGR_PARTNER_LEASE_MS 10000
+/* The longest lease a partner grants (a park's, across a migration) */
+#define MIGR_PARTNER_LEASE_MAX_MS 600000
 
 /* The moving side's view of one partner QP */
 struct migr_partner {
@@ -98,6 +100,8 @@ struct migr_partner {
 	uint64_t replay_consumers;
 	/* of its WRs, those it posted again toward us at resume */
 	uint64_t replayed;
+	/* how long it held its posts toward us (its view of the blackout) */
+	double held_ms;
 	bool prepared, suspended;
 	uint32_t new_qpn; /* its new lower QP, after reconnect */
 };
@@ -109,8 +113,9 @@ struct migr_partner {
  */
 int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
 		      size_t errlen);
+/* Each partner's session ends by itself after lease_ms without news */
 int migr_partners_prepare(struct migr_partner *v, unsigned int n,
-			  unsigned int wait_ms, char *err, size_t errlen);
+			  unsigned int lease_ms, char *err, size_t errlen);
 int migr_partners_suspend(struct migr_partner *v, unsigned int n,
 			  unsigned int wait_ms, char *err, size_t errlen);
 /* RECVs held from now on; what each took from us and was given */

@@ -298,7 +298,7 @@ static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 	/* its lower QP as ours is connected to it: migrd checks its claim */
 	snprintf(buf, len, "%u %u %d %x %" PRIx64 " %u %016" PRIx64 " %u",
 		 p->mqp->vqp.qp.qp_num,
-		 MIGR_PARTNER_LEASE_MS + *(unsigned int *)arg, t.access, t.rkey,
+		 *(unsigned int *)arg, t.access, t.rkey,
 		 t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peer_id,
 		 p->mqp->dest_phys);
 	return 0;
@@ -329,12 +329,12 @@ static int prepare_take(struct migr_partner *p, const json_t *res, void *arg,
 }
 
 int migr_partners_prepare(struct migr_partner *v, unsigned int n,
-			  unsigned int wait_ms, char *err, size_t errlen)
+			  unsigned int lease_ms, char *err, size_t errlen)
 {
 	struct step st = { .op = "prepare",
 			   .args = prepare_args,
 			   .take = prepare_take,
-			   .arg = &wait_ms,
+			   .arg = &lease_ms,
 			   .prepare = true };
 
 	return run_step(v, n, &st, err, errlen);
@@ -529,6 +529,7 @@ static int resume_take(struct migr_partner *p, const json_t *res, void *arg,
 	/* a partner from before the count says nothing: none counted */
 	if (!migr_json_u64(res, "replayed", &p->replayed))
 		p->replayed = 0;
+	p->held_ms = migr_json_num(res, "held_ms", 0);
 	return 0;
 }
 

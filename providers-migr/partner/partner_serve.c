@@ -42,6 +42,7 @@ struct sess {
 	struct migr_marker_target peer_marker; /* where our marker goes */
 	unsigned int lease_ms;
 	double deadline;
+	double t_suspended; /* its posts held since: the blackout it saw */
 	bool suspended;
 	/* its send queue did not drain in time; its old QP was replaced */
 	bool undrained, reconnected;
@@ -342,7 +343,7 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	struct prepare_args a;
 
 	if (!read_prepare(e->entry, e->args, &a) || a.lease < 100 ||
-	    a.lease > 600000) {
+	    a.lease > MIGR_PARTNER_LEASE_MAX_MS) {
 		FAILED(e, "bad prepare request");
 		return;
 	}
@@ -584,6 +585,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 	for (i = 0; i < n; i++)
 		if (v[i].ok && !v[i].s->suspended) {
 			v[i].s->suspended = true;
+			v[i].s->t_suspended = now_ms();
 			suspend_one(&v[i]);
 		}
 	/* Everything sent before the suspension is acked when it completes */
@@ -1066,9 +1068,11 @@ static void serve_give(struct entry *v, unsigned int n, const char *pairs,
 /* resume and abort: the session ends, whatever state it reached */
 static void end_one(struct entry *e, const union ibv_gid *gid)
 {
+	double held = e->s->suspended ? now_ms() - e->s->t_suspended : 0;
 	unsigned int replayed = end_sess(e->s, e->mqp);
 
-	RESULT(e, true, "{\"ok\":true,\"replayed\":%u}", replayed);
+	RESULT(e, true, "{\"ok\":true,\"replayed\":%u,\"held_ms\":%.1f}",
+	       replayed, held);
 }
 
 static void serve_end(struct entry *v, unsigned int n, const char *pairs,

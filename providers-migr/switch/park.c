@@ -80,7 +80,7 @@ static void mark_written_mrs(struct sw_set *set)
 }
 
 int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
-	      struct migr_switch_report *rep)
+	      unsigned int lease_ms, struct migr_switch_report *rep)
 {
 	double t0 = now_ms();
 	struct sw_set *set;
@@ -99,7 +99,7 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 	set = migr_set_new(ctxs, n, rep);
 	if (!set)
 		return ENOMEM;
-	set->alone = true;
+	set->lease_ms = lease_ms;
 	ret = read_tables(set, rep);
 	if (!ret)
 		ret = migr_set_park(set, NULL, wait_ms, rep);
@@ -186,6 +186,7 @@ int migr_resume(const char *target, struct migr_switch_report *rep)
 	}
 	rep->error[0] = 0;
 	rep->ms_rebuild = rep->ms_replay = rep->ms_partner = 0;
+	rep->ms_partner_held = 0;
 	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : rep->from);
 	ret = retarget(set, rep->to, rep);
 	if (!ret)

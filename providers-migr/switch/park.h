@@ -16,11 +16,13 @@
 
 /*
  * Park the n contexts in ctxs (the process's all): drain within wait_ms
- * and release every lower object. 0, or an errno with rep->error set and
- * everything running as before (EALREADY: parked already).
+ * and release every lower object. Partners in other processes hold their
+ * posts toward us until the resume, or lease_ms without news (0: a
+ * switch's lease). 0, or an errno with rep->error set and everything
+ * running as before (EALREADY: parked already).
  */
 int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
-	      struct migr_switch_report *rep);
+	      unsigned int lease_ms, struct migr_switch_report *rep);
 
 /*
  * Rebuild the parked contexts on the device named target (NULL: the one

@@ -553,7 +553,9 @@ static void count_objects(struct migr_context *ctx,
 static int partners_prepare(struct sw_set *set, unsigned int wait_ms,
 			    struct migr_switch_report *rep)
 {
-	return migr_partners_prepare(set->partners, set->npartners, wait_ms,
+	unsigned int lease = set->lease_ms ?: MIGR_PARTNER_LEASE_MS + wait_ms;
+
+	return migr_partners_prepare(set->partners, set->npartners, lease,
 				     rep->error, sizeof(rep->error));
 }
 
@@ -804,12 +806,6 @@ static int check_set(struct sw_set *set, struct ibv_context *to,
 		}
 		if (!ret)
 			ret = precheck(set, c, to, &set->gids[i], rep);
-		if (!ret && set->alone && set->npartners) {
-			REPORT(rep,
-			       "QP 0x%x has its partner in another process; moving it with its partners between hosts is not done yet",
-			       set->partners[0].mqp->vqp.qp.qp_num);
-			ret = EOPNOTSUPP;
-		}
 		/* none known: a peer that read an old GID is not told */
 		if (!ret && migr_gid_moves(c->lower, to, &set->moves[i]))
 			set->moves[i].n = 0;
@@ -1015,8 +1011,11 @@ static int replay_phase(struct sw_set *set, int ret,
 			ret = EIO;
 	/* Partners first: our RECVs are posted, and they are further away */
 	partners_resume(set, false);
-	for (i = 0; i < set->npartners; i++)
+	for (i = 0; i < set->npartners; i++) {
 		rep->partner_replayed_wrs += set->partners[i].replayed;
+		if (set->partners[i].held_ms > rep->ms_partner_held)
+			rep->ms_partner_held = set->partners[i].held_ms;
+	}
 	/* What never ran goes before what was held meanwhile */
 	for_each_ctx (set, i, c)
 		replay_unfinished(c, rep);

@@ -34,6 +34,8 @@ struct migr_switch_report {
 	int device_fds, device_maps;
 	double ms_suspend, ms_drain, ms_release, ms_rebuild, ms_replay;
 	double ms_partner; /* talking to partners (within the phases) */
+	/* the longest a partner held its posts toward us: its blackout */
+	double ms_partner_held;
 	double ms_total;
 	bool rolled_back;
 	char error[256]; /* empty on success */

@@ -26,8 +26,12 @@ struct sw_set {
 	unsigned int npartners;
 	/* a park's: per context, the GIDs of the device it left */
 	struct migr_gid_table *tables;
-	/* a park's: every partner must be in this process (for now) */
-	bool alone;
+	/*
+	 * How long partners elsewhere hold their posts for us without news
+	 * (0: MIGR_PARTNER_LEASE_MS beyond the drain bound); a park's covers
+	 * the dump, the transfer and the restore on another host
+	 */
+	unsigned int lease_ms;
 };
 
 /*

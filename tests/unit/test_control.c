@@ -70,16 +70,17 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 
 /* The park layer's stand-in: parked after "park", until "resume" */
 static bool parked_now;
-static unsigned int park_wait_ms;
+static unsigned int park_wait_ms, park_lease_ms;
 
 int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
-	      struct migr_switch_report *rep)
+	      unsigned int lease_ms, struct migr_switch_report *rep)
 {
 	memset(rep, 0, sizeof(*rep));
 	rep->contexts = n;
 	rep->qps = 3;
 	snprintf(rep->from, sizeof(rep->from), "migr_test0");
 	park_wait_ms = wait_ms;
+	park_lease_ms = lease_ms;
 	parked_now = true;
 	return 0;
 }
@@ -249,7 +250,7 @@ static void test_park_requests(void)
 
 	CHECK(request_retry("park 1234\n", buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"park\":[") && strstr(buf, "\"ok\":true}"));
-	CHECK(parked_now && park_wait_ms == 1234);
+	CHECK(parked_now && park_wait_ms == 1234 && park_lease_ms == 0);
 	CHECK(request_retry("status\n", buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"parked\":{\"from\":\"migr_test0\",\"contexts\":1,\"qps\":3}"));
 	CHECK(request_retry("switch rxe1\n", buf, sizeof(buf)) > 0);
@@ -261,6 +262,14 @@ static void test_park_requests(void)
 	CHECK(strstr(buf, "not parked") && strstr(buf, "\"ok\":false}"));
 	CHECK(request_retry("park 0\n", buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "bad request") && !parked_now);
+	/* a migration's park: partners hold for its lease, 10 min at most */
+	CHECK(request_retry("park 1000 600001\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "bad request") && !parked_now);
+	CHECK(request_retry("park 1000 465000\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"ok\":true}"));
+	CHECK(parked_now && park_wait_ms == 1000 && park_lease_ms == 465000);
+	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	CHECK(!parked_now);
 }
 
 /* Run fn as uid/gid NOBODY in a child; true if it exited 0 */
