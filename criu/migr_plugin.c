@@ -17,7 +17,9 @@
  *   it was if the dump fails;
  * - restore: the restored process is told to resume (RESUME_DEVICES_LATE),
  *   on MIGR_RESUME_DEVICE if set: the request waits in its socket until it
- *   runs again.
+ *   runs again; not when migrd restores it (MIGR_RESUME_BY=migrd), which
+ *   resumes it itself once this host knows what it needs (the grants of
+ *   its partner sessions).
  *
  * Hooks answer -ENOTSUP for processes that are not theirs: CRIU stops at
  * the first plugin that answers anything else.
@@ -226,6 +228,10 @@ static int resume_devices_late(int pid)
 	if (!restore_active || !migr_is_migr(pid))
 		return -ENOTSUP;
 	resume_line(line, sizeof(line));
+	if (!strcmp(getenv("MIGR_RESUME_BY") ?: "", "migrd")) {
+		say(LOG_INFO, "pid %d: migrd resumes it", pid);
+		return -ENOTSUP;
+	}
 	if (migr_ask(pid, line, reply, sizeof(reply), -1))
 		say(LOG_ERROR, "pid %d: queueing its resume failed: %s", pid,
 		    reply);

@@ -32,6 +32,7 @@ static const struct {
 	{ "mig-put", REQ_MIG_PUT, 2, 2 },
 	{ "mig-restore", REQ_MIG_RESTORE, 2, 2 },
 	{ "mig-end", REQ_MIG_END, 2, 2 },
+	{ "mig-grants", REQ_MIG_GRANTS, 2, 2 },
 };
 
 int req_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -255,6 +256,20 @@ static int parse_mig(struct req *r, char **tok, char *err, size_t errlen)
 					tok[1]);
 		strcpy(r->dev, tok[1]);
 		return 0;
+	case REQ_MIG_GRANTS: {
+		const char *p = tok[1];
+		struct req_grant g;
+		int ret, n = 0;
+
+		if (strlen(tok[1]) > REQ_PARTNER_LINE_MAX)
+			return req_fail(err, errlen, "grant list too long");
+		while ((ret = req_grant_next(&p, &g)) == 1)
+			n++;
+		if (ret || !n)
+			return req_fail(err, errlen, "invalid grant list");
+		strcpy(r->line, tok[1]);
+		return 0;
+	}
 	case REQ_MIG_END:
 		if (strcmp(tok[1], "commit") && strcmp(tok[1], "abort") &&
 		    strcmp(tok[1], "state"))
@@ -338,9 +353,71 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 	case REQ_MIG_PUT:
 	case REQ_MIG_RESTORE:
 	case REQ_MIG_END:
+	case REQ_MIG_GRANTS:
 		return parse_mig(r, tok, err, errlen);
 	}
 	return req_fail(err, errlen, "unknown request");
+}
+
+/* A hex number of at most digits digits, in [min, max] */
+static int parse_hex(const char *s, size_t digits, unsigned long min,
+		     unsigned long max, unsigned long *out)
+{
+	size_t n = strlen(s);
+	char *end;
+
+	if (!n || n > digits || strspn(s, "0123456789abcdef") != n)
+		return -1;
+	*out = strtoul(s, &end, 16);
+	return *end || *out < min || *out > max ? -1 : 0;
+}
+
+int req_grant_next(const char **p, struct req_grant *g)
+{
+	char buf[REQ_GRANT_TEXT_MAX + 1], *f[4], *rest;
+	size_t n = strcspn(*p, ",");
+	unsigned long v;
+	int i;
+
+	if (!**p)
+		return 0;
+	if (!n || n > REQ_GRANT_TEXT_MAX)
+		return -1;
+	memcpy(buf, *p, n);
+	buf[n] = 0;
+	rest = buf;
+	for (i = 0; i < 4; i++)
+		if (!(f[i] = strsep(&rest, "/")))
+			return -1;
+	if (rest || parse_uint(f[0], 1, REQ_PID_MAX, &v))
+		return -1;
+	g->ppid = v;
+	if (parse_hex(f[1], 6, 1, 0xffffff, &v))
+		return -1;
+	g->qpn = v;
+	if (strlen(f[2]) != REQ_GID_LEN ||
+	    strspn(f[2], "0123456789abcdef") != REQ_GID_LEN)
+		return -1;
+	strcpy(g->gid, f[2]);
+	if (!strcmp(f[3], "-"))
+		g->host[0] = 0;
+	else if (valid_addr(f[3]))
+		strcpy(g->host, f[3]);
+	else
+		return -1;
+	*p += n;
+	/* a separator is followed by another entry */
+	if (**p == ',' && !*++*p)
+		return -1;
+	return 1;
+}
+
+int req_grant_format(const struct req_grant *g, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%d/%x/%s/%s", g->ppid, g->qpn, g->gid,
+			 g->host[0] ? g->host : "-");
+
+	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
 /*
@@ -475,6 +552,10 @@ int req_format(const struct req *r, char *buf, size_t len)
 		break;
 	case REQ_MIG_END:
 		n = snprintf(buf, len, "migrd/1 mig-end %s %s\n", r->id,
+			     r->line);
+		break;
+	case REQ_MIG_GRANTS:
+		n = snprintf(buf, len, "migrd/1 mig-grants %s %s\n", r->id,
 			     r->line);
 		break;
 	}

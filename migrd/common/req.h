@@ -27,6 +27,9 @@
  * Between the two migrd of a migration (peers only: migrate_dest.c):
  *   migrd/1 mig-check ID PID DEVICE CRIU_VERSION TID,TID,...
  *   migrd/1 mig-put ID NAME            (then a stream of frames: images.h)
+ *   migrd/1 mig-grants ID PPID/QPN/GID/HOST,...
+ *                                      (the parked process's partner
+ *                                      sessions: pauth.h; before restore)
  *   migrd/1 mig-restore ID DEVICE
  *   migrd/1 mig-end ID commit|abort|state
  */
@@ -61,11 +64,26 @@ enum req_op {
 	REQ_MIG_PUT,
 	REQ_MIG_RESTORE,
 	REQ_MIG_END,
+	REQ_MIG_GRANTS,
 };
 
 #define REQ_MIG_ID_LEN 16 /* hex digits */
 #define REQ_PRECOPY_MAX 16 /* pre-copy rounds */
 #define REQ_MIG_TIDS_MAX 512 /* threads of a migrated tree */
+
+/*
+ * mig-grants: a grant of a partner session (pauth.h) moving with its
+ * asker, "PPID/QPN/GID/HOST" (QPN hex, HOST an address or "-"), several
+ * joined by ','
+ */
+struct req_grant {
+	int ppid; /* the partner process */
+	uint32_t qpn; /* its QP */
+	char gid[REQ_GID_LEN + 1];
+	char host[REQ_HOST_MAX]; /* the partner's host; empty: the asker's */
+};
+/* One entry's longest text: pid, QPN, GID, an IPv6 address, separators */
+#define REQ_GRANT_TEXT_MAX 96
 
 struct req {
 	enum req_op op;
@@ -94,6 +112,14 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 /* Print a one-line reason into err; returns -1, for "return req_fail()" */
 int __attribute__((format(printf, 3, 4)))
 req_fail(char *err, size_t errlen, const char *fmt, ...);
+
+/*
+ * The grant at *p of a mig-grants list: 1 (*p moved past it), 0 at the
+ * end of the list, -1 if it is not one
+ */
+int req_grant_next(const char **p, struct req_grant *g);
+/* A grant's text into buf; its length, or -1 if it does not fit */
+int req_grant_format(const struct req_grant *g, char *buf, size_t len);
 
 /* Format a request line (for clients); returns its length or -1 */
 int req_format(const struct req *r, char *buf, size_t len);

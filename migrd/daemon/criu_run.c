@@ -89,27 +89,22 @@ static int wait_bounded(pid_t pid, int timeout_ms)
 }
 
 int criu_run(const char *const args[], const char *dir, const char *log,
-	     const char *resume_dev, int timeout_ms, char *err, size_t errlen)
+	     int timeout_ms, char *err, size_t errlen)
 {
-	char *argv[CRIU_ARGS_MAX + 2], *envp[4], path[512], env_dev[128],
-		why[400];
+	char *argv[CRIU_ARGS_MAX + 2], *envp[3], path[512], why[400];
 	int out, status, n = 0;
 	pid_t pid;
 
-	static char criu[] = "criu", path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+	static char criu[] = "criu", path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+		    resume_env[] = "MIGR_RESUME_BY=migrd";
 
 	argv[n++] = criu;
 	while (args[n - 1] && n <= CRIU_ARGS_MAX)
 		argv[n] = (char *)args[n - 1], n++;
 	argv[n] = NULL;
 	envp[0] = path_env;
-	envp[1] = NULL;
-	if (resume_dev) {
-		snprintf(env_dev, sizeof(env_dev), "MIGR_RESUME_DEVICE=%s",
-			 resume_dev);
-		envp[1] = env_dev;
-		envp[2] = NULL;
-	}
+	envp[1] = resume_env;
+	envp[2] = NULL;
 	snprintf(path, sizeof(path), "%s/criu.out", dir);
 	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (out < 0) {
@@ -174,7 +169,7 @@ static void warm_kdat(const char *dir)
 
 	if (!access("/run/criu.kdat", F_OK))
 		return;
-	if (criu_run(args, dir, NULL, NULL, 60000, err, sizeof(err)))
+	if (criu_run(args, dir, NULL, 60000, err, sizeof(err)))
 		log_info("criu check (its kernel probe, ahead of a dump): %s",
 			 err);
 }
@@ -192,7 +187,7 @@ int criu_version(const char *dir, char *ver, size_t len, char *err,
 			 migrd.conf.criu);
 		return -1;
 	}
-	if (criu_run(args, dir, NULL, NULL, 10000, err, errlen))
+	if (criu_run(args, dir, NULL, 10000, err, errlen))
 		return -1;
 	snprintf(path, sizeof(path), "%s/criu.out", dir);
 	f = fopen(path, "re");

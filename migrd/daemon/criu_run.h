@@ -7,13 +7,13 @@
 
 /*
  * criu with args (a NULL-terminated list, without the program) in dir,
- * its output in dir/criu.out, killed after timeout_ms. resume_dev, if
- * not NULL, is where migr's plugin resumes a restored process
- * (MIGR_RESUME_DEVICE). 0 when it exited 0; else -1 with err naming what
- * (its first "Error" line of log, a file in dir, if there is one).
+ * its output in dir/criu.out, killed after timeout_ms. migr's plugin
+ * leaves a process it restores parked: migrd resumes it
+ * (MIGR_RESUME_BY=migrd). 0 when it exited 0; else -1 with err naming
+ * what (its first "Error" line of log, a file in dir, if there is one).
  */
 int criu_run(const char *const args[], const char *dir, const char *log,
-	     const char *resume_dev, int timeout_ms, char *err, size_t errlen);
+	     int timeout_ms, char *err, size_t errlen);
 
 /*
  * The version "criu --version" prints ("4.1.1"), run in dir; 0 or -1.

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "migr_json.h"
 #include "migrate.h"
+#include "pauth.h"
 #include "peer.h"
 #include "ptree.h"
 #include "registry.h"
@@ -297,7 +298,7 @@ static int dump(struct mig *m, const char *sub, const char *prev, bool final)
 	args[n++] = "dump.log";
 	args[n++] = "-v4";
 	args[n] = NULL;
-	return criu_run(args, imgs, "dump.log", NULL, MIG_DUMP_MS, m->err,
+	return criu_run(args, imgs, "dump.log", MIG_DUMP_MS, m->err,
 			sizeof(m->err));
 }
 
@@ -373,6 +374,51 @@ static int park(struct mig *m)
 	progress(m, "park", "parked in %.0f ms (RDMA objects released)",
 		 m->ms_park);
 	return 0;
+}
+
+/*
+ * The parked process's partner sessions go with it (pauth.h): lines of
+ * grants, each as long as a request may be; none for a root process
+ */
+static int send_grants(struct mig *m)
+{
+	struct req q = { .op = REQ_MIG_GRANTS };
+	char one[REQ_GRANT_TEXT_MAX + 1];
+	unsigned long long start;
+	struct req_grant *v;
+	size_t len = 0;
+	int i, n, ret = 0;
+	json_t *j;
+
+	if (proc_start(m->r->pid, &start))
+		return fail(m, "pid %d is gone", m->r->pid);
+	v = calloc(PAUTH_MAX, sizeof(*v));
+	if (!v)
+		return fail(m, "out of memory");
+	n = pauth_list(m->r->pid, start, v, PAUTH_MAX, io_now_ms());
+	for (i = 0; i < n && i < PAUTH_MAX && !ret; i++) {
+		int k = req_grant_format(&v[i], one, sizeof(one));
+
+		if (k < 0) {
+			ret = fail(m, "a partner grant does not fit a line");
+			break;
+		}
+		if (len)
+			q.line[len++] = ',';
+		memcpy(q.line + len, one, k + 1);
+		len += k;
+		/* full, or the last one: sent */
+		if (i + 1 < n && len + 1 + REQ_GRANT_TEXT_MAX <=
+					 REQ_PARTNER_LINE_MAX)
+			continue;
+		j = ask(m, &q, 10000);
+		if (!j)
+			ret = -1;
+		json_decref(j);
+		len = 0;
+	}
+	free(v);
+	return ret;
 }
 
 /* Back to work here: the tree runs again and rebuilds on its device */
@@ -528,6 +574,8 @@ static void run(struct mig *m, struct sbuf *out)
 			goto back;
 		goto refused;
 	}
+	if (send_grants(m))
+		goto back;
 	t = io_now_ms();
 	snprintf(prev, sizeof(prev), "pre-%u", m->nrounds);
 	if (dump(m, "final", m->nrounds ? prev : NULL, true))

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "migr_json.h"
 #include "migrate.h"
+#include "pauth.h"
 #include "peer.h"
 #include "ptree.h"
 #include "registry.h"
@@ -37,6 +38,9 @@ struct dest_mig {
 	unsigned long long start; /* the restored root's start time */
 	long long born, deadline; /* io_now_ms() */
 	bool committed;
+	/* its partner sessions' grants, given to it once restored */
+	struct req_grant *grants;
+	int ngrants;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,6 +154,7 @@ static void do_check(const struct req *r, const struct client *c,
 	pthread_mutex_lock(&lock);
 	m = find(r->id) ? NULL : slot();
 	if (m) {
+		free(m->grants);
 		memset(m, 0, sizeof(*m));
 		m->state = D_CHECKED;
 		snprintf(m->id, sizeof(m->id), "%s", r->id);
@@ -206,6 +211,59 @@ static struct dest_mig *get(const char *id, enum dest_state want,
 	return m;
 }
 
+/* mig-grants: kept until the restore (PAUTH_MAX at most) */
+static void do_grants(const struct req *r, struct sbuf *out)
+{
+	const char *p = r->line;
+	struct req_grant g, *v;
+	struct dest_mig *m;
+	int n = 0;
+
+	m = get(r->id, D_CHECKED, out);
+	if (!m)
+		return;
+	pthread_mutex_lock(&lock);
+	while (req_grant_next(&p, &g) == 1) {
+		if (m->ngrants >= PAUTH_MAX) {
+			pthread_mutex_unlock(&lock);
+			reply_error(out, "too many partner grants");
+			return;
+		}
+		v = realloc(m->grants, (m->ngrants + 1) * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&lock);
+			reply_error(out, "out of memory");
+			return;
+		}
+		m->grants = v;
+		m->grants[m->ngrants++] = g;
+		n++;
+	}
+	pthread_mutex_unlock(&lock);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"grants\":%d}", REQ_VERSION, n);
+}
+
+/*
+ * The restored process (pid, start) may go on with the partner sessions
+ * its park opened on the source: before it resumes and asks for them
+ */
+static void give_grants(struct dest_mig *m, int pid, unsigned long long start)
+{
+	struct pauth_key k = { .pid = pid, .start = start };
+	int i, given = 0;
+
+	for (i = 0; i < m->ngrants; i++) {
+		k.qpn = m->grants[i].qpn;
+		memcpy(k.gid, m->grants[i].gid, sizeof(k.gid));
+		snprintf(k.host, sizeof(k.host), "%s", m->grants[i].host);
+		if (!pauth_grant(&k, m->grants[i].ppid, io_now_ms()))
+			given++;
+	}
+	if (m->ngrants)
+		log_info("migration %s: pid %d has %d of %d partner grants",
+			 m->id, pid, given, m->ngrants);
+}
+
 static void do_put(const struct req *r, const struct client *c,
 		   struct sbuf *out)
 {
@@ -244,7 +302,7 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		return -1;
 	snprintf(imgs, sizeof(imgs), "%s/final", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
-	if (criu_run(args, imgs, "restore.log", dev, io_left_ms(deadline),
+	if (criu_run(args, imgs, "restore.log", io_left_ms(deadline),
 		     err, errlen))
 		return -1;
 	*ms = io_now_ms() - t0;
@@ -257,10 +315,12 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		return -1;
 	}
 	fclose(f);
-	if (!proc_start(pid, &start))
+	if (!proc_start(pid, &start)) {
 		m->start = start;
+		give_grants(m, pid, start);
+	}
+	/* The plugin left it parked (MIGR_RESUME_BY=migrd): resumed here */
 	snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
-	/* The plugin's resume ran first: this one answers with its report */
 	if (proc_request(pid, imgs, io_left_ms(deadline), report, err, errlen))
 		return -1;
 	return 0;
@@ -380,6 +440,9 @@ void migrate_dest_run(const struct req *r, const struct client *c,
 		return;
 	case REQ_MIG_END:
 		do_end(r, out);
+		return;
+	case REQ_MIG_GRANTS:
+		do_grants(r, out);
 		return;
 	default:
 		reply_error(out, "unknown request");

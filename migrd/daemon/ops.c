@@ -281,7 +281,8 @@ static void do_peer_ping(const struct req *r, struct sbuf *out)
 void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
 	bool mig = r->op == REQ_MIG_CHECK || r->op == REQ_MIG_PUT ||
-		   r->op == REQ_MIG_RESTORE || r->op == REQ_MIG_END;
+		   r->op == REQ_MIG_RESTORE || r->op == REQ_MIG_END ||
+		   r->op == REQ_MIG_GRANTS;
 
 	/*
 	 * A peer may only say hello, ask about this host's QPs, relay to
@@ -331,6 +332,7 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 	case REQ_MIG_PUT:
 	case REQ_MIG_RESTORE:
 	case REQ_MIG_END:
+	case REQ_MIG_GRANTS:
 		migrate_dest_run(r, c, out);
 		return;
 	}

@@ -692,8 +692,8 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		refuse(x, out, "the asking process is gone");
 		return;
 	}
-	if (remote)
-		snprintf(k.host, sizeof(k.host), "%s", r->host);
+	/* the partner's host as the asker names it, wherever the asker runs */
+	snprintf(k.host, sizeof(k.host), "%s", r->host);
 	memcpy(k.gid, r->gid, sizeof(k.gid));
 	if (pl.step != PLINE_PREPARE && pl.step != PLINE_GIVE) {
 		for (i = 0; i < pl.nqp; i++) {

@@ -80,6 +80,30 @@ bool pauth_check(const struct pauth_key *k, int ppid, long long now_ms)
 	return ok;
 }
 
+int pauth_list(int pid, unsigned long long start, struct req_grant *v,
+	       int max, long long now_ms)
+{
+	int i, n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < ngrants; i++) {
+		const struct grant *g = &grants[i];
+
+		if (g->expires <= now_ms || g->k.pid != pid ||
+		    g->k.start != start)
+			continue;
+		if (n < max) {
+			v[n].ppid = g->ppid;
+			v[n].qpn = g->k.qpn;
+			memcpy(v[n].gid, g->k.gid, sizeof(v[n].gid));
+			snprintf(v[n].host, sizeof(v[n].host), "%s", g->k.host);
+		}
+		n++;
+	}
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
 void pauth_drop(const struct pauth_key *k, int ppid)
 {
 	struct grant *g;

@@ -33,7 +33,8 @@
 struct pauth_key {
 	int pid; /* the asker's process */
 	unsigned long long start; /* its start time */
-	char host[REQ_HOST_MAX]; /* the partner's host; empty: this host */
+	/* the partner's host as the asker names it (an address, or empty) */
+	char host[REQ_HOST_MAX];
 	char gid[REQ_GID_LEN + 1];
 	uint32_t qpn;
 };
@@ -44,5 +45,15 @@ int pauth_grant(const struct pauth_key *k, int ppid, long long now_ms);
 bool pauth_check(const struct pauth_key *k, int ppid, long long now_ms);
 /* The grant of key for partner process ppid ends */
 void pauth_drop(const struct pauth_key *k, int ppid);
+
+/*
+ * A migration moves the asker's grants with it: the live grants of the
+ * asker (pid, start), at most max into v; how many there are. The
+ * destination's migrd grants them to the restored process (its pid and
+ * start time there) before it resumes: a peer daemon may relay any
+ * partner step anyway, so they give it nothing it could not do.
+ */
+int pauth_list(int pid, unsigned long long start, struct req_grant *v,
+	       int max, long long now_ms);
 
 #endif

@@ -162,10 +162,39 @@ static void grants(void)
 	CHECK(!pauth_grant(&k, 200, PAUTH_LEASE_MS));
 }
 
+/* A migration lists an asker's live grants, to give them on its new host */
+static void moved(void)
+{
+	struct pauth_key k = { .pid = 400, .start = 9, .gid = GID, .qpn = 0x11,
+			       .host = "10.9.0.2" };
+	struct pauth_key other = k;
+	struct req_grant v[4];
+
+	CHECK(pauth_list(400, 9, v, 4, 1) == 0);
+	CHECK(!pauth_grant(&k, 500, 1));
+	k.qpn = 0x12;
+	k.host[0] = 0;
+	CHECK(!pauth_grant(&k, 501, 1));
+	/* another asker's, or the same pid's earlier process's: not listed */
+	other.pid = 401;
+	CHECK(!pauth_grant(&other, 500, 1));
+	other.pid = 400;
+	other.start = 8;
+	CHECK(!pauth_grant(&other, 500, 1));
+	CHECK(pauth_list(400, 9, v, 4, 2) == 2);
+	CHECK(v[0].ppid == 500 && v[0].qpn == 0x11 && !strcmp(v[0].gid, GID) &&
+	      !strcmp(v[0].host, "10.9.0.2"));
+	CHECK(v[1].ppid == 501 && v[1].qpn == 0x12 && !v[1].host[0]);
+	/* counted beyond max; expired ones are not */
+	CHECK(pauth_list(400, 9, v, 1, 2) == 2);
+	CHECK(pauth_list(400, 9, v, 4, 1 + PAUTH_LEASE_MS) == 0);
+}
+
 int main(void)
 {
 	lines();
 	reconnects();
 	grants();
+	moved();
 	return unit_done("test_pauth");
 }

@@ -268,11 +268,52 @@ static void test_migrate(void)
 	CHECK(refused("migrd/1 mig-end " MID " kill\n", "invalid mig-end"));
 }
 
+#define G32 "fe800000000000000000000000000001"
+
+/* mig-grants: partner grants moving with their asker, read strictly */
+static void test_grants(void)
+{
+	struct req_grant g = { .ppid = 77, .qpn = 0xabc, .gid = G32,
+			       .host = "10.9.0.2" };
+	char line[REQ_MAX], one[REQ_GRANT_TEXT_MAX + 1];
+	struct req r, r2;
+	const char *p;
+
+	CHECK(!parse("migrd/1 mig-grants " MID " 77/abc/" G32 "/10.9.0.2,78/1/" G32 "/-\n",
+		     &r));
+	CHECK(r.op == REQ_MIG_GRANTS && !strcmp(r.id, MID));
+	p = r.line;
+	CHECK(req_grant_next(&p, &g) == 1 && g.ppid == 77 && g.qpn == 0xabc &&
+	      !strcmp(g.gid, G32) && !strcmp(g.host, "10.9.0.2"));
+	CHECK(req_grant_next(&p, &g) == 1 && g.ppid == 78 && g.qpn == 1 &&
+	      !g.host[0]);
+	CHECK(req_grant_next(&p, &g) == 0);
+	CHECK(req_format(&r, line, sizeof(line)) > 0 && !parse(line, &r2) &&
+	      !strcmp(r2.line, r.line));
+	/* formatted as read, the longest entry within REQ_GRANT_TEXT_MAX */
+	g.ppid = REQ_PID_MAX;
+	g.qpn = 0xffffff;
+	strcpy(g.host, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255");
+	CHECK(req_grant_format(&g, one, sizeof(one)) > 0);
+	p = one;
+	CHECK(req_grant_next(&p, &g) == 1 &&
+	      g.qpn == 0xffffff && g.ppid == REQ_PID_MAX);
+	CHECK(refused("migrd/1 mig-grants " MID " 0/1/" G32 "/-\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1000000/" G32 "/-\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/host.example\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/FE80/-\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/x\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-,\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " ,1/1/" G32 "/-\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "\n", "grant list"));
+}
+
 int main(void)
 {
 	test_requests();
 	test_partner();
 	test_udpeers();
 	test_migrate();
+	test_grants();
 	return unit_done("req");
 }
