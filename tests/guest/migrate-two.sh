@@ -74,6 +74,8 @@ if [ "$role" = a ]; then
 	echo 29999 >/proc/sys/kernel/ns_last_pid
 	setsid "$SELFPAIR" migr_rxe0 0 </dev/null >>"$OUT" 2>&1 &
 	SP=$!
+	# the same here: for the way back (its threads are the ids after it)
+	echo $((SP + 5000)) >/proc/sys/kernel/ns_last_pid
 	echo "$SP" >"$SYNC/pid"
 	NAME=a_started ok progressing
 
@@ -127,6 +129,9 @@ else
 	say pid-taken
 	await free-pid 300 || fail b_saw_free_pid
 	kill "$TAKER"; wait "$TAKER" 2>/dev/null
+	# this host's next processes (CRIU's own, among them) far from the
+	# tree's thread ids, which follow its pid: a restore needs them free
+	echo $((SP + 5000)) >/proc/sys/kernel/ns_last_pid
 	say pid-freed
 
 	await fail-restore 300 || fail b_saw_fail_restore
