@@ -114,6 +114,22 @@ void img_remove(const char *id, bool keep_logs)
 	rmdir(path);
 }
 
+void img_sweep(void)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/migrations", migrd.conf.state_dir);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && name_ok(e->d_name))
+			img_remove(e->d_name, true);
+	closedir(d);
+}
+
 uint64_t img_pages_bytes(const char *dir)
 {
 	DIR *d = opendir(dir);

@@ -32,6 +32,11 @@ int img_path(const char *id, const char *sub, bool create, char *path,
  * CRIU's logs in them (for whoever looks into how it went), else all
  */
 void img_remove(const char *id, bool keep_logs);
+/*
+ * At start: the images an earlier migrd left (it died mid-migration) go,
+ * their logs stay; no migration of this one's has begun yet
+ */
+void img_sweep(void);
 /* Bytes of memory pages in a CRIU directory (its pages-*.img) */
 uint64_t img_pages_bytes(const char *dir);
 

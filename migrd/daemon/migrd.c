@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "images.h"
 #include "log.h"
 #include "migrd.h"
 #include "peer.h"
@@ -388,6 +389,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &fg) || load_key())
 		return 1;
+	img_sweep();
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
