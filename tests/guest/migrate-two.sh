@@ -28,9 +28,11 @@ fi
 exec /usr/sbin/criu "\$@"
 EOF
 chmod 0755 "$RUN/criu"
+# migr's CRIU plugin from a directory of this host's (one fault takes it away)
+mkdir -p "$RUN/plugins" && cp "$MIGR_BUILD_DIR/lib/criu/migr_plugin.so" "$RUN/plugins/"
 cat >"$RUN/migrd.conf" <<EOF
 criu = $RUN/criu
-criu_plugins = $MIGR_BUILD_DIR/lib/criu
+criu_plugins = $RUN/plugins
 state_dir = $RUN/state
 EOF
 export MIGRD_CONF=$RUN/migrd.conf
@@ -85,10 +87,25 @@ if [ "$role" = a ]; then
 	say take-pid
 	await pid-taken 60 || fail a_saw_pid_taken
 	refused refused_pid_taken_on_b "pid $SP is taken" --pid "$SP" --to "$B_IP"
-	NAME=after_refusals_runs_on ok progressing
-	NAME=after_refusals_not_parked ok runs_here "$SP"
 	say free-pid
 	await pid-freed 60 || fail a_saw_pid_freed
+	# B without migr's CRIU plugin; B's migrd not running
+	refused refused_no_plugin_on_b "migr's CRIU plugin" --pid "$SP" --to "$B_IP"
+	say plugin-back
+	await migrd-stopped 60 || fail a_saw_migrd_stopped
+	refused refused_migrd_down_on_b "migrd on $B_IP is unreachable" --pid "$SP" --to "$B_IP"
+	say start-migrd
+	await migrd-started 60 || fail a_saw_migrd_started
+	NAME=after_refusals_runs_on ok progressing
+	NAME=after_refusals_not_parked ok runs_here "$SP"
+
+	# B's migrd dies once it took the migration (the process was parked
+	# and dumped here by then, or is about to be): back to work here
+	say kill-migrd-on-check
+	refused destination_died_runs_here_again "runs here again on rxe0" --pid "$SP" --to "$B_IP"
+	await migrd-restarted 60 || fail a_saw_migrd_restarted
+	NAME=after_destination_died_runs_on ok progressing
+	NAME=after_destination_died_on_rxe0 ok runs_here "$SP"
 
 	# A restore that fails there: back to work here, on rxe0
 	say fail-restore
@@ -132,7 +149,27 @@ else
 	# this host's next processes (CRIU's own, among them) far from the
 	# tree's thread ids, which follow its pid: a restore needs them free
 	echo $((SP + 5000)) >/proc/sys/kernel/ns_last_pid
+	mv "$RUN/plugins/migr_plugin.so" "$RUN/migr_plugin.so.away"
 	say pid-freed
+	await plugin-back 60 || fail b_saw_plugin_back
+	mv "$RUN/migr_plugin.so.away" "$RUN/plugins/migr_plugin.so"
+	kill -TERM "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	say migrd-stopped
+	await start-migrd 60 || fail b_saw_start_migrd
+	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b2.log"
+	say migrd-started
+	# killed the moment it logs that the migration may come
+	await kill-migrd-on-check 60 || fail b_saw_kill_migrd
+	for _ in $(seq 1200); do grep -q "may come" "$LOGDIR/migrate-two-migrd-b2.log" && break; sleep 0.05; done
+	kill -KILL "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	check b_migrd_took_it_before_dying grep -q "may come" "$LOGDIR/migrate-two-migrd-b2.log"
+	# what a migrd that died mid-transfer leaves: its images go at the
+	# next start, its logs stay
+	LEFT=$RUN/state/migrations/00000000deadbeef
+	mkdir -p "$LEFT/final" && echo x >"$LEFT/final/pages-1.img" && echo x >"$LEFT/final/restore.log"
+	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b3.log"
+	check b_restarted_migrd_swept_images sh -c "[ ! -e $LEFT/final/pages-1.img ] && [ -e $LEFT/final/restore.log ]"
+	say migrd-restarted
 
 	await fail-restore 300 || fail b_saw_fail_restore
 	touch "$FAIL_FLAG"
@@ -140,7 +177,7 @@ else
 	await restore-works 300 || fail b_saw_restore_works
 	rm -f "$FAIL_FLAG"
 	NAME=b_killed_failed_copy ok gone "$SP"
-	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-two-migrd-b.log"
+	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-two-migrd-b3.log"
 	say restore-works-b
 
 	await moved-ab 600 || fail b_saw_move
