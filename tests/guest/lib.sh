@@ -265,9 +265,10 @@ switch_traffic() {
 			${srq:+--srq} ${ud:+--ud --ud-max-loss 5} ${mw:+--mw} \
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 		SP=$!
-		# running once its control socket listens (both contexts are open)
+		# running once its control socket listens (both contexts are
+		# open); a second of traffic before the first switch
 		started $SP
-		sleep 2
+		sleep 1
 		check "switch_${n}_times_traffic_$run" sh -c "python3 $MIGR_TOP/tests/switch/control.py $SP alternate $n rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
 		check "two_contexts_moved_$run" grep -q '"contexts":2' "$LOGDIR/traffic-$run.switches.jsonl"
 		[ -z "$srq" ] || check "two_srqs_moved_$run" sh -c "! grep -v '\"srqs\":2' $LOGDIR/traffic-$run.switches.jsonl | grep -q ."
