@@ -34,10 +34,11 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 # The programs, as NAME|server arguments|client arguments (the client
 # adds A's address). perftest runs for a fixed time, long enough for two
 # switches of each side in a TCG guest, their replies checked after: the
-# bandwidth tests 22 s (with -D 20 some had 0 to 2 s left after the last
+# bandwidth tests 24 s (with -D 20 some had 0 to 2 s left after the last
 # move here, on a loaded host, when each side's turn started a few
 # processes more and the first move waited 2 s; -D 25 left 7 to 15 s
-# then), the latency tests 16 s (22 s left 15 to 18 s), ib_write_bw over
+# then, -D 22 4 to 14 s now), the latency tests 16 s (22 s left 15 to
+# 18 s, 16 s 8 to 12 s), ib_write_bw over
 # rdma_cm 22 s (its moves, two partner QPs each, took 4 to 6 s each on a
 # host running four VMs, and 25 s left 0.3 s once, as above; 27 s left
 # 16 to 19 s now); the others for as many iterations as give them about
@@ -48,11 +49,11 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 # program's port is its own. rdma_cm programs take the twin listed first.
 CM="env RDMAV_STACKED_DEVICES=first"
 PROGRAMS=(
-	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18711"
-	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18712"
-	"ib_read_bw|ib_read_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18713|ib_read_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18713"
-	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -p 18714 --use_old_post_send"
-	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 22 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 22 -p 18715"
+	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18711"
+	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18712"
+	"ib_read_bw|ib_read_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18713|ib_read_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18713"
+	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18714 --use_old_post_send"
+	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 24 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 24 -p 18715"
 	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18716"
 	"ib_atomic_lat|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 16 -p 18722|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 16 -p 18722"
 	"ib_read_lat|ib_read_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18723|ib_read_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18723"
