@@ -1,11 +1,16 @@
 #!/bin/bash
 # Soaks: the long repetitions CI runs in smaller counts (tests/run.sh),
 # each in its own VM(s), one after the other. Not a step of CI: it takes
-# about 20 minutes here and is meant for before a release, or after a
+# about 30 minutes here and is meant for before a release, or after a
 # change to the switch, its partner protocol or the drain.
 #
-#   partner.sh with MIGR_PARTNER_SWITCHES=N (CI: 8; here 100 by default):
+#   partner.sh with MIGR_PARTNER_SWITCHES=N (CI: 4; here 100 by default):
 #     A's process moved N times under traffic, B's partner following
+#   switch.sh with the counts CI ran before it was cut to 40 minutes:
+#     20 switches of the polling selfpair (CI: 10), 10 of each of the
+#     others (CI: 6), 10 per migr-traffic run (CI: 4)
+#   replay-partner.sh with 3 plain rebuilds before each replay, 2 after
+#     (CI: 2 and 1)
 #   switch-stress.sh ROUNDS (default 3): polling applications switched
 #     10 times per run, round after round
 #
@@ -19,6 +24,10 @@ failed=0
 t=$((1500 + n * 10))
 buildlib/testbed/run.sh --two --nics 2 --timeout "$t" -e MIGR_PARTNER_SWITCHES="$n" \
 	--a "tests/guest/partner.sh a" --b "tests/guest/partner.sh b" || failed=$((failed + 1))
+buildlib/testbed/run.sh --timeout 1800 -e MIGR_SWITCHES=20 -e MIGR_SWITCH_ROUNDS=10 \
+	-e MIGR_TRAFFIC_SWITCHES=10 -- tests/guest/switch.sh || failed=$((failed + 1))
+buildlib/testbed/run.sh --timeout 900 -e MIGR_REPLAY_REBUILDS=3 -- tests/guest/replay-partner.sh ||
+	failed=$((failed + 1))
 buildlib/testbed/run.sh --timeout $((600 + rounds * 600)) -- tests/guest/switch-stress.sh "$rounds" ||
 	failed=$((failed + 1))
 echo "soak: $failed failed"

@@ -121,5 +121,7 @@ else
 	# the client fetches its keys at once
 	check pingpong_client_fetched_keys grep -q "moved before, is QP 0x[0-9a-f]* there; [1-9][0-9]* of its keys fetched" "$VERBS_LOG_FILE"
 fi
+# gone before the next script in this guest starts its own (tests/run.sh)
 kill -TERM "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
 summary "late-client $role"

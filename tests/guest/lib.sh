@@ -244,13 +244,14 @@ ensure_rxe1() {
 # srq, the RC QPs of each receive through one SRQ; with ud, a UD QP pair
 # adds numbered datagrams, of which the few in flight when a switch
 # releases may be lost, as UD allows; with mw, remote ops go through type 1
-# memory windows, bound again by each switch) switched 10 times between rxe0 and
-# rxe1 under traffic; checks the switches, that both contexts (and their
+# memory windows, bound again by each switch) switched between rxe0 and
+# rxe1 under traffic, SWITCH_TRAFFIC_MOVES times (10 if not set; switch.sh
+# sets fewer in CI); checks the switches, that both contexts (and their
 # SRQs) moved, and the traffic verdict (logs named after ROUND, if set).
 # Needs ensure_rxe1. In event mode
 # a lost or endlessly repeated completion event shows as a stall.
 switch_traffic() {
-	local run mode cq api x1 x2 srq ud mw replay SP rc
+	local run mode cq api x1 x2 srq ud mw replay SP rc n=${SWITCH_TRAFFIC_MOVES:-10}
 	for run in "$@"; do
 		IFS=: read -r mode cq api x1 x2 <<<"$run"
 		srq=; ud=; mw=; replay=
@@ -264,10 +265,11 @@ switch_traffic() {
 			${srq:+--srq} ${ud:+--ud --ud-max-loss 5} ${mw:+--mw} \
 			-D 600 --stall-timeout 30 >"$LOGDIR/traffic-$run.log" 2>&1 &
 		SP=$!
-		# running once its control socket listens (both contexts are open)
+		# running once its control socket listens (both contexts are
+		# open); a second of traffic before the first switch
 		started $SP
-		sleep 2
-		check "switch_10_times_traffic_$run" sh -c "python3 $MIGR_TOP/tests/switch/control.py $SP alternate 10 rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
+		sleep 1
+		check "switch_${n}_times_traffic_$run" sh -c "python3 $MIGR_TOP/tests/switch/control.py $SP alternate $n rxe1 rxe0 0.5 >$LOGDIR/traffic-$run.switches.jsonl"
 		check "two_contexts_moved_$run" grep -q '"contexts":2' "$LOGDIR/traffic-$run.switches.jsonl"
 		[ -z "$srq" ] || check "two_srqs_moved_$run" sh -c "! grep -v '\"srqs\":2' $LOGDIR/traffic-$run.switches.jsonl | grep -q ."
 		[ -z "$mw" ] || check "eight_windows_moved_$run" sh -c "! grep -v '\"mws\":8' $LOGDIR/traffic-$run.switches.jsonl | grep -q ."

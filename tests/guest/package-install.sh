@@ -80,13 +80,14 @@ version=$(dpkg-deb -f "${ours[0]}" Version)
 printf '    %s\n' "${ours[@]##*/}"
 check apt-install-ours "${APT[@]}" install "${ours[@]}"
 ours_installed() { # every package of ours is installed at our version
-	local f p bad=0
-	for f in "${ours[@]}"; do
-		p=$(dpkg-deb -f "$f" Package)
-		dpkg-query -W -f='${binary:Package} ${Version} ${db:Status-Abbrev}\n' "$p"
-		[ "$(dpkg-query -W -f='${Version} ${db:Status-Abbrev}' "$p")" = "$version ii " ] || bad=1
-	done
-	return $bad
+	# (their names from the files', as found above; one dpkg-query for
+	# all: each start costs about a second in a TCG guest)
+	local f pkgs=() st
+	for f in "${ours[@]}"; do f=${f##*/}; pkgs+=("${f%%_*}"); done
+	st=$(dpkg-query -W -f='${binary:Package} ${Version} ${db:Status-Abbrev}\n' "${pkgs[@]}") || return 1
+	echo "$st"
+	[ "$(wc -l <<<"$st")" -eq ${#pkgs[@]} ] &&
+		awk -v v="$version" '$2 != v || $3 != "ii" { bad = 1 } END { exit bad }' <<<"$st"
 }
 check ours-installed ours_installed
 check migr-provider-installed test -f "$MIGR_SO"

@@ -71,5 +71,7 @@ else
 	await a.done || fail a_done
 fi
 checked_switches
+# gone before the next script in this guest starts its own (tests/run.sh)
 kill -TERM "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
 summary "partner-many $role"

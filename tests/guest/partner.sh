@@ -2,7 +2,7 @@
 # In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
 # migr-traffic between a process on A and its partner on B (RC QPs, every
 # op, legacy and ibv_wr_* posting, completion channels; every WR and byte
-# checked). A's process is switched between A's rxe0 and rxe1 8 times
+# checked). A's process is switched between A's rxe0 and rxe1 4 times
 # (MIGR_PARTNER_SWITCHES; tests/soak.sh runs 100) under traffic and B's
 # partner follows through the two migrd; then B's is
 # switched; then both at once (each is the
@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 role=${1:?a or b}
 A_IP=10.9.0.1
-SWITCHES=${MIGR_PARTNER_SWITCHES:-8}
+SWITCHES=${MIGR_PARTNER_SWITCHES:-4}
 BOTH=${MIGR_PARTNER_BOTH:-1}
 two_host_env partner
 MLOG=$LOGDIR/partner-migrd-$role.log
@@ -241,19 +241,27 @@ else
 	migr-traffic -d rxe0 --qps 1 -D 900 --port 18601 --client $A_IP --connect-timeout 60 \
 		>"$LOGDIR/partner-plain-b.log" 2>&1 &
 	PL=$!
-	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --client $A_IP \
-		--connect-timeout 60 >"$LOGDIR/partner-killed-b.log" 2>&1 &
-	KB=$!
 	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 -D 900 --port 18603 \
 		--ops send,send_imm,write,write_imm,read --client $A_IP \
 		--connect-timeout 60 >"$LOGDIR/partner-ud-b.log" 2>&1 &
 	UB=$!
 	sleep 5
 	say b.plain_up
-	say b.kill_up
 	await a.plain_done && kill -TERM "$PL"
 	await a.ud_done && kill -TERM "$UB"
 	traffic_verdict ud_peer_elsewhere_traffic_b "$UB" "$LOGDIR/partner-ud-b.log"
+	# the partner killed while A's process moves, started once the UD peers are
+	# done (busy polling, the pair would leave their moves little CPU),
+	# ready once its two QPs are (RTS)
+	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --client $A_IP \
+		--connect-timeout 60 >"$LOGDIR/partner-killed-b.log" 2>&1 &
+	KB=$!
+	started "$KB" || fail killed_partner_started
+	for _ in $(seq 120); do
+		[ "$(migrctl status --pid "$KB" --json | grep -o '"state":3' | wc -l)" -ge 2 ] && break
+		sleep 0.5
+	done
+	say b.kill_up
 	await b.kill_now && sleep 1.5 && kill -KILL "$KB"
 	await a.faults_done || fail a_faults_done
 	say b.stopping

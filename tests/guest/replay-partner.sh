@@ -20,6 +20,10 @@
 role=a
 CONTROL=$MIGR_TOP/tests/switch/control.py
 two_host_env replay-partner
+# plain rebuilds of the logging client before the replays (after them,
+# half as many): CI's 2, more for a soak (MIGR_REPLAY_REBUILDS)
+REBUILDS=${MIGR_REPLAY_REBUILDS:-2}
+AFTER=$(((REBUILDS + 1) / 2))
 TRAFFIC="-d migr_rxe0 --qps 2 --depth 8 --size 512 --api legacy --mode poll -D 600 --stall-timeout 60 --port 18651"
 
 start_test_migrd replay-partner "$LOGDIR/replay-partner-migrd.log"
@@ -47,7 +51,7 @@ both_ways() {
 	sleep 2
 
 	# Logging processes move as ever, the partner following
-	check "${name}_client_rebuilt_3_times" sh -c "for i in 1 2 3; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >$LOGDIR/$name-rebuilds.jsonl"
+	check "${name}_client_rebuilt_${REBUILDS}_times" sh -c "for i in \$(seq $REBUILDS); do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >$LOGDIR/$name-rebuilds.jsonl"
 
 	hold_recvs "${name}_server_holds_receives" "$S" "$LOGDIR/$name-server.log"
 	check "${name}_rebuild_past_bound_replays_toward_partner" sh -c "python3 $CONTROL $C rebuild 1000 >$LOGDIR/$name-partner.json"
@@ -63,7 +67,7 @@ PY
 	release "$S"
 	for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/$name-server.log" && break; sleep 0.1; done
 	check "${name}_server_posted_receives_again" grep -q 'receives posted again' "$LOGDIR/$name-server.log"
-	sleep 2
+	sleep 1
 
 	# The other way: the client (the mover) holds its receives, so the
 	# server's SENDs wait; its send queue does not drain within the bound.
@@ -91,8 +95,8 @@ PY
 	release "$C"
 	for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/$name-client.log" && break; sleep 0.1; done
 	check "${name}_client_posted_receives_again" grep -q 'receives posted again' "$LOGDIR/$name-client.log"
-	sleep 2
-	check "${name}_client_rebuilt_after_replay" sh -c "for i in 1 2; do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >>$LOGDIR/$name-rebuilds.jsonl"
+	sleep 1
+	check "${name}_client_rebuilt_after_replay" sh -c "for i in \$(seq $AFTER); do python3 $CONTROL $C rebuild 3000 || exit 1; sleep 0.5; done >>$LOGDIR/$name-rebuilds.jsonl"
 
 	kill -TERM "$C" "$S"
 	traffic_verdict "${name}_client_traffic_verified" "$C" "$LOGDIR/$name-client.log"
@@ -130,7 +134,7 @@ for c in r["switch"]:
 PY
 release "$S"
 for _ in $(seq 300); do grep -q 'receives posted again' "$LOGDIR/replay-plain-server.log" && break; sleep 0.1; done
-sleep 2
+sleep 1
 kill -TERM "$C" "$S"
 traffic_verdict plain_client_traffic_verified "$C" "$LOGDIR/replay-plain-client.log"
 traffic_verdict plain_server_traffic_verified "$S" "$LOGDIR/replay-plain-server.log"

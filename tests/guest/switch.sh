@@ -4,8 +4,15 @@
 # many times while its traffic runs and is checked; then the fault cases.
 # rxe0 (veth0) and rxe1 (veth1) never exchange traffic with each other:
 # each carries the process's loopback traffic while it is there.
+# Repetition counts: CI's by default; tests/soak.sh runs it with more
+# (MIGR_SWITCHES=20 MIGR_SWITCH_ROUNDS=10 MIGR_TRAFFIC_SWITCHES=10).
+#   MIGR_SWITCHES          the polling selfpair's switches (10)
+#   MIGR_SWITCH_ROUNDS     events, threads, sharedq, type 2 windows (6)
+#   MIGR_TRAFFIC_SWITCHES  each migr-traffic run's (switch_traffic, 4)
 . "$(dirname "$0")/lib.sh"
-SWITCHES=${MIGR_SWITCHES:-20}
+SWITCHES=${MIGR_SWITCHES:-10}
+ROUNDS=${MIGR_SWITCH_ROUNDS:-6}
+export SWITCH_TRAFFIC_MOVES=${MIGR_TRAFFIC_SWITCHES:-4}
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 SHAREDQ=$MIGR_BUILD_DIR/tests/switch/sharedq
 CONTROL=$MIGR_TOP/tests/switch/control.py
@@ -42,7 +49,7 @@ stop_selfpair() {
 	sed -n '$p' "$LOGDIR/$1.log"
 }
 
-# Polling mode: 20 switches under traffic; the process's checks all pass.
+# Polling mode: $SWITCHES switches under traffic; the process's checks all pass.
 start_selfpair poll 0
 switch_many poll "$SWITCHES"
 stop_selfpair poll
@@ -64,27 +71,27 @@ PY
 
 # Event mode: completion channel, same checks.
 start_selfpair events 0 --events
-switch_many events 10
+switch_many events "$ROUNDS"
 stop_selfpair events
 
 # Four threads posting and polling at once (each on its own pairs and
 # CQs): the switch must catch every one of them outside the lower provider.
 start_selfpair threads 0 --pairs 8 --threads 4
-switch_many threads 10
+switch_many threads "$ROUNDS"
 stop_selfpair threads
 start_selfpair threads-events 0 --pairs 8 --threads 4 --events
-switch_many threads-events 10
+switch_many threads-events "$ROUNDS"
 stop_selfpair threads-events
 
 # Four threads posting to one send queue and one SRQ at once: the SENDs
 # counted and the RECVs logged for a switch must stay exact when two
 # threads share a queue (queue_owner.h), or a buffer is posted twice.
 start_prog "$SHAREDQ" sharedq 0 --threads 4
-switch_many sharedq 10
+switch_many sharedq "$ROUNDS"
 stop_selfpair sharedq
 
 # Two contexts in one process, every op of the generator checked, moved
-# 10 times per run (switch_traffic in lib.sh): event-driven, legacy API;
+# $SWITCH_TRAFFIC_MOVES times per run (switch_traffic in lib.sh): event-driven, legacy API;
 # event-driven with extended CQs and ibv_wr_*() alone or mixed with
 # ibv_post_send(); polling, legacy and extended (the application polls
 # while the switch drains: the runs that found the CQ-flag races).
@@ -103,15 +110,15 @@ switch_traffic poll:legacy:legacy:mw
 # QP as it stood (or not, if unbound), and the invalidated key a
 # completion names stays the one B knows (selfpair checks both).
 start_selfpair mw2 0 --mw2 --pairs 2
-switch_many mw2 10
-check type2_windows_moved python3 - "$LOGDIR/mw2.switches.jsonl" <<'PY'
+switch_many mw2 "$ROUNDS"
+check type2_windows_moved python3 - "$LOGDIR/mw2.switches.jsonl" "$ROUNDS" <<'PY'
 import json, sys
 n = 0
 for line in open(sys.argv[1]):
     for c in json.loads(line)["switch"]:
         assert c["ok"] and c["lost"] == 0 and c["objects"]["mws"] == 2, c
         n += 1
-assert n == 10, n
+assert n == int(sys.argv[2]), n
 PY
 stop_selfpair mw2
 

@@ -73,4 +73,8 @@ else
 	traffic_verdict traffic_b "$P" "$LOGDIR/ud-peers-b.log"
 fi
 checked_switches
+# this side's migrd gone (B's stopped already): tests/run.sh runs the next
+# script in this guest, whose migrd listens on the same port
+kill -TERM "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
 summary "ud-peers $role"

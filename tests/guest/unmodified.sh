@@ -15,6 +15,11 @@ shift
 ONLY=" $* "
 A_IP=10.9.0.1
 two_host_env unmodified
+# say (lib.sh), and the time of a move, without a process start: in a
+# guest whose CPU the program keeps busy each start cost about 0.4 s,
+# between one side's move and the other's turn
+say() { : >"$SYNC/$1"; }
+now_ns() { NOW_NS=${EPOCHREALTIME//[.,]/}000; }
 MLOG=$LOGDIR/unmodified-migrd-$role.log
 # rxe's reasons for the errors it answers with, in the kernel log: only
 # the debug lines that say "error", and a CQ's "queue full" (a completion
@@ -27,32 +32,37 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 
 
 # The programs, as NAME|server arguments|client arguments (the client
-# adds A's address). perftest runs for a fixed time (-D 25), long enough
-# for two switches of each side in a TCG guest, their replies checked
-# after (with -D 20 some had 0 to 2 s left after the last move here, on
-# a loaded host); ib_write_bw over rdma_cm 30 s (its moves, two partner
-# QPs each, took 4 to 6 s each on a host running four VMs, and 25 s left
-# 0.3 s once); the others for as many iterations as give them about as
-# long. Each side checks that its program ran on
-# for some seconds after its own last move (ran_on_after_moves): the
-# moves came well inside the run, and traffic went on after them. Each
+# adds A's address). perftest runs for a fixed time, long enough for two
+# switches of each side in a TCG guest, their replies checked after: the
+# bandwidth tests 24 s (with -D 20 some had 0 to 2 s left after the last
+# move here, on a loaded host, when each side's turn started a few
+# processes more and the first move waited 2 s; -D 25 left 7 to 15 s
+# then, -D 22 4 to 14 s now), the latency tests 16 s (22 s left 15 to
+# 18 s, 16 s 8 to 12 s), ib_write_bw over
+# rdma_cm 22 s (its moves, two partner QPs each, took 4 to 6 s each on a
+# host running four VMs, and 25 s left 0.3 s once, as above; 27 s left
+# 16 to 19 s now); the others for as many iterations as give them about
+# as long (7 s or more left here). Each side checks
+# that its program ran on for some seconds after its own last move
+# (ran_on_after_moves): the moves came well inside the run, and traffic
+# went on after them. Each
 # program's port is its own. rdma_cm programs take the twin listed first.
 CM="env RDMAV_STACKED_DEVICES=first"
 PROGRAMS=(
-	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18711"
-	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18712"
-	"ib_read_bw|ib_read_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18713|ib_read_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18713"
-	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 25 -s 4096 -p 18714 --use_old_post_send"
-	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 25 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 25 -p 18715"
-	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18716"
-	"ib_atomic_lat|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 25 -p 18722|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 25 -p 18722"
-	"ib_read_lat|ib_read_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18723|ib_read_lat -d migr_rxe0 -x 1 -F -D 25 -s 64 -p 18723"
-	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 4000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 4000 -s 1024 -p 18717"
-	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 20000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 20000 -p 18721"
+	"ib_write_bw|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18711|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18711"
+	"ib_send_bw|ib_send_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18712|ib_send_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18712"
+	"ib_read_bw|ib_read_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18713|ib_read_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18713"
+	"ib_write_bw_old_post|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18714 --use_old_post_send|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18714 --use_old_post_send"
+	"ib_atomic_bw|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 24 -p 18715|ib_atomic_bw -d migr_rxe0 -x 1 -F -D 24 -p 18715"
+	"ib_send_lat|ib_send_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18716|ib_send_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18716"
+	"ib_atomic_lat|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 16 -p 18722|ib_atomic_lat -d migr_rxe0 -x 1 -F -D 16 -p 18722"
+	"ib_read_lat|ib_read_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18723|ib_read_lat -d migr_rxe0 -x 1 -F -D 16 -s 64 -p 18723"
+	"ibv_rc_pingpong|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 3000 -s 1024 -p 18717|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 3000 -s 1024 -p 18717"
+	"ibv_srq_pingpong|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 14000 -p 18721|ibv_srq_pingpong -d migr_rxe0 -g 1 -n 14000 -p 18721"
 	"rping|$CM rping -s -a $A_IP -p 18718 -C 1400 -S 1024 -V|$CM rping -c -p 18718 -C 1400 -S 1024 -V -a"
-	"rstream|$CM rstream -b $A_IP -p 18741 -S 4096 -C 1000 -I 25 -T v|$CM rstream -p 18741 -S 4096 -C 1000 -I 25 -T v -s"
-	"riostream|$CM riostream -b $A_IP -p 18742 -S 4096 -C 1000 -I 25 -T v|$CM riostream -p 18742 -S 4096 -C 1000 -I 25 -T v -s"
-	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -R -p 18729"
+	"rstream|$CM rstream -b $A_IP -p 18741 -S 4096 -C 1000 -I 20 -T v|$CM rstream -p 18741 -S 4096 -C 1000 -I 20 -T v -s"
+	"riostream|$CM riostream -b $A_IP -p 18742 -S 4096 -C 1000 -I 20 -T v|$CM riostream -p 18742 -S 4096 -C 1000 -I 20 -T v -s"
+	"ib_write_bw_cm|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -R -p 18729|$CM ib_write_bw -d migr_rxe0 -x 1 -F -D 22 -s 4096 -R -p 18729"
 )
 
 # wanted NAME: NAME is one of the programs asked for (all when none was)
@@ -91,11 +101,14 @@ lower_of() {
 LAST_MOVE=0
 move() {
 	switch_later "$1" "$2" "$3" "${4:-1}+"
-	LAST_MOVE=$(date +%s%N)
+	now_ns
+	LAST_MOVE=$NOW_NS
 }
 
 # verify_moves: each switch made since the last call moved the process,
-# its partners following, nothing lost (lib.sh: one python3 for all)
+# its partners following, nothing lost (lib.sh: one python3 for all).
+# Called once, when every program ran: a python3 start per program cost
+# each side seconds between programs in a TCG guest.
 verify_moves() { checked_switches; }
 
 # ran_on NAME END_NS: the program ran on for RAN_ON s or more after this
@@ -123,7 +136,8 @@ listening() {
 finished() {
 	local name=$1 pid=$2 log=$3 rc
 	for _ in $(seq 1000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-	ran_on "$name" "$(date +%s%N)"
+	now_ns
+	ran_on "$name" "$NOW_NS"
 	if kill -0 "$pid" 2>/dev/null; then
 		# hung: what it waits in, and what migr knows of its QPs
 		echo "    $name: still running after 200 s, in $(cat /proc/$pid/wchan 2>/dev/null)"
@@ -151,7 +165,7 @@ fi
 # side's migr learns the new address through the two migrd (its address
 # handle then leads there), so datagrams go on arriving where the moved QP
 # is now, which the device's receive counter shows.
-UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 60 -s 512 -p 18730"
+UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 45 -s 512 -p 18730"
 pkts() { cat "/sys/class/infiniband/$2/ports/1/hw_counters/$1_pkts"; }
 # ud_move NAME PID DEV: one switch, checked once the program ended
 # (verify_moves): moved, nothing lost; UD has no partner QPs
@@ -182,7 +196,6 @@ if wanted ud_send_bw; then
 		flows ud_send_bw_datagrams_follow_a_to_rxe0 rcvd rxe0
 		say ud.a2
 		finished ud_send_bw_a "$P" "$log"
-		verify_moves
 	else
 		await ud.srv || fail ud_send_bw_server_up
 		ib_send_bw $UD_ARGS $A_IP >"$log" 2>&1 &
@@ -197,7 +210,6 @@ if wanted ud_send_bw; then
 		await ud.a2 || fail ud_send_bw_a2
 		ud_move ud_send_bw_b_moves_back "$P" rxe0
 		finished ud_send_bw_b "$P" "$log"
-		verify_moves
 	fi
 fi
 
@@ -212,14 +224,13 @@ for prog in "${PROGRAMS[@]}"; do
 		listening "$(sed -n 's/.* -p \([0-9]*\) .*/\1/p' <<<"$srv ")" || fail "${name}_server_listens"
 		say "$name.srv"
 		await "$name.cli" || fail "${name}_client_up"
-		sleep 2
+		sleep 1
 		move "${name}_a_moves" "$P" rxe1
 		say "$name.a1"
 		await "$name.b1" || fail "${name}_b1"
 		move "${name}_a_moves_back" "$P" rxe0
 		say "$name.a2"
 		finished "${name}_a" "$P" "$log"
-		verify_moves
 	else
 		# the server listens (A said so): the client connects at once
 		await "$name.srv" || fail "${name}_server_up"
@@ -237,7 +248,6 @@ for prog in "${PROGRAMS[@]}"; do
 		await "$name.a2" || fail "${name}_a2"
 		move "${name}_b_moves_back" "$P" rxe0
 		finished "${name}_b" "$P" "$log"
-		verify_moves
 	fi
 done
 # qperf over rdma_cm (its own addressing has no GIDs, so RoCE needs
@@ -245,10 +255,10 @@ done
 # receivers ask for no send queue at all (the drain marker has room of
 # its own) and its senders keep theirs full. 16 KB messages: a queue
 # of 64 KB ones takes rxe in TCG about the whole 5 s bound to drain.
-# Each test runs 32 s: its four moves take 2 to 5 s each here, and a
+# Each test runs 28 s: its four moves take 2 to 5 s each here, and a
 # move that comes once qperf has ended its test finds its QP in error
-# (refused, rightly; seen in CI with 25 s; 40 s before this, and 32 s
-# left 11 to 21 s after the last move here);
+# (refused, rightly; seen in CI with 25 s; 40 s before this, 32 s left
+# 11 to 21 s after the last move here);
 # ran_on_after_moves shows the room left.
 qperf_holder() { # the qperf process that holds a QP (not the server)
 	migrctl status | awk '$3 == "qperf" && $7 > 0 { print $1; exit }'
@@ -269,7 +279,7 @@ for t in "${QPERF_TESTS[@]}"; do
 		P=
 		for _ in $(seq 100); do P=$(qperf_holder); [ -n "$P" ] && break; sleep 0.1; done
 		[ -n "$P" ] && pass "${name}_test_process" || fail "${name}_test_process"
-		sleep 2
+		sleep 1
 		move "${name}_a_moves" "$P" rxe1
 		say "$name.a1"
 		await "$name.b1" || fail "${name}_b1"
@@ -278,12 +288,12 @@ for t in "${QPERF_TESTS[@]}"; do
 		# its test ends with the client's (and the next test's process
 		# must not be mistaken for this one)
 		for _ in $(seq 1000); do kill -0 "$P" 2>/dev/null || break; sleep 0.2; done
-		ran_on "${name}_a" "$(date +%s%N)"
+		now_ns
+		ran_on "${name}_a" "$NOW_NS"
 		await "$name.done" || fail "${name}_done"
-		verify_moves
 	else
 		await "$name.srv" || fail "${name}_server_up"
-		$CM qperf -lp 18740 -cm1 -m 16K -t 32 $A_IP "$t" >"$log" 2>&1 &
+		$CM qperf -lp 18740 -cm1 -m 16K -t 28 $A_IP "$t" >"$log" 2>&1 &
 		P=$!
 		started "$P" || fail "${name}_client_started"
 		say "$name.cli"
@@ -295,9 +305,9 @@ for t in "${QPERF_TESTS[@]}"; do
 		finished "${name}_b" "$P" "$log"
 		check "${name}_reported" grep -Eq '(bw|msg_rate) += +[0-9.]+ ' "$log"
 		say "$name.done"
-		verify_moves
 	fi
 done
+verify_moves
 if [ -n "$QS" ]; then
 	kill -TERM "$QS" 2>/dev/null
 	wait "$QS"
