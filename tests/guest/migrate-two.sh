@@ -133,7 +133,6 @@ if [ "$role" = a ]; then
 	tail -n 1 "$OUT"
 	check a_migrd_logged_commit grep -q "committed; pid $SP runs here" "$LOGDIR/migrate-two-migrd-a.log"
 	say done
-	summary migrate-two-a
 else
 	await a-up 120 || fail b_saw_a
 	say b-up
@@ -188,8 +187,10 @@ else
 	NAME=b_copy_gone ok sh -c "for i in \$(seq 50); do ! kill -0 $SP 2>/dev/null && exit 0; sleep 0.1; done; exit 1"
 	say moved-ba
 	await done 300 || fail b_saw_a_done
-	summary migrate-two-b
 fi
 # CRIU's logs of every migration, for whoever looks into one
 cp -r "$RUN/state/migrations" "$LOGDIR/migrate-two-criu-logs-$role" 2>/dev/null
+# gone before the next script in this guest starts its own (tests/run.sh)
 kill "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
+summary "migrate-two $role"
