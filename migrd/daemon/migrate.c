@@ -25,6 +25,7 @@
 #include "registry.h"
 #include "reply.h"
 #include "sockio.h"
+#include "tcprepair.h"
 
 #define PROGRESS_MS 2000 /* a progress line to migrctl, or it is dropped */
 
@@ -466,6 +467,11 @@ static void rollback(struct mig *m)
 	    netns_link(m->nsfd, &m->ns, true, false, err, sizeof(err)))
 		log_err("migration %s: pid %d: its interface stays down: %s",
 			m->id, m->r->pid, err);
+	/* A final dump left its TCP sockets in repair mode */
+	if (m->ns.own_netns && m->link_down &&
+	    tcp_repair_off(m->pids, m->npids) < 0)
+		log_err("migration %s: pid %d: its TCP sockets stay in repair mode: %s",
+			m->id, m->r->pid, strerror(errno));
 	ptree_signal(m->pids, m->npids, SIGCONT);
 	if (proc_request(m->r->pid, "resume\n", 60000, &reply, err,
 			 sizeof(err)) ||
