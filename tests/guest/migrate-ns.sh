@@ -27,7 +27,7 @@ start_test_migrd migrate-ns "$LOGDIR/migrate-ns-migrd-$role.log"
 ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
 runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
 traffic_goes() { grows "$TRAFFIC" 'ops=([0-9]+)' 30; }
-tcp_goes() { grows "$TCPLOG" ' n=([0-9]+)' 30 && ! grep -q BROKEN "$TCPLOG"; }
+tcp_goes() { grows "$TCPLOG" ' n=([0-9]+)' 60 && ! grep -q BROKEN "$TCPLOG"; }
 ns_init() { [ "$(awk '/^NSpid:/ { print $NF }' /proc/"$1"/status)" = 1 ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; return 1; }
