@@ -65,7 +65,7 @@ if [ "$role" = a ]; then
 	await b-up 120 || fail a_saw_b
 	await srv-up 120 || fail a_saw_server
 	ns_del wl
-	check a_netns_made ns_make wl "$WL_ADDR/24" "$WL_MAC"
+	NAME=a_netns_made ok ns_make wl "$WL_ADDR/24" "$WL_MAC"
 	ns_run wl "$TRAFFIC" python3 "$MIGR_TOP/tests/guest/ns_tcp.py" hold "$SRV_ADDR" "$SRV_PORT" "$TCPLOG" -- \
 		migr-traffic -d migr_rxe0 --loopback -D 1500 --stall-timeout 120 -r 2
 	WP=$NS_PID
@@ -118,7 +118,7 @@ else
 	say b-up
 	ns_del srv
 	rm -f "$LOGDIR/migrate-ns-server.log"
-	check b_server_netns_made ns_make srv "$SRV_ADDR/24" "$SRV_MAC"
+	NAME=b_server_netns_made ok ns_make srv "$SRV_ADDR/24" "$SRV_MAC"
 	nsenter --net=/run/netns/srv python3 "$MIGR_TOP/tests/guest/ns_tcp.py" server "$SRV_PORT" "$LOGDIR/migrate-ns-server.log" &
 	SRV=$!
 	for _ in $(seq 100); do grep -q listening "$LOGDIR/migrate-ns-server.log" 2>/dev/null && break; sleep 0.1; done

@@ -57,9 +57,10 @@ ns_started() {
 # ns_children PID: PID's children (pids here)
 ns_children() { cat /proc/"$1"/task/*/children 2>/dev/null; }
 
+# (functions, not commands: not for lib.sh's check, which runs a command)
 # grows LOG REGEX [SECONDS]: the last number REGEX captures (a sed -E
 # group 1) in LOG goes up within SECONDS (20)
-last_num() { sed -nE "s/.*$2.*/\1/p" "$1" | tail -n 1; }
+last_num() { sed -nE "s/.*$2.*/\1/p" "$1" 2>/dev/null | tail -n 1; }
 grows() {
 	local v0 v
 	v0=$(last_num "$1" "$2")
