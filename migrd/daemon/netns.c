@@ -377,7 +377,8 @@ static int route_dev(const char *addr, char *dev, size_t len, bool *local,
 
 	if (ip(-1, args, out, sizeof(out), err, errlen))
 		return -1;
-	j = migr_json_parse(out, strlen(out));
+	/* an array, which migr_json_parse() (objects only) does not take */
+	j = json_loads(out, JSON_REJECT_DUPLICATES, NULL);
 	r = json_array_get(j, 0);
 	if (!r || !migr_json_text(r, "dev", dev, len)) {
 		json_decref(j);
