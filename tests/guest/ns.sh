@@ -23,14 +23,15 @@ ns_del() { ip netns del "$1" 2>/dev/null; }
 # ns_run NAME LOG CMD...: CMD in the background as the init (pid 1) of a
 # pid namespace of its own, in the network namespace NAME, in migrd's
 # mount namespace (no "ip netns exec": its mount namespace would have to
-# move too). NS_PID: CMD's pid here; NS_HOLDER: the unshare that waits
+# move too), leading a session of its own (CRIU refuses a tree whose
+# session leader is outside its pid namespace). NS_PID: CMD's pid here; NS_HOLDER: the unshare that waits
 # for it (not moved; it ends when CMD ends here). No --kill-child: CRIU
 # would restore its parent-death signal, and the restored root's parent,
 # criu restore, exits
 ns_run() {
 	local name=$1 log=$2
 	shift 2
-	nsenter --net="/run/netns/$name" unshare --pid --fork "$@" </dev/null >"$log" 2>&1 &
+	nsenter --net="/run/netns/$name" unshare --pid --fork setsid "$@" </dev/null >"$log" 2>&1 &
 	NS_HOLDER=$!
 	NS_PID=
 	for _ in $(seq 100); do
