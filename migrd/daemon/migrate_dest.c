@@ -267,7 +267,7 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	snprintf(imgs, sizeof(imgs), "%s/final", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
 	if (m->ns.own_netns) {
-		/* Its interface, address and MAC, down until it runs */
+		/* Its interface and address; its MAC once it runs */
 		snprintf(m->netns, sizeof(m->netns), "%s%s", NETNS_PREFIX,
 			 m->id);
 		if (netns_create(m->netns, &m->ns, &m->nsfd, err, errlen)) {

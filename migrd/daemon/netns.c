@@ -416,15 +416,17 @@ int netns_create(const char *name, const struct req_ns *ns, int *fd,
 	char dev[IF_NAMESIZE], tmp[IF_NAMESIZE], addr[32], path[128];
 	bool local;
 	const char *add_ns[] = { "netns", "add", name, NULL };
-	const char *add_link[] = { "link", "add", tmp, "link", dev,
-				   "address", ns->mac, "type", "macvlan",
-				   "mode", "bridge", NULL };
+	/* the kernel's random MAC until the restore is done */
+	const char *add_link[] = { "link", "add", tmp, "link", dev, "type",
+				   "macvlan", "mode", "bridge", NULL };
 	const char *move[] = { "link", "set", tmp, "netns", name, NULL };
 	const char *rename[] = { "-n", name, "link", "set", tmp, "name",
 				 ns->ifname, NULL };
 	const char *add_addr[] = { "-n", name, "addr", "add", addr, "dev",
 				   ns->ifname, NULL };
 	const char *lo[] = { "-n", name, "link", "set", "lo", "up", NULL };
+	const char *up[] = { "-n", name, "link", "set", ns->ifname, "arp",
+			     "off", "up", NULL };
 	const char *del_link[] = { "link", "del", tmp, NULL };
 	char ignore[128];
 
@@ -444,7 +446,8 @@ int netns_create(const char *name, const struct req_ns *ns, int *fd,
 	}
 	if (ip(-1, rename, NULL, 0, err, errlen) ||
 	    ip(-1, add_addr, NULL, 0, err, errlen) ||
-	    ip(-1, lo, NULL, 0, err, errlen))
+	    ip(-1, lo, NULL, 0, err, errlen) ||
+	    ip(-1, up, NULL, 0, err, errlen))
 		goto del_ns;
 	snprintf(path, sizeof(path), "/run/netns/%s", name);
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -546,7 +549,10 @@ static int garp(void *p)
 int netns_announce(int nsfd, const struct req_ns *ns, char *err,
 		   size_t errlen)
 {
-	if (netns_link(nsfd, ns, true, false, err, errlen))
+	const char *args[] = { "link", "set", ns->ifname, "address", ns->mac,
+			       "arp", "on", NULL };
+
+	if (ip(nsfd, args, NULL, 0, err, errlen))
 		return -1;
 	if (in_netns(nsfd, garp, (void *)ns))
 		/* the peers learn it from its next packet anyway */

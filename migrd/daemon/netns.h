@@ -51,8 +51,11 @@ int netns_check(const struct req_ns *ns, char *err, size_t errlen);
 
 /*
  * Destination: /run/netns/<name> with a macvlan on the host's interface
- * towards ns->addr, named, addressed and with ns's MAC, link down; lo up.
- * Opened into *fd. On failure nothing is left.
+ * towards ns->addr, named and addressed as ns says, up (CRIU connects its
+ * TCP sockets back through the interface's route) but with a random MAC
+ * and ARP off: no packet for ns->addr reaches it before its sockets are
+ * there, which would answer with resets. lo up. Opened into *fd. On
+ * failure nothing is left.
  */
 int netns_create(const char *name, const struct req_ns *ns, int *fd,
 		 char *err, size_t errlen);
@@ -63,7 +66,7 @@ void netns_delete(const char *name);
 /* Is nsfd /run/netns/<NETNS_PREFIX...>, made by migrd? Its name then */
 bool netns_ours(int nsfd, char *name, size_t len);
 
-/* Link up, then gratuitous ARPs: the peers learn where the address is */
+/* ns's MAC and ARP on, then gratuitous ARPs: the address lives here */
 int netns_announce(int nsfd, const struct req_ns *ns, char *err,
 		   size_t errlen);
 
