@@ -6,7 +6,8 @@
 # The tree: migr-traffic --loopback as its pid namespace's init (every op
 # and byte checked), and its child holding a TCP connection to a server in
 # B (tests/guest/ns_tcp.py: a running counter, every echo checked), which
-# must never break. Before that, refusals that touch nothing. Logs on the
+# must never break. Before that, refusals that touch nothing and a failed
+# restore that puts it back to work on A, connected. Logs on the
 # share (the same paths in both guests).
 # usage: migrate-ns.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +20,13 @@ SRV_ADDR=10.9.0.60 SRV_MAC=02:00:0a:09:00:3c SRV_PORT=18700
 TRAFFIC=$LOGDIR/migrate-ns-traffic.log
 TCPLOG=$LOGDIR/migrate-ns-tcp.log
 two_host_env migrate-ns
-printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
+# The destination's criu restore fails while this file exists
+FAIL_FLAG=$RUN/fail-restore
+printf '%s\n' '#!/bin/sh' "if [ \"\$1\" = restore ] && [ -e $FAIL_FLAG ]; then" \
+	'	echo "migrate-ns.sh: this restore fails on purpose" >&2; exit 1; fi' \
+	'exec /usr/sbin/criu "$@"' >"$RUN/criu"
+chmod 0755 "$RUN/criu"
+printf '%s\n' "criu = $RUN/criu" "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
 export MIGRD_CONF=$RUN/migrd.conf
 start_test_migrd migrate-ns "$LOGDIR/migrate-ns-migrd-$role.log"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$LOGDIR/migrate-ns-migrd-$role.log"
@@ -84,6 +91,19 @@ if [ "$role" = a ]; then
 	NAME=after_refusals_tcp_goes ok tcp_goes
 	NAME=after_refusals_runs_here ok runs_here "$WP"
 
+	# A restore that fails there, after the final dump: back to work
+	# here, its interface up again, its TCP sockets out of repair mode
+	say fail-restore
+	await restore-fails 60 || fail a_saw_restore_fails
+	refused failed_restore_says_why "criu restore failed" --pid "$WP" --to "$B_IP"
+	check failed_restore_runs_here_again grep -q "pid $WP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
+	check after_rollback_link_up sh -c "ip -n wl addr show eth0 | grep -q 'state UP' && ip -n wl addr show eth0 | grep -q '$WL_ADDR/24'"
+	NAME=after_rollback_traffic_goes ok traffic_goes
+	NAME=after_rollback_tcp_goes ok tcp_goes
+	NAME=after_rollback_runs_here ok runs_here "$WP"
+	say restore-works
+	await restore-works-b 60 || fail a_saw_restore_works
+
 	# A -> B, with pre-copy
 	moved migrate_a_to_b --pid "$WP" --to "$B_IP" --pre-copy 1
 	pid_there migrate_a_to_b >"$SYNC/pid-b"
@@ -123,6 +143,15 @@ else
 	SRV=$!
 	for _ in $(seq 100); do grep -q listening "$LOGDIR/migrate-ns-server.log" 2>/dev/null && break; sleep 0.1; done
 	say srv-up
+
+	await fail-restore 300 || fail b_saw_fail_restore
+	touch "$FAIL_FLAG"
+	say restore-fails
+	await restore-works 300 || fail b_saw_restore_works
+	rm -f "$FAIL_FLAG"
+	check b_failed_restore_left_no_netns sh -c "! ip netns list | grep -q '^migr-'"
+	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-ns-migrd-b.log"
+	say restore-works-b
 
 	await moved-ab 900 || fail b_saw_move
 	BP=$(cat "$SYNC/pid-b")
