@@ -10,7 +10,7 @@
 
 #include "req.h"
 
-#define MAX_TOKENS 6
+#define MAX_TOKENS 7
 #define PARTNER_ARGS 4 /* HOST PID QPN GID, then the line */
 #define UDPEERS_ARGS 1 /* HOST, then the line */
 
@@ -28,7 +28,7 @@ static const struct {
 	{ "partner", REQ_PARTNER, PARTNER_ARGS, PARTNER_ARGS },
 	{ "udpeers", REQ_UDPEERS, UDPEERS_ARGS, UDPEERS_ARGS },
 	{ "migrate", REQ_MIGRATE, 5, 5 },
-	{ "mig-check", REQ_MIG_CHECK, 5, 5 },
+	{ "mig-check", REQ_MIG_CHECK, 6, 6 },
 	{ "mig-put", REQ_MIG_PUT, 2, 2 },
 	{ "mig-restore", REQ_MIG_RESTORE, 2, 2 },
 	{ "mig-end", REQ_MIG_END, 2, 2 },
@@ -199,6 +199,72 @@ static int parse_tids(struct req *r, const char *tok, char *err, size_t errlen)
 	return 0;
 }
 
+/* "aa:bb:cc:dd:ee:ff", lowercase hex */
+static int valid_mac(const char *s)
+{
+	int i;
+
+	if (strlen(s) != 17)
+		return 0;
+	for (i = 0; i < 17; i++)
+		if (i % 3 == 2 ? s[i] != ':' :
+				 !strchr("0123456789abcdef", s[i]) || !s[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * The tree's namespaces: "PIDNS,IF,MAC,ADDR/PREFIX" with PIDNS "own" (the
+ * root is its pid namespace's init) or "host", and IF,MAC,ADDR all "-"
+ * (migrd's network namespace) or its own's one interface and IPv4 address
+ */
+static int parse_ns(struct req *r, const char *tok, char *err, size_t errlen)
+{
+	char buf[REQ_NS_MAX], *f[5], *p = buf, *slash;
+	struct in_addr a4;
+	unsigned long v;
+	int n = 0;
+
+	if (strlen(tok) >= sizeof(buf))
+		return req_fail(err, errlen, "invalid namespaces '%.40s...'",
+				tok);
+	strcpy(buf, tok);
+	while (n < 5 && (f[n] = strsep(&p, ",")))
+		n++;
+	if (n != 4)
+		return req_fail(err, errlen,
+				"invalid namespaces '%s' (PIDNS,IF,MAC,ADDR/PREFIX)",
+				tok);
+	if (strcmp(f[0], "own") && strcmp(f[0], "host"))
+		return req_fail(err, errlen,
+				"invalid pid namespace '%s' (own or host)",
+				f[0]);
+	r->ns.own_pidns = !strcmp(f[0], "own");
+	if (!strcmp(f[1], "-") && !strcmp(f[2], "-") && !strcmp(f[3], "-"))
+		return 0;
+	if (!valid_name(f[1]) || strlen(f[1]) >= sizeof(r->ns.ifname))
+		return req_fail(err, errlen, "invalid interface name '%s'",
+				f[1]);
+	if (!valid_mac(f[2]))
+		return req_fail(err, errlen, "invalid MAC address '%s'", f[2]);
+	slash = strchr(f[3], '/');
+	if (!slash)
+		return req_fail(err, errlen, "invalid address '%s' (ADDR/PREFIX)",
+				f[3]);
+	*slash = 0;
+	if (inet_pton(AF_INET, f[3], &a4) != 1 ||
+	    parse_uint(slash + 1, 1, 32, &v))
+		return req_fail(err, errlen,
+				"invalid address '%s/%s' (IPv4/1..32)", f[3],
+				slash + 1);
+	r->ns.own_netns = true;
+	strcpy(r->ns.ifname, f[1]);
+	strcpy(r->ns.mac, f[2]);
+	strcpy(r->ns.addr, f[3]);
+	r->ns.prefix = v;
+	return 0;
+}
+
 static int parse_mig(struct req *r, char **tok, char *err, size_t errlen)
 {
 	unsigned long v;
@@ -242,7 +308,9 @@ static int parse_mig(struct req *r, char **tok, char *err, size_t errlen)
 			return req_fail(err, errlen, "invalid version '%s'",
 					tok[3]);
 		strcpy(r->version, tok[3]);
-		return parse_tids(r, tok[4], err, errlen);
+		if (parse_tids(r, tok[4], err, errlen))
+			return -1;
+		return parse_ns(r, tok[5], err, errlen);
 	case REQ_MIG_PUT:
 		/* an image directory: a name of ours, never a path */
 		if (!valid_name(tok[1]) || tok[1][0] == '.')
@@ -539,8 +607,17 @@ int req_format(const struct req *r, char *buf, size_t len)
 			     r->count, r->wait_ms);
 		break;
 	case REQ_MIG_CHECK:
-		n = snprintf(buf, len, "migrd/1 mig-check %s %d %s %s %s\n",
-			     r->id, r->pid, r->dev, r->version, r->line);
+		n = snprintf(buf, len, "migrd/1 mig-check %s %d %s %s %s %s,",
+			     r->id, r->pid, r->dev, r->version, r->line,
+			     r->ns.own_pidns ? "own" : "host");
+		if (n < 0 || (size_t)n >= len)
+			return -1;
+		if (r->ns.own_netns)
+			n += snprintf(buf + n, len - n, "%s,%s,%s/%u\n",
+				      r->ns.ifname, r->ns.mac, r->ns.addr,
+				      r->ns.prefix);
+		else
+			n += snprintf(buf + n, len - n, "-,-,-\n");
 		break;
 	case REQ_MIG_PUT:
 		n = snprintf(buf, len, "migrd/1 mig-put %s %s\n", r->id,

@@ -25,7 +25,10 @@
  *                                      (root only: migrate.c; the reply
  *                                      is preceded by progress lines)
  * Between the two migrd of a migration (peers only: migrate_dest.c):
- *   migrd/1 mig-check ID PID DEVICE CRIU_VERSION TID,TID,...
+ *   migrd/1 mig-check ID PID DEVICE CRIU_VERSION TID,TID,... NS
+ *                                      (NS: PIDNS,IF,MAC,ADDR/PREFIX, see
+ *                                      struct req_ns; "host,-,-,-" for a
+ *                                      bare tree)
  *   migrd/1 mig-put ID NAME            (then a stream of frames: images.h)
  *   migrd/1 mig-grants ID PPID/QPN/GID/HOST,...
  *                                      (the parked process's partner
@@ -36,6 +39,7 @@
 #ifndef MIGRD_REQ_H
 #define MIGRD_REQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +89,18 @@ struct req_grant {
 /* One entry's longest text: pid, QPN, GID, an IPv6 address, separators */
 #define REQ_GRANT_TEXT_MAX 96
 
+#define REQ_NS_MAX 80
+
+/* mig-check: the namespaces of the tree that comes (migrate_dest.c) */
+struct req_ns {
+	bool own_pidns; /* its root is the init of its own pid namespace */
+	bool own_netns; /* then: its one interface and IPv4 address */
+	char ifname[16];
+	char mac[18];
+	char addr[16];
+	unsigned int prefix;
+};
+
 struct req {
 	enum req_op op;
 	int pid; /* 0: every process (status) */
@@ -100,6 +116,7 @@ struct req {
 	char name[REQ_NAME_MAX]; /* mig-put: an image directory */
 	char version[REQ_NAME_MAX]; /* mig-check: CRIU's */
 	unsigned int count; /* migrate: pre-copy rounds */
+	struct req_ns ns; /* mig-check */
 };
 
 /*

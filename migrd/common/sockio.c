@@ -157,17 +157,29 @@ static int set_blocking(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 }
 
+static int set_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
 int io_connect_unix(const char *path, int timeout_ms)
+{
+	return io_connect_unix_fd(-1, path, timeout_ms);
+}
+
+int io_connect_unix_fd(int fd, const char *path, int timeout_ms)
 {
 	long long deadline = io_now_ms() + timeout_ms;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	size_t n = strlen(path);
 	socklen_t len, elen;
-	int fd, err;
+	int err;
 
 	if (n >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
+		err = ENAMETOOLONG;
+		goto fail;
 	}
 	memcpy(sun.sun_path, path, n);
 	len = offsetof(struct sockaddr_un, sun_path) + n;
@@ -175,9 +187,11 @@ int io_connect_unix(const char *path, int timeout_ms)
 		sun.sun_path[0] = 0; /* abstract: no terminating NUL */
 	else
 		len++;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return -1;
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    0);
+	if (fd < 0 || set_nonblocking(fd))
+		goto fail_errno;
 	/*
 	 * A blocking connect to a listener that never accepts waits for
 	 * good once its backlog is full; non-blocking, AF_UNIX says EAGAIN

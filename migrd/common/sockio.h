@@ -25,5 +25,7 @@ ssize_t io_read_line(int fd, char **out, size_t max, int timeout_ms);
  * also when the listener's backlog is full (then ETIMEDOUT)
  */
 int io_connect_unix(const char *path, int timeout_ms);
+/* The same with fd, an AF_UNIX stream socket (closed on failure); -1: a new one */
+int io_connect_unix_fd(int fd, const char *path, int timeout_ms);
 
 #endif

@@ -48,7 +48,7 @@ static void first_error(const char *dir, const char *log, char *buf,
 
 static void __attribute__((noreturn))
 child(const char *prog, char *const argv[], char *const envp[], const char *dir,
-      int out)
+      int out, int fd3)
 {
 	sigset_t none;
 	int in = open("/dev/null", O_RDONLY);
@@ -60,13 +60,15 @@ child(const char *prog, char *const argv[], char *const envp[], const char *dir,
 	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
 	    chdir(dir))
 		_exit(126);
+	/* fd 3: what --inherit-fd names (dup2 drops O_CLOEXEC) */
+	if (fd3 == 3 ? fcntl(3, F_SETFD, 0) : fd3 >= 0 && dup2(fd3, 3) < 0)
+		_exit(126);
 	setsid();
 	execve(prog, argv, envp);
 	_exit(127);
 }
 
-/* Wait for pid within timeout_ms: its wait status, or -1 (killed) */
-static int wait_bounded(pid_t pid, int timeout_ms)
+int criu_wait_bounded(pid_t pid, int timeout_ms)
 {
 	int pfd = syscall(SYS_pidfd_open, pid, 0), status = 0;
 	struct pollfd p = { .fd = pfd, .events = POLLIN };
@@ -91,6 +93,12 @@ static int wait_bounded(pid_t pid, int timeout_ms)
 int criu_run(const char *const args[], const char *dir, const char *log,
 	     int timeout_ms, char *err, size_t errlen)
 {
+	return criu_run_fd(args, dir, log, -1, timeout_ms, err, errlen);
+}
+
+int criu_run_fd(const char *const args[], const char *dir, const char *log,
+		int fd3, int timeout_ms, char *err, size_t errlen)
+{
 	char *argv[CRIU_ARGS_MAX + 2], *envp[3], path[512], why[400];
 	int out, status, n = 0;
 	pid_t pid;
@@ -114,14 +122,14 @@ int criu_run(const char *const args[], const char *dir, const char *log,
 	}
 	pid = fork();
 	if (pid == 0)
-		child(migrd.conf.criu, argv, envp, dir, out);
+		child(migrd.conf.criu, argv, envp, dir, out, fd3);
 	close(out);
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot run %s: %s", migrd.conf.criu,
 			 strerror(errno));
 		return -1;
 	}
-	status = wait_bounded(pid, timeout_ms);
+	status = criu_wait_bounded(pid, timeout_ms);
 	if (status == 0)
 		return 0;
 	why[0] = 0;

@@ -4,6 +4,7 @@
 #define MIGRD_CRIU_RUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * criu with args (a NULL-terminated list, without the program) in dir,
@@ -14,6 +15,12 @@
  */
 int criu_run(const char *const args[], const char *dir, const char *log,
 	     int timeout_ms, char *err, size_t errlen);
+/* The same with fd3, if not -1, as CRIU's fd 3 (its --inherit-fd fd[3]) */
+int criu_run_fd(const char *const args[], const char *dir, const char *log,
+		int fd3, int timeout_ms, char *err, size_t errlen);
+
+/* Wait for a child within timeout_ms: its wait status, or -1 (killed) */
+int criu_wait_bounded(pid_t pid, int timeout_ms);
 
 /*
  * The version "criu --version" prints ("4.1.1"), run in dir; 0 or -1.

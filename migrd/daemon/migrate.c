@@ -19,12 +19,14 @@
 #include "log.h"
 #include "migr_json.h"
 #include "migrate.h"
+#include "netns.h"
 #include "pauth.h"
 #include "peer.h"
 #include "ptree.h"
 #include "registry.h"
 #include "reply.h"
 #include "sockio.h"
+#include "tcprepair.h"
 
 #define PROGRESS_MS 2000 /* a progress line to migrctl, or it is dropped */
 
@@ -57,6 +59,11 @@ struct mig {
 	bool answered; /* the last ask() had a reply, ok or not */
 	bool park_unknown; /* the park had no answer: it may have happened */
 	bool checked; /* the destination took the migration */
+	struct req_ns ns; /* its own namespaces, told to the destination */
+	int nsfd; /* its own network namespace, or -1 */
+	unsigned long netns_ino;
+	bool link_down; /* its interface, down from the final dump on */
+	int pid_there; /* its root's pid on the destination (host's) */
 	char err[512];
 };
 
@@ -203,6 +210,32 @@ static int end_on_new(struct mig *m, const char *what, char *state,
 	return ret;
 }
 
+/*
+ * Its own pid namespace (it must be its init: CRIU dumps a pid namespace
+ * from there) and its own network namespace, dumped as external: the
+ * destination makes one with the same interface and address
+ */
+static int namespaces(struct mig *m)
+{
+	int own = ns_pidns_own(m->r->pid), init = ns_pidns_init(m->r->pid);
+	char err[256];
+	int rc;
+
+	if (own < 0 || init < 0)
+		return fail(m, "pid %d is gone", m->r->pid);
+	if (own && !init)
+		return fail(m, "pid %d is in a pid namespace of its own but is not its init (pid 1 there): migrate the init",
+			    m->r->pid);
+	rc = netns_open_other(m->r->pid, &m->nsfd, &m->netns_ino);
+	if (rc < 0)
+		return fail(m, "pid %d is gone", m->r->pid);
+	if (rc && netns_read(m->nsfd, &m->ns, err, sizeof(err)))
+		return fail(m, "pid %d: its network namespace cannot move: %s",
+			    m->r->pid, err);
+	m->ns.own_pidns = init;
+	return 0;
+}
+
 static int checks(struct mig *m)
 {
 	struct req q = { .op = REQ_MIG_CHECK };
@@ -223,6 +256,8 @@ static int checks(struct mig *m)
 		       MIG_TREE_MAX))
 		return fail(m, "pid %d: its process tree is gone or has more than %d threads",
 			    m->r->pid, MIG_TREE_MAX);
+	if (namespaces(m))
+		return -1;
 	if (proc_request(m->r->pid, "status\n", 10000, &reply, err,
 			 sizeof(err)))
 		return fail(m, "%s", err);
@@ -251,6 +286,7 @@ static int checks(struct mig *m)
 			 sizeof(m->err)))
 		return -1;
 	q.pid = m->r->pid;
+	q.ns = m->ns;
 	snprintf(q.dev, sizeof(q.dev), "%s", m->dev);
 	snprintf(q.version, sizeof(q.version), "%s", m->criu_ver);
 	for (i = 0; i < m->ntids; i++) {
@@ -271,8 +307,8 @@ static int checks(struct mig *m)
 /* criu dump or pre-dump of the tree into <dir>/<sub>, after <prev> */
 static int dump(struct mig *m, const char *sub, const char *prev, bool final)
 {
-	char imgs[600], parent[80], pid[16];
-	const char *args[24];
+	char imgs[600], parent[80], pid[16], ext[64];
+	const char *args[28];
 	int n = 0;
 
 	if (img_path(m->id, sub, true, imgs, sizeof(imgs), m->err,
@@ -294,6 +330,20 @@ static int dump(struct mig *m, const char *sub, const char *prev, bool final)
 	}
 	if (final)
 		args[n++] = "--leave-stopped";
+	if (m->ns.own_netns) {
+		/*
+		 * The namespace stays here (its interface down, see
+		 * lock_net()): CRIU's network lock (iptables, nftables) is
+		 * not needed, nor installed
+		 */
+		snprintf(ext, sizeof(ext), "net[%lu]:%s", m->netns_ino,
+			 NETNS_KEY);
+		args[n++] = "--external";
+		args[n++] = ext;
+		args[n++] = "--tcp-established";
+		args[n++] = "--network-lock";
+		args[n++] = "skip";
+	}
 	args[n++] = "-o";
 	args[n++] = "dump.log";
 	args[n++] = "-v4";
@@ -421,12 +471,57 @@ static int send_grants(struct mig *m)
 	return ret;
 }
 
+/*
+ * Its connections wait, from the final dump on: no packet reaches their
+ * sockets here (no reset from a socket CRIU left in repair mode) until
+ * the destination has them, or the rollback brings the link up again
+ */
+static int lock_net(struct mig *m)
+{
+	char err[256];
+
+	if (!m->ns.own_netns)
+		return 0;
+	m->link_down = true;
+	if (netns_link(m->nsfd, &m->ns, false, false, err, sizeof(err)))
+		return fail(m, "pid %d: its interface cannot be locked: %s",
+			    m->r->pid, err);
+	return 0;
+}
+
+/*
+ * After the commit its address lives there: no longer here. The
+ * namespace is its operator's; one migrd made (an earlier migration
+ * here) goes
+ */
+static void release_net(struct mig *m)
+{
+	char err[256], name[64];
+
+	if (!m->ns.own_netns)
+		return;
+	if (netns_link(m->nsfd, &m->ns, false, true, err, sizeof(err)))
+		log_err("migration %s: %s/%u may still be here: %s", m->id,
+			m->ns.addr, m->ns.prefix, err);
+	if (netns_ours(m->nsfd, name, sizeof(name)))
+		netns_delete(name);
+}
+
 /* Back to work here: the tree runs again and rebuilds on its device */
 static void rollback(struct mig *m)
 {
 	char *reply = NULL, err[512];
 	size_t off = strlen(m->err);
 
+	if (m->link_down &&
+	    netns_link(m->nsfd, &m->ns, true, false, err, sizeof(err)))
+		log_err("migration %s: pid %d: its interface stays down: %s",
+			m->id, m->r->pid, err);
+	/* A final dump left its TCP sockets in repair mode */
+	if (m->ns.own_netns && m->link_down &&
+	    tcp_repair_off(m->pids, m->npids) < 0)
+		log_err("migration %s: pid %d: its TCP sockets stay in repair mode: %s",
+			m->id, m->r->pid, strerror(errno));
 	ptree_signal(m->pids, m->npids, SIGCONT);
 	if (proc_request(m->r->pid, "resume\n", 60000, &reply, err,
 			 sizeof(err)) ||
@@ -499,6 +594,7 @@ static int restore_commit(struct mig *m)
 		return 1;
 	}
 	m->ms_blackout = io_now_ms() - m->t_park;
+	m->pid_there = migr_json_int(j, "pid", 1, INT32_MAX, m->r->pid);
 	rebuild_ms(m, j);
 	json_decref(j);
 	q = (struct req){ .op = REQ_MIG_END };
@@ -525,8 +621,8 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 	uint64_t pre = 0;
 	unsigned int k;
 
-	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"to\":", REQ_VERSION,
-		  m->r->pid);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"pid_there\":%d,\"to\":",
+		  REQ_VERSION, m->r->pid, m->pid_there);
 	sb_json_str(out, m->r->host);
 	sb_add(out, ",\"device\":", 10);
 	sb_json_str(out, m->dev);
@@ -577,6 +673,8 @@ static void run(struct mig *m, struct sbuf *out)
 	if (send_grants(m))
 		goto back;
 	t = io_now_ms();
+	if (lock_net(m))
+		goto back;
 	snprintf(prev, sizeof(prev), "pre-%u", m->nrounds);
 	if (dump(m, "final", m->nrounds ? prev : NULL, true))
 		goto back;
@@ -603,10 +701,11 @@ static void run(struct mig *m, struct sbuf *out)
 		return;
 	}
 	ptree_signal(m->pids, m->npids, SIGKILL);
+	release_net(m);
 	img_remove(m->id, true);
 	progress(m, "done",
-		 "pid %d runs on %s (device %s); blackout %.0f ms, total %.0f ms",
-		 m->r->pid, m->r->host, m->dev, m->ms_blackout,
+		 "pid %d runs on %s as pid %d (device %s); blackout %.0f ms, total %.0f ms",
+		 m->r->pid, m->r->host, m->pid_there, m->dev, m->ms_blackout,
 		 (double)(io_now_ms() - t0));
 	report(m, out, t0);
 	return;
@@ -646,11 +745,14 @@ void migrate_run(const struct req *r, const struct client *c,
 	}
 	m->r = r;
 	m->c = c;
+	m->nsfd = -1;
 	log_info("migrating pid %d to %s (device %s, pre-copy %u), asked by uid %u",
 		 r->pid, r->host, r->dev[0] ? r->dev : "-", r->count,
 		 (unsigned int)c->uid);
 	run(m, out);
 	peer_close(m->pc);
+	if (m->nsfd >= 0)
+		close(m->nsfd);
 	free(m->park_reply);
 	unclaim(r->pid);
 	free(m);

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "migr_json.h"
 #include "migrate.h"
+#include "netns.h"
 #include "pauth.h"
 #include "peer.h"
 #include "ptree.h"
@@ -41,6 +42,9 @@ struct dest_mig {
 	/* its partner sessions' grants, given to it once restored */
 	struct req_grant *grants;
 	int ngrants;
+	struct req_ns ns; /* the tree's own namespaces */
+	char netns[32]; /* the network namespace made for it, if any */
+	int nsfd;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +93,17 @@ static void kill_copy(struct dest_mig *m)
 	ptree_signal(pids, np, SIGKILL);
 }
 
+/* A copy that did not stay: the network namespace made for it goes */
+static void drop_netns(struct dest_mig *m)
+{
+	if (m->nsfd >= 0)
+		close(m->nsfd);
+	m->nsfd = -1;
+	if (m->netns[0])
+		netns_delete(m->netns);
+	m->netns[0] = 0;
+}
+
 /* The fence: a restored copy without a commit by its deadline dies */
 static void *fence(void *arg)
 {
@@ -112,6 +127,7 @@ static void *fence(void *arg)
 		log_warn("migration %s: no commit from %s in time: its restored copy (pid %d) is killed",
 			 m->id, m->who, m->pid);
 		kill_copy(m);
+		drop_netns(m);
 		img_remove(m->id, true);
 		m->state = D_DONE;
 	}
@@ -145,7 +161,10 @@ static void do_check(const struct req *r, const struct client *c,
 	}
 	if (criu_plugin_missing("", err, sizeof(err)))
 		goto refuse;
-	if (!tid_free(r->line, taken, sizeof(taken))) {
+	if (r->ns.own_netns && netns_check(&r->ns, err, sizeof(err)))
+		goto refuse;
+	/* A pid namespace's tree keeps its pids there, not on this host */
+	if (!r->ns.own_pidns && !tid_free(r->line, taken, sizeof(taken))) {
 		snprintf(err, sizeof(err),
 			 "pid %s is taken: the process tree of pid %d cannot keep its pids here",
 			 taken, r->pid);
@@ -161,6 +180,8 @@ static void do_check(const struct req *r, const struct client *c,
 		snprintf(m->who, sizeof(m->who), "%s", peer_link_who(c->link));
 		m->pid = r->pid;
 		m->born = io_now_ms();
+		m->ns = r->ns;
+		m->nsfd = -1;
 	}
 	pthread_mutex_unlock(&lock);
 	if (!m) {
@@ -288,11 +309,12 @@ static void do_put(const struct req *r, const struct client *c,
 static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		   double *ms, char **report, char *err, size_t errlen)
 {
-	char dir[512], imgs[600], pidfile[600];
-	const char *args[] = { "restore", "-D", imgs, "-d",
-			       "-L", migrd.conf.criu_plugins,
-			       "--pidfile", pidfile,
-			       "-o", "restore.log", "-v4", NULL };
+	char dir[512], imgs[600], pidfile[600], inherit[64];
+	const char *args[24] = { "restore", "-D", imgs, "-d",
+				 "-L", migrd.conf.criu_plugins,
+				 "--pidfile", pidfile,
+				 "-o", "restore.log", "-v4", NULL };
+	int n = 11;
 	long long t0 = io_now_ms();
 	unsigned long long start;
 	FILE *f;
@@ -302,12 +324,31 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		return -1;
 	snprintf(imgs, sizeof(imgs), "%s/final", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
-	if (criu_run(args, imgs, "restore.log", io_left_ms(deadline),
-		     err, errlen))
+	if (m->ns.own_netns) {
+		/* Its interface and address; its MAC once it runs */
+		snprintf(m->netns, sizeof(m->netns), "%s%s", NETNS_PREFIX,
+			 m->id);
+		if (netns_create(m->netns, &m->ns, &m->nsfd, err, errlen)) {
+			m->netns[0] = 0;
+			return -1;
+		}
+		/* CRIU's external namespace, the source's --external net[] */
+		snprintf(inherit, sizeof(inherit), "fd[3]:%s", NETNS_KEY);
+		args[n++] = "--inherit-fd";
+		args[n++] = inherit;
+		args[n++] = "--tcp-established";
+		args[n++] = "--network-lock";
+		args[n++] = "skip";
+		args[n] = NULL;
+	}
+	if (criu_run_fd(args, imgs, "restore.log", m->nsfd,
+			io_left_ms(deadline), err, errlen))
 		return -1;
 	*ms = io_now_ms() - t0;
+	/* CRIU says the root's pid in migrd's pid namespace */
 	f = fopen(pidfile, "re");
-	if (!f || fscanf(f, "%d", &pid) != 1 || pid != m->pid) {
+	if (!f || fscanf(f, "%d", &pid) != 1 || pid <= 0 ||
+	    (!m->ns.own_pidns && pid != m->pid)) {
 		snprintf(err, errlen, "criu restore did not say pid %d",
 			 m->pid);
 		if (f)
@@ -315,6 +356,14 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		return -1;
 	}
 	fclose(f);
+	if (m->ns.own_pidns) {
+		pthread_mutex_lock(&lock);
+		m->pid = pid; /* its pid here from now on */
+		pthread_mutex_unlock(&lock);
+	}
+	if (m->ns.own_netns &&
+	    netns_announce(m->nsfd, &m->ns, err, errlen))
+		return -1;
 	if (!proc_start(pid, &start)) {
 		m->start = start;
 		give_grants(m, pid, start);
@@ -365,8 +414,8 @@ static void do_restore(const struct req *r, const struct client *c,
 	pthread_mutex_unlock(&lock);
 	log_info("migration %s: pid %d restored and resumed on %s in %.0f ms; waiting for the commit",
 		 r->id, m->pid, r->dev, io_now_ms() - (double)t0);
-	sb_printf(out, "{\"v\":%d,\"ok\":true,\"restore_ms\":%.1f,\"report\":%s}",
-		  REQ_VERSION, ms, report);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"restore_ms\":%.1f,\"report\":%s}",
+		  REQ_VERSION, m->pid, ms, report);
 	free(report);
 	return;
 fail:
@@ -374,6 +423,7 @@ fail:
 		 r->id, err);
 	pthread_mutex_lock(&lock);
 	kill_copy(m);
+	drop_netns(m);
 	m->state = D_DONE;
 	pthread_mutex_unlock(&lock);
 	img_remove(r->id, true);
@@ -397,6 +447,9 @@ static void do_end(const struct req *r, struct sbuf *out)
 			m->state = D_DONE;
 			log_info("migration %s: committed; pid %d runs here",
 				 m->id, m->pid);
+			if (m->nsfd >= 0)
+				close(m->nsfd);
+			m->nsfd = -1;
 			img_remove(m->id, true);
 		} else if (!m || !m->committed) {
 			snprintf(err, sizeof(err),
@@ -408,6 +461,9 @@ static void do_end(const struct req *r, struct sbuf *out)
 		} else if (m) {
 			if (m->state == D_RESTORED || m->state == D_RESTORING)
 				kill_copy(m);
+			/* a restore under way drops it on its own failure */
+			if (m->state != D_RESTORING)
+				drop_netns(m);
 			log_info("migration %s: aborted by the source", m->id);
 			img_remove(m->id, true);
 			m->state = D_DONE;

@@ -14,6 +14,7 @@
 
 #include "migr_json.h"
 #include "migrd.h"
+#include "netns.h"
 #include "registry.h"
 #include "sockio.h"
 
@@ -81,7 +82,8 @@ static bool valid_json(const char *s, size_t len)
 
 /*
  * Anyone may bind "@migr/<pid>" first: only the process pid itself may get
- * what migrd sends there.
+ * what migrd sends there. SO_PEERCRED names the holder by its pid in
+ * migrd's pid namespace, whatever namespace it is in itself.
  */
 static int check_holder(int fd, int pid, char *err, size_t errlen)
 {
@@ -119,13 +121,30 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 	long long deadline = io_now_ms() + timeout_ms;
 	char path[32];
 	ssize_t n;
-	int fd, left;
+	int fd, left, nspid;
 
+	/*
+	 * The agent binds "migr/<its own getpid()>" in its own network
+	 * namespace: a socket made there, named by its pid there (the
+	 * same two as migrd's for a process in migrd's namespaces)
+	 */
+	nspid = ns_pid(pid);
+	if (nspid <= 0) {
+		snprintf(err, errlen, "pid %d: the process is gone", pid);
+		return -1;
+	}
+	fd = ns_socket(pid, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen,
+			 "pid %d: no socket in its network namespace: %s", pid,
+			 strerror(errno));
+		return -1;
+	}
 	/* One bound for connect, write and read together */
-	snprintf(path, sizeof(path), "@migr/%d", pid);
-	fd = io_connect_unix(path, timeout_ms < PROC_CONNECT_MS ?
-					   timeout_ms :
-					   PROC_CONNECT_MS);
+	snprintf(path, sizeof(path), "@migr/%d", nspid);
+	fd = io_connect_unix_fd(fd, path, timeout_ms < PROC_CONNECT_MS ?
+						  timeout_ms :
+						  PROC_CONNECT_MS);
 	if (fd < 0) {
 		snprintf(err, errlen,
 			 "pid %d: cannot reach its control socket: %s", pid,

@@ -53,7 +53,7 @@ static void test_requests(void)
 	CHECK(refused("migrd/1 frobnicate\n", "unknown request 'frobnicate'"));
 	CHECK(refused("migrd/1 switch 7 rxe1\n", "wrong number"));
 	CHECK(refused("migrd/1 hello x\n", "wrong number"));
-	CHECK(refused("migrd/1 status 1 2 3 4 5 6\n", "too many"));
+	CHECK(refused("migrd/1 status 1 2 3 4 5 6 7\n", "too many"));
 	CHECK(refused("migrd/1 status abc\n", "invalid pid 'abc'"));
 	CHECK(refused("migrd/1 status -1\n", "invalid pid"));
 	CHECK(refused("migrd/1 status 0\n", "invalid pid"));
@@ -234,26 +234,59 @@ static void test_migrate(void)
 	CHECK(refused("migrd/1 migrate 7 b ../x 0 1\n", "device name"));
 	CHECK(refused("migrd/1 migrate 7 b rxe1 0 0\n", "invalid wait"));
 
-	CHECK(!parse("migrd/1 mig-check " MID " 30000 rxe0 4.1.1 30000,30001\n",
+	CHECK(!parse("migrd/1 mig-check " MID " 30000 rxe0 4.1.1 30000,30001 host,-,-,-\n",
 		     &r));
 	CHECK(r.op == REQ_MIG_CHECK && !strcmp(r.id, MID) && r.pid == 30000 &&
 	      !strcmp(r.dev, "rxe0") && !strcmp(r.version, "4.1.1") &&
 	      !strcmp(r.line, "30000,30001"));
 	CHECK(req_format(&r, line, sizeof(line)) > 0 && !parse(line, &r2) &&
 	      !strcmp(r2.line, r.line) && !strcmp(r2.id, MID));
-	CHECK(refused("migrd/1 mig-check 0123 1 rxe0 4.1.1 1\n",
+	CHECK(!r.ns.own_pidns && !r.ns.own_netns);
+	/* a tree in its own pid and network namespaces */
+	CHECK(!parse("migrd/1 mig-check " MID
+		     " 9 rxe0 4.1.1 9 own,eth1,02:00:0a:09:00:32,10.9.0.50/24\n",
+		     &r));
+	CHECK(r.ns.own_pidns && r.ns.own_netns &&
+	      !strcmp(r.ns.ifname, "eth1") &&
+	      !strcmp(r.ns.mac, "02:00:0a:09:00:32") &&
+	      !strcmp(r.ns.addr, "10.9.0.50") && r.ns.prefix == 24);
+	CHECK(req_format(&r, line, sizeof(line)) > 0 &&
+	      strstr(line, " own,eth1,02:00:0a:09:00:32,10.9.0.50/24\n") &&
+	      !parse(line, &r2) && r2.ns.own_netns && r2.ns.prefix == 24);
+	CHECK(!parse("migrd/1 mig-check " MID " 9 rxe0 4.1.1 9 own,-,-,-\n",
+		     &r) &&
+	      r.ns.own_pidns && !r.ns.own_netns);
+	CHECK(refused("migrd/1 mig-check " MID " 9 rxe0 4.1.1 9\n",
+		      "arguments"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 mine,-,-,-\n",
+		      "pid namespace"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,-,-\n",
+		      "namespaces"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e/1,02:00:0a:09:00:32,1.2.3.4/8\n",
+		      "interface name"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0A:09:00:32,1.2.3.4/8\n",
+		      "MAC address"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3/8\n",
+		      "invalid address"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3.4/33\n",
+		      "invalid address"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3.4\n",
+		      "ADDR/PREFIX"));
+	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,-,-\n",
+		      "MAC address"));
+	CHECK(refused("migrd/1 mig-check 0123 1 rxe0 4.1.1 1 host,-,-,-\n",
 		      "migration id"));
-	CHECK(refused("migrd/1 mig-check 0123456789ABCDEF 1 rxe0 4.1.1 1\n",
+	CHECK(refused("migrd/1 mig-check 0123456789ABCDEF 1 rxe0 4.1.1 1 host,-,-,-\n",
 		      "migration id"));
-	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,,2\n",
+	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,,2 host,-,-,-\n",
 		      "thread id list"));
-	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,-2\n",
+	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,-2 host,-,-,-\n",
 		      "thread id list"));
 	/* at most REQ_MIG_TIDS_MAX thread ids */
 	for (i = n = 0; i <= REQ_MIG_TIDS_MAX; i++)
 		n += snprintf(tids + n, sizeof(tids) - n, "%s%d", i ? "," : "",
 			      i + 1);
-	snprintf(line, sizeof(line), "migrd/1 mig-check " MID " 1 r 4 %s\n",
+	snprintf(line, sizeof(line), "migrd/1 mig-check " MID " 1 r 4 %s host,-,-,-\n",
 		 tids);
 	CHECK(refused(line, "thread id list"));
 

@@ -1,0 +1,177 @@
+#!/bin/bash
+# In two guests (buildlib/testbed/run.sh --two): migrctl migrate moves a
+# workload that runs as a container would, in a pid namespace and a
+# network namespace of its own (docs/namespaces.md), with its address
+# (10.9.0.50, a macvlan) and an established TCP connection: A -> B -> A.
+# The tree: migr-traffic --loopback as its pid namespace's init (every op
+# and byte checked), and its child holding a TCP connection to a server in
+# B (tests/guest/ns_tcp.py: a running counter, every echo checked), which
+# must never break. Before that, refusals that touch nothing and a failed
+# restore that puts it back to work on A, connected. Logs on the
+# share (the same paths in both guests).
+# usage: migrate-ns.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ns.sh"
+role=${1:?a or b}
+A_IP=10.9.0.1
+B_IP=10.9.0.2
+WL_ADDR=10.9.0.50 WL_MAC=02:00:0a:09:00:32 # the workload's
+SRV_ADDR=10.9.0.60 SRV_MAC=02:00:0a:09:00:3c SRV_PORT=18700
+TRAFFIC=$LOGDIR/migrate-ns-traffic.log
+TCPLOG=$LOGDIR/migrate-ns-tcp.log
+two_host_env migrate-ns
+# The destination's criu restore fails while this file exists
+FAIL_FLAG=$RUN/fail-restore
+printf '%s\n' '#!/bin/sh' "if [ \"\$1\" = restore ] && [ -e $FAIL_FLAG ]; then" \
+	'	echo "migrate-ns.sh: this restore fails on purpose" >&2; exit 1; fi' \
+	'exec /usr/sbin/criu "$@"' >"$RUN/criu"
+chmod 0755 "$RUN/criu"
+printf '%s\n' "criu = $RUN/criu" "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
+export MIGRD_CONF=$RUN/migrd.conf
+start_test_migrd migrate-ns "$LOGDIR/migrate-ns-migrd-$role.log"
+[ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$LOGDIR/migrate-ns-migrd-$role.log"
+
+ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
+runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
+traffic_goes() { grows "$TRAFFIC" 'ops=([0-9]+)' 30; }
+tcp_goes() { grows "$TCPLOG" ' n=([0-9]+)' 60 && ! grep -q BROKEN "$TCPLOG"; }
+ns_init() { [ "$(awk '/^NSpid:/ { print $NF }' /proc/"$1"/status)" = 1 ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; return 1; }
+# moved NAME ARGS... / refused NAME PATTERN ARGS...: migrctl migrate
+# ARGS, its output in $LOGDIR/NAME.out (shown); pass if it succeeded /
+# failed saying PATTERN
+moved() {
+	local name=$1
+	shift
+	if timeout 600 migrctl migrate "$@" --json >"$LOGDIR/$name.out" 2>&1; then
+		pass "$name"
+	else
+		fail "$name"
+	fi
+	sed 's/^/    /' "$LOGDIR/$name.out"
+}
+refused() {
+	local name=$1 pat=$2
+	shift 2
+	if ! timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1 &&
+		grep -q -- "$pat" "$LOGDIR/$name.out"; then
+		pass "$name"
+	else
+		fail "$name"
+	fi
+	sed 's/^/    /' "$LOGDIR/$name.out"
+}
+# pid_there NAME: the moved root's pid on the destination (NAME.out)
+pid_there() { grep -o '"pid_there":[0-9]*' "$LOGDIR/$1.out" | tail -n 1 | cut -d: -f2; }
+migr_netns() { ip netns list | awk '/^migr-/ { print $1 }'; }
+
+if [ "$role" = a ]; then
+	rm -rf "${SYNC%/*}" "$TRAFFIC" "$TCPLOG" && mkdir -p "$SYNC"
+	say a-up
+	await b-up 120 || fail a_saw_b
+	await srv-up 120 || fail a_saw_server
+	ns_del wl
+	NAME=a_netns_made ok ns_make wl "$WL_ADDR/24" "$WL_MAC"
+	ns_run wl "$TRAFFIC" python3 "$MIGR_TOP/tests/guest/ns_tcp.py" hold "$SRV_ADDR" "$SRV_PORT" "$TCPLOG" -- \
+		migr-traffic -d migr_rxe0 --loopback -D 1500 --stall-timeout 120 -r 2
+	WP=$NS_PID
+	echo "    the workload: pid $WP here"
+	NAME=a_started ok ns_started "$WP"
+	NAME=a_root_is_its_pidns_init ok ns_init "$WP"
+	NAME=a_traffic_goes ok traffic_goes
+	NAME=a_tcp_goes ok tcp_goes
+
+	# Refusals before anything is touched: it runs on, connected
+	refused refused_unreachable "unreachable" --pid "$WP" --to 10.9.0.3
+	ip -n wl addr add 10.9.0.51/24 dev eth0
+	refused refused_two_addresses "more than one IPv4 address" --pid "$WP" --to "$B_IP"
+	ip -n wl addr del 10.9.0.51/24 dev eth0
+	NAME=after_refusals_traffic_goes ok traffic_goes
+	NAME=after_refusals_tcp_goes ok tcp_goes
+	NAME=after_refusals_runs_here ok runs_here "$WP"
+
+	# A restore that fails there, after the final dump: back to work
+	# here, its interface up again, its TCP sockets out of repair mode
+	say fail-restore
+	await restore-fails 60 || fail a_saw_restore_fails
+	refused failed_restore_says_why "criu restore failed" --pid "$WP" --to "$B_IP"
+	check failed_restore_runs_here_again grep -q "pid $WP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
+	check after_rollback_link_up sh -c "ip -n wl addr show eth0 | grep -q 'state UP' && ip -n wl addr show eth0 | grep -q '$WL_ADDR/24'"
+	NAME=after_rollback_traffic_goes ok traffic_goes
+	NAME=after_rollback_tcp_goes ok tcp_goes
+	NAME=after_rollback_runs_here ok runs_here "$WP"
+	say restore-works
+	await restore-works-b 60 || fail a_saw_restore_works
+
+	# A -> B, with pre-copy
+	moved migrate_a_to_b --pid "$WP" --to "$B_IP" --pre-copy 1
+	pid_there migrate_a_to_b >"$SYNC/pid-b"
+	wait "$NS_HOLDER" 2>/dev/null
+	NAME=source_tree_gone ok gone "$WP"
+	check a_address_released sh -c "! ip -n wl addr show | grep -q '$WL_ADDR'"
+	say moved-ab
+	await moved-ba 900 || fail a_saw_b_move_back
+	AP=$(pid_there migrate_b_to_a)
+	echo "    back on A as pid $AP"
+	NAME=back_on_a_runs_here ok runs_here "$AP"
+	NAME=back_on_a_root_is_its_pidns_init ok ns_init "$AP"
+	NAME=back_on_a_traffic_goes ok traffic_goes
+	NAME=back_on_a_tcp_goes ok tcp_goes
+	check back_on_a_in_a_netns_of_migrd sh -c "ip -n $(migr_netns | head -n 1) addr show eth0 | grep -q '$WL_ADDR/24'"
+	# The verdicts: the TCP connection's, then migr-traffic's
+	for c in $(ns_children "$AP"); do kill -TERM "$c"; done
+	sleep 1
+	check tcp_unbroken_a_b_a sh -c "grep -q 'tcp: OK' $TCPLOG && ! grep -q BROKEN $TCPLOG"
+	tail -n 1 "$TCPLOG" | sed 's/^/    /'
+	kill -TERM "$AP"
+	for _ in $(seq 600); do gone "$AP" && break; sleep 0.1; done
+	check traffic_verified_a_b_a grep -q 'migr-traffic: PASS' "$TRAFFIC"
+	tail -n 2 "$TRAFFIC" | sed 's/^/    /'
+	check a_migrd_logged_commit grep -q "committed; pid $AP runs here" "$LOGDIR/migrate-ns-migrd-a.log"
+	kill -KILL "$AP" 2>/dev/null
+	for n in $(migr_netns) wl; do ns_del "$n"; done
+	say done
+	summary migrate-ns-a
+else
+	await a-up 120 || fail b_saw_a
+	say b-up
+	ns_del srv
+	rm -f "$LOGDIR/migrate-ns-server.log"
+	NAME=b_server_netns_made ok ns_make srv "$SRV_ADDR/24" "$SRV_MAC"
+	nsenter --net=/run/netns/srv python3 "$MIGR_TOP/tests/guest/ns_tcp.py" server "$SRV_PORT" "$LOGDIR/migrate-ns-server.log" &
+	SRV=$!
+	for _ in $(seq 100); do grep -q listening "$LOGDIR/migrate-ns-server.log" 2>/dev/null && break; sleep 0.1; done
+	say srv-up
+
+	await fail-restore 300 || fail b_saw_fail_restore
+	touch "$FAIL_FLAG"
+	say restore-fails
+	await restore-works 300 || fail b_saw_restore_works
+	rm -f "$FAIL_FLAG"
+	check b_failed_restore_left_no_netns sh -c "! ip netns list | grep -q '^migr-'"
+	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-ns-migrd-b.log"
+	say restore-works-b
+
+	await moved-ab 900 || fail b_saw_move
+	BP=$(cat "$SYNC/pid-b")
+	echo "    on B as pid $BP"
+	NAME=on_b_runs_here ok runs_here "$BP"
+	NAME=on_b_root_is_its_pidns_init ok ns_init "$BP"
+	NAME=on_b_traffic_goes ok traffic_goes
+	NAME=on_b_tcp_goes ok tcp_goes
+	check on_b_netns_has_its_address sh -c "ip -n $(migr_netns | head -n 1) addr show eth0 | grep -q '$WL_ADDR/24'"
+	check on_b_images_removed sh -c "! find $RUN/state/migrations -name '*.img' | grep -q ."
+	moved migrate_b_to_a --pid "$BP" --to "$A_IP"
+	NAME=b_copy_gone ok gone_soon "$BP"
+	check b_netns_removed sh -c "! ip netns list | grep -q '^migr-'"
+	say moved-ba
+	await done 600 || fail b_saw_a_done
+	kill "$SRV" 2>/dev/null
+	check server_saw_one_connection sh -c "[ \$(grep -c accepted $LOGDIR/migrate-ns-server.log) = 1 ]"
+	ns_del srv
+	summary migrate-ns-b
+fi
+# CRIU's logs of every migration, for whoever looks into one
+cp -r "$RUN/state/migrations" "$LOGDIR/migrate-ns-criu-logs-$role" 2>/dev/null
+kill "$MIGRD" 2>/dev/null
