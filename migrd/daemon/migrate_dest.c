@@ -309,7 +309,8 @@ static void do_put(const struct req *r, const struct client *c,
 static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		   double *ms, char **report, char *err, size_t errlen)
 {
-	char dir[512], imgs[600], pidfile[600], inherit[64];
+	char dir[512], imgs[600], pidfile[600], inherit[64],
+		twin[REQ_NAME_MAX + 8];
 	const char *args[24] = { "restore", "-D", imgs, "-d",
 				 "-L", migrd.conf.criu_plugins,
 				 "--pidfile", pidfile,
@@ -368,6 +369,12 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		m->start = start;
 		give_grants(m, pid, start);
 	}
+	/*
+	 * A migr process of this host's from now on, on dev's twin: its
+	 * partner steps at the resume come before it registers itself
+	 */
+	snprintf(twin, sizeof(twin), "migr_%s", dev);
+	registry_add(pid, twin);
 	/* The plugin left it parked (MIGR_RESUME_BY=migrd): resumed here */
 	snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
 	if (proc_request(pid, imgs, io_left_ms(deadline), report, err, errlen))

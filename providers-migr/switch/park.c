@@ -189,6 +189,7 @@ int migr_resume(const char *target, struct migr_switch_report *rep)
 	rep->ms_partner_held = 0;
 	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : rep->from);
 	ret = retarget(set, rep->to, rep);
+	set->no_way_back = true;
 	if (!ret)
 		ret = migr_set_unpark(set, rep);
 	rep->ms_total = now_ms() - t0;

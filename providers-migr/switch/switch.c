@@ -964,7 +964,11 @@ static int rebuild_phase(struct sw_set *set, struct migr_switch_report *rep,
 
 	*stuck = false;
 	ret = rebuild_set(set, rep->to, set->gids, false, rep);
-	if (ret) {
+	if (ret && set->no_way_back) {
+		/* Nothing half built stays; the caller knows where it is */
+		release_set(set, NULL, rep);
+		*stuck = true;
+	} else if (ret) {
 		/* Back where we were: the original device, same record */
 		rep->rolled_back = true;
 		release_set(set, NULL, rep);

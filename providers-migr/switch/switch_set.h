@@ -32,6 +32,12 @@ struct sw_set {
 	 * the dump, the transfer and the restore on another host
 	 */
 	unsigned int lease_ms;
+	/*
+	 * A resume's: a rebuild that fails leaves it parked, its partners
+	 * still holding; no way back to the device of the same name here
+	 * (the one it left may be on another host: the source resumes it)
+	 */
+	bool no_way_back;
 };
 
 /*
