@@ -167,11 +167,15 @@ step "two guests: perftest, rping, traffic; migrd peers" vm --two --timeout 1200
 	--b "tests/guest/two-host.sh client; r=\$?; tests/guest/migrd-two.sh b && exit \$r"
 step "two guests, two NICs each: every rxe pairing" vm --two --nics 2 --timeout 600 \
 	--a "tests/guest/two-nic.sh A" --b "tests/guest/two-nic.sh B"
-# One pair of guests for both: CRIU by hand and by the plugin, then
-# migrctl migrate (each script's verdict counts)
-step "two guests: RDMA processes moved A -> B -> A by CRIU, then by migrctl migrate" vm --two --timeout 1200 \
-	--a "tests/guest/criu-two.sh a; r=\$?; tests/guest/migrate-two.sh a && exit \$r" \
-	--b "tests/guest/criu-two.sh b; r=\$?; tests/guest/migrate-two.sh b && exit \$r"
+# One pair of guests for the moves between hosts: CRIU by hand and by the
+# plugin; migrctl migrate of a bare process with its faults, of a workload
+# in its own namespaces with a TCP connection, of a process whose partner
+# follows it (each script's verdict counts)
+MIGRATION="criu-two migrate-two migrate-ns migrate-partner"
+step "two guests, two NICs: processes moved between hosts by CRIU and migrctl migrate" \
+	vm --two --nics 2 --timeout 2400 \
+	--a "r=0; for s in $MIGRATION; do tests/guest/\$s.sh a || r=1; done; exit \$r" \
+	--b "r=0; for s in $MIGRATION; do tests/guest/\$s.sh b || r=1; done; exit \$r"
 step "two guests, two NICs: partners follow a switch across hosts" vm --two --nics 2 --timeout 1500 \
 	--a "tests/guest/partner.sh a" --b "tests/guest/partner.sh b"
 step "two guests, two NICs: UD peers in other processes follow a switch" vm --two --nics 2 --timeout 600 \

@@ -132,7 +132,6 @@ if [ "$role" = a ]; then
 	kill -KILL "$AP" 2>/dev/null
 	for n in $(migr_netns) wl; do ns_del "$n"; done
 	say done
-	summary migrate-ns-a
 else
 	await a-up 120 || fail b_saw_a
 	say b-up
@@ -170,8 +169,10 @@ else
 	kill "$SRV" 2>/dev/null
 	check server_saw_one_connection sh -c "[ \$(grep -c accepted $LOGDIR/migrate-ns-server.log) = 1 ]"
 	ns_del srv
-	summary migrate-ns-b
 fi
 # CRIU's logs of every migration, for whoever looks into one
 cp -r "$RUN/state/migrations" "$LOGDIR/migrate-ns-criu-logs-$role" 2>/dev/null
+# gone before the next script in this guest starts its own (tests/run.sh)
 kill "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
+summary "migrate-ns $role"

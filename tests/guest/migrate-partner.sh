@@ -1,19 +1,35 @@
 #!/bin/bash
 # In two guests with two NICs each (buildlib/testbed/run.sh --two --nics 2):
-# a process on A whose partner is a process on B (migr-traffic, RC QPs
-# through an SRQ, every op of both APIs, every WR and byte checked at both
-# ends) is parked and resumed the way a migration parks and resumes it,
-# by its control socket: B's partner holds its posts while A's holds no
-# device at all, for longer than a switch's lease, then follows it to the
-# device it resumes on (rxe1, then rxe0 again, new QP numbers each time).
-# Each resume's report names the partner QPs and how long the partner held.
+# a process whose partner is a process on the other host (migr-traffic, RC
+# QPs through an SRQ, every op of both APIs, every WR and byte checked at
+# both ends) leaves the device while its partner holds its posts, then
+# comes back elsewhere and the partner follows:
+# 1. parked and resumed by its control socket as a migration does it, on
+#    A, its partner on B: 18 s parked (longer than a switch's lease), then
+#    resumed on rxe1; 2 s, back on rxe0.
+# 2. moved between the hosts by migrctl migrate, MIGR_MIGRATIONS times
+#    (default 10: A -> B -> A ...), as a container runs (its own pid and
+#    network namespaces, address 10.9.0.50; docs/namespaces.md) and as a
+#    user that is not root (its partner sessions' grants move with it),
+#    its TCP channel to the partner kept; the partner runs on B in a
+#    network namespace of its own (10.9.0.60): on the destination host
+#    every other move, on the other host the others. Each move's report
+#    names the 4 partner QPs and the blackout the partner saw.
 # usage: migrate-partner.sh a|b    (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ns.sh"
 role=${1:?a or b}
 A_IP=10.9.0.1
+B_IP=10.9.0.2
+WL_ADDR=10.9.0.50 WL_MAC=02:00:0a:09:00:32 # the workload's
+PT_ADDR=10.9.0.60 PT_MAC=02:00:0a:09:00:3c # its partner's, on B
+MIGRATIONS=${MIGR_MIGRATIONS:-10}
 CONTROL=$MIGR_TOP/tests/switch/control.py
 two_host_env migrate-partner
-TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1200 --stall-timeout 90"
+TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1500 --stall-timeout 120"
+WL_LOG=$LOGDIR/migrate-partner-workload.log # on the share: the same path in both
+printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
+export MIGRD_CONF=$RUN/migrd.conf
 start_test_migrd migrate-partner "$LOGDIR/migrate-partner-migrd-$role.log"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" ||
 	fail "migrd_starts_$role" "$LOGDIR/migrate-partner-migrd-$role.log"
@@ -44,15 +60,78 @@ print("    resumed on %s: rebuild %.1f ms, partners reconnected in %.1f ms, "
       "the partner held its posts %.0f ms" % (r["to"], r["phases_ms"]["rebuild"],
       r["phases_ms"]["partner_reconnect"], r["partner_held_ms"]))
 PY
+	sed 's/^/    /' "$LOGDIR/${name}_partner_followed.log"
+}
+
+# move N PID TO: the N-th migration, of PID to host TO, checked: moved,
+# its 4 partner QPs followed, the partner saw a blackout; the pid there
+# in $SYNC/move-N.pid. Fails if it did not move.
+move() {
+	local name=move-$1 pid=$2 to=$3
+	timeout 600 migrctl migrate --pid "$pid" --to "$to" --json >"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
+	check "migrated_${1}_to_$to" python3 - "$LOGDIR/$name.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] and r["partners"] == 4 and r["partner_blackout_ms"] > 0, r
+ph = r["phases_ms"]
+print("    pid %d -> %s (pid %d there): blackout %.0f ms, seen from the partner %.0f ms;"
+      " park %.0f, dump %.0f, transfer %.0f, restore %.0f, rebuild %.0f, partners reconnect %.0f ms" % (
+      r["pid"], r["to"], r["pid_there"], r["blackout_ms"], r["partner_blackout_ms"], ph["park"],
+      ph["dump"], ph["transfer"], ph["restore"], ph["rebuild"], ph["partner_reconnect"]))
+PY
+	sed 's/^/    /' "$LOGDIR/migrated_${1}_to_$to.log"
+	[ -s "$LOGDIR/$name.err" ] && sed 's/^/    /' "$LOGDIR/$name.err"
+	grep -o '"pid_there":[0-9]*' "$LOGDIR/$name.json" | cut -d: -f2 >"$SYNC/$name.pid"
+	[ -s "$SYNC/$name.pid" ]
+}
+
+# moves FIRST: this host's share of the migrations, FIRST (1 on A, 2 on
+# B) then every other one; each waits for the one before it. The first
+# that fails ends them (moves-over), on both hosts.
+moves() {
+	local i pid to=$A_IP
+	[ "$role" = a ] && to=$B_IP
+	for ((i = $1; i <= MIGRATIONS; i += 2)); do
+		if [ "$i" -gt 1 ]; then
+			await "moved-$((i - 1))" 600 || { fail "saw_move_$((i - 1))"; say moves-over; return; }
+			[ -e "$SYNC/moves-over" ] && return
+			pid=$(cat "$SYNC/move-$((i - 1)).pid")
+		else
+			pid=$WP
+		fi
+		move "$i" "$pid" "$to" || say moves-over
+		say "moved-$i"
+		[ -e "$SYNC/moves-over" ] && return
+	done
+}
+
+# moves_end: the last migration made, or one failed; then where_now: the
+# workload's pid and host ("a" or "b") now
+moves_end() {
+	for _ in $(seq 3000); do
+		[ -e "$SYNC/moved-$MIGRATIONS" ] || [ -e "$SYNC/moves-over" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+where_now() {
+	local k
+	for ((k = MIGRATIONS; k > 0; k--)); do
+		[ -s "$SYNC/move-$k.pid" ] || continue
+		echo "$(cat "$SYNC/move-$k.pid") $([ $((k % 2)) = 1 ] && echo b || echo a)"
+		return
+	done
+	echo "$WP a"
 }
 
 if [ "$role" = a ]; then
-	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC"
+	rm -rf "${SYNC%/*}" "$WL_LOG" && mkdir -p "$SYNC"
+	# 1. park and resume, by hand
 	migr-traffic $TRAFFIC --server >"$LOGDIR/migrate-partner-a.log" 2>&1 &
 	TR=$!
 	say a.up
 	await b.up || fail b_up
-	for _ in $(seq 100); do grep -q "@migr/$TR\$" /proc/net/unix && break; sleep 0.1; done
+	started "$TR" || fail a_started
 	sleep 3
 	# longer than a switch's lease (10 s beyond the drain bound): the
 	# park's own keeps the partner waiting
@@ -60,25 +139,84 @@ if [ "$role" = a ]; then
 	sleep 3
 	park_resume park_back "$TR" rxe0 2
 	sleep 3
-	say a.moved
+	say a.parked
 	await b.stopping || fail b_stopping
 	kill -TERM "$TR" 2>/dev/null
 	traffic_verdict traffic_a_verified "$TR" "$LOGDIR/migrate-partner-a.log"
+
+	# 2. migrations: the workload with its own network namespace and
+	# address, as nobody (in the host's pid namespace: CRIU dumps no
+	# unprivileged task whose /proc is not its pid namespace's, which a
+	# container gives it; migrate-ns.sh moves a pid namespace's init), at
+	# pids neither host uses: its pid and thread ids must be free there
+	ns_del wl
+	ns_make wl "$WL_ADDR/24" "$WL_MAC" && pass a_netns_made || fail a_netns_made
+	# its migr log to its stderr, the log here (nobody writes no file there)
+	unset VERBS_LOG_FILE
+	echo 19999 >/proc/sys/kernel/ns_last_pid
+	nsenter --net=/run/netns/wl setsid setpriv --reuid=65534 --regid=65534 --clear-groups \
+		migr-traffic $TRAFFIC --port 18720 --server </dev/null >"$WL_LOG" 2>&1 &
+	WP=$!
+	# this host's next processes far from its thread ids
+	echo 24000 >/proc/sys/kernel/ns_last_pid
+	ns_started "$WP" && pass workload_started || fail workload_started
+	say a.workload_up
+	await b.partner_up || fail b_partner_up
+	sleep 3
+	echo "$WP" >"$SYNC/move-0.pid"
+	moves 1
+	moves_end || fail moves_ended
+	read -r last host < <(WP=$WP where_now)
+	await b.partner_stopping 600 || fail b_partner_stopping
+	[ "$host" = a ] && kill -TERM "$last" 2>/dev/null
+	for _ in $(seq 600); do grep -q 'migr-traffic: \(PASS\|FAIL\)' "$WL_LOG" && break; sleep 0.1; done
+	check workload_traffic_verified grep -q 'migr-traffic: PASS' "$WL_LOG"
+	tail -n 2 "$WL_LOG" | sed 's/^/    /'
+	[ "$host" = a ] && kill -KILL "$last" 2>/dev/null
+	for n in $(ip netns list | awk '/^migr-/ { print $1 }') wl; do ns_del "$n"; done
+	check grants_came_with_each_move_here sh -c "[ \$(grep -c 'has 4 of 4 partner grants' $LOGDIR/migrate-partner-migrd-a.log) -ge $((MIGRATIONS / 2)) ]"
 	say a.done
 else
 	await a.up || fail a_up
 	migr-traffic $TRAFFIC --client $A_IP --connect-timeout 60 >"$LOGDIR/migrate-partner-b.log" 2>&1 &
 	TR=$!
-	started "$TR"
+	started "$TR" || fail b_started
 	say b.up
-	await a.moved 300 || fail a_moved
+	await a.parked 300 || fail a_parked
 	sleep 3
 	say b.stopping
 	kill -TERM "$TR" 2>/dev/null
 	traffic_verdict traffic_b_verified "$TR" "$LOGDIR/migrate-partner-b.log"
-	await a.done 120 || fail a_done
 	grep -q "QP 0x[0-9a-f]*: now 0x" "$VERBS_LOG_FILE" && pass partner_side_reconnected ||
 		fail partner_side_reconnected "$VERBS_LOG_FILE"
+
+	# 2. the partner of the migrations, in a network namespace of its own
+	await a.workload_up 300 || fail a_workload_up
+	ns_del pt
+	ns_make pt "$PT_ADDR/24" "$PT_MAC" && pass b_netns_made || fail b_netns_made
+	export VERBS_LOG_FILE=$LOGDIR/migrate-partner-pt.verbs.log
+	rm -f "$VERBS_LOG_FILE"
+	nsenter --net=/run/netns/pt migr-traffic $TRAFFIC --port 18720 --client $WL_ADDR --connect-timeout 60 \
+		>"$LOGDIR/migrate-partner-pt.log" 2>&1 &
+	PT=$!
+	ns_started "$PT" && pass partner_started || fail partner_started
+	say b.partner_up
+	moves 2
+	moves_end || fail moves_ended
+	sleep 3
+	say b.partner_stopping
+	WP=$(cat "$SYNC/move-0.pid")
+	read -r last host < <(where_now)
+	[ "$host" = b ] && kill -TERM "$last" 2>/dev/null
+	kill -TERM "$PT" 2>/dev/null
+	traffic_verdict partner_traffic_verified "$PT" "$LOGDIR/migrate-partner-pt.log"
+	check partner_reconnected_each_move sh -c "[ \$(grep -c 'QP 0x[0-9a-f]*: now 0x' $VERBS_LOG_FILE) -ge $((4 * MIGRATIONS)) ]"
+	check grants_came_with_each_move_here sh -c "[ \$(grep -c 'has 4 of 4 partner grants' $LOGDIR/migrate-partner-migrd-b.log) -ge $((MIGRATIONS / 2)) ]"
+	await a.done 300 || fail a_done
+	ns_del pt
 fi
+# CRIU's logs of every migration, for whoever looks into one
+cp -r "$RUN/state/migrations" "$LOGDIR/migrate-partner-criu-logs-$role" 2>/dev/null
 kill -TERM "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
 summary "migrate-partner $role"
