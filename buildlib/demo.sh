@@ -4,7 +4,9 @@
 # soft-RoCE rxe0 and on its migr twin, then a running verbs program moved
 # live between two devices under traffic, with the time of each phase; then
 # two guests: traffic between them, one side moved live while its partner
-# on the other host follows, the phase tables and both traffic verdicts.
+# on the other host follows; then migrated to the other guest by migrctl
+# migrate (CRIU) and back, its partner following: the phase tables and
+# the traffic verdicts.
 # usage: buildlib/demo.sh
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -20,7 +22,7 @@ buildlib/testbed/prepare.sh >"$MIGR_BUILD/demo-testbed.log" 2>&1 ||
 t1=$(date +%s)
 log "running the demonstration in the guest"
 buildlib/testbed/run.sh --timeout 900 -- tests/guest/demo.sh
-log "two guests, two NICs each: a live switch with the partner on the other host"
+log "two guests, two NICs each: a live switch, then a live migration, the partner on the other host"
 buildlib/testbed/run.sh --two --nics 2 --timeout 900 \
 	--a "tests/guest/demo-two.sh a" --b "tests/guest/demo-two.sh b"
 t2=$(date +%s)
