@@ -10,6 +10,7 @@
 # fresh guest uses, so that PID is free on both.
 # usage: criu-two.sh a|b
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/migrate-lib.sh"
 role=${1:?a or b}
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 CONTROL=$MIGR_TOP/tests/switch/control.py
@@ -21,7 +22,6 @@ say() { touch "$SYNC/$1"; }
 export VERBS_LOG_LEVEL=3
 
 progressing() { selfpair_progressing "$OUT"; }
-ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
 
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" "${IMG%/*}" "$OUT" && mkdir -p "$SYNC" "$IMG/ab" "$IMG/ba"

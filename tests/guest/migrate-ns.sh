@@ -12,6 +12,7 @@
 # usage: migrate-ns.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns.sh"
+. "$(dirname "$0")/migrate-lib.sh"
 role=${1:?a or b}
 A_IP=10.9.0.1
 B_IP=10.9.0.2
@@ -31,37 +32,9 @@ export MIGRD_CONF=$RUN/migrd.conf
 start_test_migrd migrate-ns "$LOGDIR/migrate-ns-migrd-$role.log"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$LOGDIR/migrate-ns-migrd-$role.log"
 
-ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
-runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
 traffic_goes() { grows "$TRAFFIC" 'ops=([0-9]+)' 30; }
 tcp_goes() { grows "$TCPLOG" ' n=([0-9]+)' 60 && ! grep -q BROKEN "$TCPLOG"; }
 ns_init() { [ "$(awk '/^NSpid:/ { print $NF }' /proc/"$1"/status)" = 1 ]; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
-gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; return 1; }
-# moved NAME ARGS... / refused NAME PATTERN ARGS...: migrctl migrate
-# ARGS, its output in $LOGDIR/NAME.out (shown); pass if it succeeded /
-# failed saying PATTERN
-moved() {
-	local name=$1
-	shift
-	if timeout 600 migrctl migrate "$@" --json >"$LOGDIR/$name.out" 2>&1; then
-		pass "$name"
-	else
-		fail "$name"
-	fi
-	sed 's/^/    /' "$LOGDIR/$name.out"
-}
-refused() {
-	local name=$1 pat=$2
-	shift 2
-	if ! timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1 &&
-		grep -q -- "$pat" "$LOGDIR/$name.out"; then
-		pass "$name"
-	else
-		fail "$name"
-	fi
-	sed 's/^/    /' "$LOGDIR/$name.out"
-}
 # pid_there NAME: the moved root's pid on the destination (NAME.out)
 pid_there() { grep -o '"pid_there":[0-9]*' "$LOGDIR/$1.out" | tail -n 1 | cut -d: -f2; }
 migr_netns() { ip netns list | awk '/^migr-/ { print $1 }'; }
@@ -105,7 +78,7 @@ if [ "$role" = a ]; then
 	await restore-works-b 60 || fail a_saw_restore_works
 
 	# A -> B, with pre-copy
-	moved migrate_a_to_b --pid "$WP" --to "$B_IP" --pre-copy 1
+	moved migrate_a_to_b --pid "$WP" --to "$B_IP" --pre-copy 1 --json
 	pid_there migrate_a_to_b >"$SYNC/pid-b"
 	wait "$NS_HOLDER" 2>/dev/null
 	NAME=source_tree_gone ok gone "$WP"
@@ -161,7 +134,7 @@ else
 	NAME=on_b_tcp_goes ok tcp_goes
 	check on_b_netns_has_its_address sh -c "ip -n $(migr_netns | head -n 1) addr show eth0 | grep -q '$WL_ADDR/24'"
 	check on_b_images_removed sh -c "! find $RUN/state/migrations -name '*.img' | grep -q ."
-	moved migrate_b_to_a --pid "$BP" --to "$A_IP"
+	moved migrate_b_to_a --pid "$BP" --to "$A_IP" --json
 	NAME=b_copy_gone ok gone_soon "$BP"
 	check b_netns_removed sh -c "! ip netns list | grep -q '^migr-'"
 	say moved-ba

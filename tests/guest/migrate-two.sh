@@ -8,6 +8,7 @@
 # It starts at a PID far above what a fresh guest uses, free on both.
 # usage: migrate-two.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/migrate-lib.sh"
 role=${1:?a or b}
 A_IP=10.9.0.1
 B_IP=10.9.0.2
@@ -40,34 +41,6 @@ start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-$role.log"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$LOGDIR/migrate-two-migrd-$role.log"
 
 progressing() { selfpair_progressing "$OUT"; }
-ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
-# runs_here PID: a migr process here, on rxe0, not parked
-runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
-# moved NAME ARGS... / refused NAME PATTERN ARGS...: migrctl migrate
-# ARGS, its output in $LOGDIR/NAME.out (shown); pass if it succeeded /
-# failed saying PATTERN
-moved() {
-	local name=$1
-	shift
-	if timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1; then
-		pass "$name"
-	else
-		fail "$name"
-	fi
-	sed 's/^/    /' "$LOGDIR/$name.out"
-}
-refused() {
-	local name=$1 pat=$2
-	shift 2
-	if ! timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1 &&
-		grep -q -- "$pat" "$LOGDIR/$name.out"; then
-		pass "$name"
-	else
-		fail "$name"
-	fi
-	sed 's/^/    /' "$LOGDIR/$name.out"
-}
-gone() { ! kill -0 "$1" 2>/dev/null; }
 
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" "$OUT" && mkdir -p "$SYNC"

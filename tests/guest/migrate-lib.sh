@@ -1,0 +1,34 @@
+# What the tests of migrctl migrate share (sourced after lib.sh)
+# shellcheck shell=bash
+
+# NAME=N ok CMD...: a check named N that runs a shell function too
+ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
+# runs_here PID: a migr process of this host's migrd, on rxe0, not parked
+runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; return 1; }
+
+# moved NAME ARGS... / refused NAME PATTERN ARGS...: migrctl migrate
+# ARGS, its output in $LOGDIR/NAME.out (shown); pass if it succeeded /
+# failed saying PATTERN
+moved() {
+	local name=$1
+	shift
+	if timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1; then
+		pass "$name"
+	else
+		fail "$name"
+	fi
+	sed 's/^/    /' "$LOGDIR/$name.out"
+}
+refused() {
+	local name=$1 pat=$2
+	shift 2
+	if ! timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1 &&
+		grep -q -- "$pat" "$LOGDIR/$name.out"; then
+		pass "$name"
+	else
+		fail "$name"
+	fi
+	sed 's/^/    /' "$LOGDIR/$name.out"
+}
