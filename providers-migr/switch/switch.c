@@ -965,8 +965,7 @@ static int rebuild_phase(struct sw_set *set, struct migr_switch_report *rep,
 	*stuck = false;
 	ret = rebuild_set(set, rep->to, set->gids, false, rep);
 	if (ret && set->no_way_back) {
-		/* Nothing half built stays; the caller knows where it is */
-		release_set(set, NULL, rep);
+		/* Released by the caller; where it goes is the caller's call */
 		*stuck = true;
 	} else if (ret) {
 		/* Back where we were: the original device, same record */
