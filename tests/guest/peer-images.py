@@ -68,13 +68,15 @@ def refused(name, reply, why):
 ver = subprocess.run(["criu", "--version"], capture_output=True,
                      text=True).stdout.split()[1]
 # A pid no process has: the check passes without a tree to restore
-r = session([f"migrd/1 mig-check {MID} 4000000 {DEV} {ver} 4000000\n"
+# (a bare tree: in migrd's pid and network namespaces)
+BARE = "host,-,-,-"
+r = session([f"migrd/1 mig-check {MID} 4000000 {DEV} {ver} 4000000 {BARE}\n"
              .encode()])
 check("peer_mig_check_accepted", r["ok"], r)
 r = session([f"migrd/1 mig-check {os.urandom(8).hex()} 4000000 {DEV} 0.1 "
-             "4000000\n".encode()])
+             f"4000000 {BARE}\n".encode()])
 refused("peer_other_criu_refused", r, "on the source")
-r = session([f"migrd/1 mig-check {os.urandom(8).hex()} 1 {DEV} {ver} 1\n"
+r = session([f"migrd/1 mig-check {os.urandom(8).hex()} 1 {DEV} {ver} 1 {BARE}\n"
              .encode()])
 refused("peer_pid_taken_refused", r, "pid 1 is taken")
 
