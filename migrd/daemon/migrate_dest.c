@@ -39,7 +39,7 @@ struct dest_mig {
 	unsigned long long start; /* the restored root's start time */
 	long long born, deadline; /* io_now_ms() */
 	bool committed;
-	/* its partner sessions' grants, given to it once restored */
+	/* its partner sessions' grants, until they are given to it */
 	struct req_grant *grants;
 	int ngrants;
 	struct req_ns ns; /* the tree's own namespaces */
@@ -283,6 +283,10 @@ static void give_grants(struct dest_mig *m, int pid, unsigned long long start)
 	if (m->ngrants)
 		log_info("migration %s: pid %d has %d of %d partner grants",
 			 m->id, pid, given, m->ngrants);
+	/* given once: the table holds them now */
+	free(m->grants);
+	m->grants = NULL;
+	m->ngrants = 0;
 }
 
 static void do_put(const struct req *r, const struct client *c,
