@@ -32,3 +32,20 @@ refused() {
 	fi
 	sed 's/^/    /' "$LOGDIR/$name.out"
 }
+
+# criu_wrapper: $RUN/criu, the CRIU migrd runs (migrd.conf "criu"): the
+# host's, except that its restore fails while $FAIL_FLAG ($RUN/fail-restore)
+# exists, as a real one may (images it cannot take, a pid taken since the
+# check)
+criu_wrapper() {
+	FAIL_FLAG=$RUN/fail-restore
+	cat >"$RUN/criu" <<WRAP
+#!/bin/sh
+if [ "\$1" = restore ] && [ -e $FAIL_FLAG ]; then
+	echo "$(basename "$0"): this restore fails on purpose" >&2
+	exit 1
+fi
+exec /usr/sbin/criu "\$@"
+WRAP
+	chmod 0755 "$RUN/criu"
+}

@@ -21,12 +21,8 @@ SRV_ADDR=10.9.0.60 SRV_MAC=02:00:0a:09:00:3c SRV_PORT=18700
 TRAFFIC=$LOGDIR/migrate-ns-traffic.log
 TCPLOG=$LOGDIR/migrate-ns-tcp.log
 two_host_env migrate-ns
-# The destination's criu restore fails while this file exists
-FAIL_FLAG=$RUN/fail-restore
-printf '%s\n' '#!/bin/sh' "if [ \"\$1\" = restore ] && [ -e $FAIL_FLAG ]; then" \
-	'	echo "migrate-ns.sh: this restore fails on purpose" >&2; exit 1; fi' \
-	'exec /usr/sbin/criu "$@"' >"$RUN/criu"
-chmod 0755 "$RUN/criu"
+# The destination's criu restore fails while $FAIL_FLAG exists
+criu_wrapper
 printf '%s\n' "criu = $RUN/criu" "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
 export MIGRD_CONF=$RUN/migrd.conf
 start_test_migrd migrate-ns "$LOGDIR/migrate-ns-migrd-$role.log"

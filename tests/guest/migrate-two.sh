@@ -15,20 +15,8 @@ B_IP=10.9.0.2
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 OUT=$LOGDIR/migrate-two-selfpair.log
 two_host_env migrate-two
-# The destination's criu restore fails while this file exists
-FAIL_FLAG=$RUN/fail-restore
-
-# migrd's CRIU goes through a wrapper that can make the restore fail, as
-# a real one may (images it cannot take, a pid taken since the check)
-cat >"$RUN/criu" <<EOF
-#!/bin/sh
-if [ "\$1" = restore ] && [ -e $FAIL_FLAG ]; then
-	echo "migrate-two.sh: this restore fails on purpose" >&2
-	exit 1
-fi
-exec /usr/sbin/criu "\$@"
-EOF
-chmod 0755 "$RUN/criu"
+# The destination's criu restore fails while $FAIL_FLAG exists
+criu_wrapper
 # migr's CRIU plugin from a directory of this host's (one fault takes it away)
 mkdir -p "$RUN/plugins" && cp "$MIGR_BUILD_DIR/lib/criu/migr_plugin.so" "$RUN/plugins/"
 cat >"$RUN/migrd.conf" <<EOF
