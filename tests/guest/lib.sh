@@ -128,6 +128,9 @@ two_host_env() {
 start_test_migrd() {
 	install -m 0600 /dev/null "$RUN/key"
 	echo "migr $1 test key" >"$RUN/key"
+	# a migrd killed by SIGKILL leaves its socket: waiting for that one
+	# would return before this migrd has started
+	rm -f "$MIGRD_SOCKET"
 	migrd -f --debug --config "${MIGRD_CONF:-/dev/null}" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$2" 2>&1 &
 	MIGRD=$!
 	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
