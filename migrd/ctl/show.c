@@ -318,6 +318,7 @@ void show_migrate(const json_t *j)
 	static const struct {
 		const char *key, *name;
 	} ph[] = {
+		{ "check", "check (both hosts)" },
 		{ "precopy", "pre-copy (criu pre-dump, sent)" },
 		{ "park", "DumpRDMA: park (drain, release)" },
 		{ "dump", "DumpOthers: criu dump" },

@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,6 +182,33 @@ static void warm_kdat(const char *dir)
 	if (criu_run(args, dir, NULL, 60000, err, sizeof(err)))
 		log_info("criu check (its kernel probe, ahead of a dump): %s",
 			 err);
+}
+
+static void *warm_thread(void *arg)
+{
+	char dir[sizeof(migrd.conf.state_dir) + 16];
+
+	(void)arg;
+	snprintf(dir, sizeof(dir), "%s/probe", migrd.conf.state_dir);
+	if ((mkdir(migrd.conf.state_dir, 0700) && errno != EEXIST) ||
+	    (mkdir(dir, 0700) && errno != EEXIST))
+		return NULL;
+	warm_kdat(dir);
+	return NULL;
+}
+
+void criu_warm_at_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (access(migrd.conf.criu, X_OK) || !access("/run/criu.kdat", F_OK))
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, warm_thread, NULL))
+		log_info("criu check ahead of the first migration: no thread");
+	pthread_attr_destroy(&attr);
 }
 
 int criu_version(const char *dir, char *ver, size_t len, char *err,

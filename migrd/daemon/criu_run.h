@@ -30,6 +30,13 @@ int criu_wait_bounded(pid_t pid, int timeout_ms);
 int criu_version(const char *dir, char *ver, size_t len, char *err,
 		 size_t errlen);
 
+/*
+ * At start, in the background: CRIU's kernel probe, unless this boot has
+ * it, so the first migration's checks do not wait for it (seconds, and
+ * on each host, in a slow guest)
+ */
+void criu_warm_at_start(void);
+
 #define CRIU_PLUGIN "migr_plugin.so"
 
 /*

@@ -48,7 +48,7 @@ struct mig {
 	struct peer_conn *pc;
 	struct round rounds[REQ_PRECOPY_MAX];
 	unsigned int nrounds;
-	double ms_precopy, ms_park, ms_dump, ms_send, ms_restore, ms_rebuild,
+	double ms_check, ms_precopy, ms_park, ms_dump, ms_send, ms_restore, ms_rebuild,
 		ms_partner, ms_blackout;
 	/* the longest any partner elsewhere held its posts: its blackout */
 	double ms_partner_blackout;
@@ -639,14 +639,14 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 			  m->rounds[k].ms_dump, m->rounds[k].ms_send);
 	}
 	sb_printf(out,
-		  "],\"phases_ms\":{\"precopy\":%.1f,\"park\":%.1f,\"dump\":%.1f,"
+		  "],\"phases_ms\":{\"check\":%.1f,\"precopy\":%.1f,\"park\":%.1f,\"dump\":%.1f,"
 		  "\"transfer\":%.1f,\"restore\":%.1f,\"rebuild\":%.1f,"
 		  "\"partner_reconnect\":%.1f},\"blackout_ms\":%.1f,"
 		  "\"partners\":%u,\"partner_blackout_ms\":%.1f,"
 		  "\"total_ms\":%.1f,\"precopy_bytes\":%" PRIu64
 		  ",\"final_bytes\":%" PRIu64 ",\"final_pages_bytes\":%" PRIu64
 		  "}",
-		  m->ms_precopy, m->ms_park, m->ms_dump, m->ms_send,
+		  m->ms_check, m->ms_precopy, m->ms_park, m->ms_dump, m->ms_send,
 		  m->ms_restore, m->ms_rebuild, m->ms_partner, m->ms_blackout,
 		  m->partners, m->ms_partner_blackout, (double)(io_now_ms() - t0), pre, m->final_sent,
 		  m->final_pages);
@@ -660,6 +660,7 @@ static void run(struct mig *m, struct sbuf *out)
 
 	if (checks(m))
 		goto refused;
+	m->ms_check = io_now_ms() - t0;
 	progress(m, "check",
 		 "%s accepts pid %d (%d processes, %d threads), CRIU %s",
 		 m->r->host, m->r->pid, m->npids, m->ntids, m->criu_ver);

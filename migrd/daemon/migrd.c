@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "criu_run.h"
 #include "images.h"
 #include "log.h"
 #include "migrd.h"
@@ -414,6 +415,8 @@ int main(int argc, char **argv)
 		log_err("cannot daemonize: %s", strerror(errno));
 		return 1;
 	}
+	/* after daemon(): its thread would not survive the fork */
+	criu_warm_at_start();
 	log_info("listening on %s%s%s%s", migrd.conf.socket,
 		 pf[1].fd >= 0 ? ", peers on " : " (no peers)",
 		 pf[1].fd >= 0 ? migrd.conf.listen : "", pf[1].fd >= 0 ? "" : "");
