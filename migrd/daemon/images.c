@@ -114,7 +114,7 @@ void img_remove(const char *id, bool keep_logs)
 	rmdir(path);
 }
 
-void img_sweep(void)
+void img_sweep(void (*each)(const char *id))
 {
 	char path[512];
 	struct dirent *e;
@@ -125,8 +125,10 @@ void img_sweep(void)
 	if (!d)
 		return;
 	while ((e = readdir(d)))
-		if (e->d_type == DT_DIR && name_ok(e->d_name))
+		if (e->d_type == DT_DIR && name_ok(e->d_name)) {
+			each(e->d_name);
 			img_remove(e->d_name, true);
+		}
 	closedir(d);
 }
 

@@ -34,9 +34,10 @@ int img_path(const char *id, const char *sub, bool create, char *path,
 void img_remove(const char *id, bool keep_logs);
 /*
  * At start: the images an earlier migrd left (it died mid-migration) go,
- * their logs stay; no migration of this one's has begun yet
+ * their logs stay; no migration of this one's has begun yet. each(id)
+ * first, for each migration found
  */
-void img_sweep(void);
+void img_sweep(void (*each)(const char *id));
 /* Bytes of memory pages in a CRIU directory (its pages-*.img) */
 uint64_t img_pages_bytes(const char *dir);
 

@@ -39,6 +39,13 @@
 /* migrate.c: the source; progress lines to c->fd, then the reply */
 void migrate_run(const struct req *r, const struct client *c,
 		 struct sbuf *out);
+/*
+ * At start, for each migration an earlier migrd left (images.h,
+ * img_sweep()): the copy it restored but never saw committed is killed,
+ * with the network namespace made for it
+ */
+void migrate_dest_sweep(const char *id);
+
 /* migrate_dest.c: the destination's side of each mig-* request */
 void migrate_dest_run(const struct req *r, const struct client *c,
 		      struct sbuf *out);

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +310,136 @@ static void do_put(const struct req *r, const struct client *c,
 		  REQ_VERSION, bytes);
 }
 
+/*
+ * A commit outlives this migrd: a source that asks again, of a migrd
+ * started since, must not hear "none" and resume its own copy. A log, so
+ * it stays when the images go (img_remove()).
+ */
+#define COMMITTED_MARK "committed.log"
+
+static void mark_committed(const struct dest_mig *m)
+{
+	char dir[512], path[600], err[256];
+	FILE *f;
+
+	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, sizeof(err)))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, COMMITTED_MARK);
+	f = fopen(path, "we");
+	if (!f || fprintf(f, "committed: pid %d runs here\n", m->pid) < 0 ||
+	    fclose(f))
+		log_warn("migration %s: cannot write %s", m->id, path);
+}
+
+static bool was_committed(const char *id)
+{
+	char dir[512], path[600], err[256];
+
+	if (img_path(id, NULL, false, dir, sizeof(dir), err, sizeof(err)))
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", dir, COMMITTED_MARK);
+	return !access(path, F_OK);
+}
+
+/*
+ * A restore's mark, in its migration's directory until the images go
+ * (commit, abort, fence, failure): this boot and when it began. A migrd
+ * that stopped before that finds it at its next start
+ * (migrate_dest_sweep()).
+ */
+#define RESTORING_MARK "restoring"
+
+static bool boot_id(char *id, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	bool ok = f && fgets(id, len, f);
+
+	if (f)
+		fclose(f);
+	if (ok)
+		id[strcspn(id, "\n")] = 0;
+	return ok;
+}
+
+/* Now, in the clock ticks of a process's start time (/proc/PID/stat) */
+static unsigned long long boot_ticks(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * (unsigned long long)sysconf(_SC_CLK_TCK) +
+	       ts.tv_nsec / (1000000000 / sysconf(_SC_CLK_TCK));
+}
+
+static int mark_restoring(const char *dir, char *err, size_t errlen)
+{
+	char path[600], boot[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, RESTORING_MARK);
+	f = fopen(path, "wxe");
+	if (!f || !boot_id(boot, sizeof(boot)) ||
+	    fprintf(f, "%s %llu\n", boot, boot_ticks()) < 0 || fclose(f)) {
+		snprintf(err, errlen, "cannot write %.400s: %s", path,
+			 strerror(errno ?: EIO));
+		return -1;
+	}
+	return 0;
+}
+
+/* SIGCONT to the tree of pid */
+static void continue_tree(int pid)
+{
+	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt;
+
+	if (ptree_read(pid, pids, &np, tids, &nt, MIG_TREE_MAX))
+		np = 1, pids[0] = pid;
+	ptree_signal(pids, np, SIGCONT);
+}
+
+void migrate_dest_sweep(const char *id)
+{
+	char dir[512], path[600], err[256], boot[64], now_boot[64],
+		netns[sizeof(NETNS_PREFIX) + REQ_MIG_ID_LEN + 1];
+	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt, pid = 0;
+	unsigned long long t0, start, hz = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	int got;
+
+	if (img_path(id, NULL, false, dir, sizeof(dir), err, sizeof(err)))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, RESTORING_MARK);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	got = fscanf(f, "%63s %llu", boot, &t0);
+	fclose(f);
+	if (got != 2 || !boot_id(now_boot, sizeof(now_boot)) ||
+	    strcmp(boot, now_boot) || was_committed(id))
+		return; /* another boot's (long gone), or committed: it stays */
+	snprintf(netns, sizeof(netns), "%s%s", NETNS_PREFIX, id);
+	snprintf(path, sizeof(path), "%s/final/restored.pid", dir);
+	f = fopen(path, "re");
+	got = f ? fscanf(f, "%d", &pid) : 0;
+	if (f)
+		fclose(f);
+	if (got != 1 || pid <= 0) {
+		log_warn("migration %s: a restore was under way when migrd stopped; a copy it may still restore stays stopped (criu --leave-stopped): kill it",
+			 id);
+		return;
+	}
+	/* Its copy: started within the restore's bound from the mark */
+	if (!proc_start(pid, &start) && start >= t0 &&
+	    start <= t0 + (MIG_RESTORE_MS / 1000 + 5) * hz) {
+		if (ptree_read(pid, pids, &np, tids, &nt, MIG_TREE_MAX))
+			np = 1, pids[0] = pid;
+		ptree_signal(pids, np, SIGKILL);
+		log_warn("migration %s: pid %d, restored here but never committed (migrd stopped before the commit), is killed",
+			 id, pid);
+	}
+	netns_delete(netns);
+}
+
 /* criu restore, then the process's resume report; 0 or -1 with err */
 static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		   double *ms, char **report, char *err, size_t errlen)
@@ -318,12 +449,15 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	const char *args[24] = { "restore", "-D", imgs, "-d",
 				 "-L", migrd.conf.criu_plugins,
 				 "--pidfile", pidfile,
-				 "-o", "restore.log", "-v4", NULL };
-	int n = 11;
+				 "-o", "restore.log", "-v4",
+				 "--leave-stopped", NULL };
+	int n = 12;
 	long long t0 = io_now_ms();
 	unsigned long long start;
+	char *fenced = NULL;
 	FILE *f;
 	int pid = 0;
+	bool ok;
 
 	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, errlen))
 		return -1;
@@ -346,7 +480,8 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		args[n++] = "skip";
 		args[n] = NULL;
 	}
-	if (criu_run_fd(args, imgs, "restore.log", m->nsfd,
+	if (mark_restoring(dir, err, errlen) ||
+	    criu_run_fd(args, imgs, "restore.log", m->nsfd,
 			io_left_ms(deadline), err, errlen))
 		return -1;
 	*ms = io_now_ms() - t0;
@@ -379,6 +514,20 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	 */
 	snprintf(twin, sizeof(twin), "migr_%s", dev);
 	registry_add(pid, twin);
+	/*
+	 * CRIU left it stopped (--leave-stopped): it runs from here on, under
+	 * its own fence too (a migrd that dies now leaves no copy running
+	 * beside a source that resumed)
+	 */
+	continue_tree(pid);
+	snprintf(imgs, sizeof(imgs), "fence %d\n",
+		 io_left_ms(m->deadline) ?: 1);
+	if (proc_request(pid, imgs, 10000, &fenced, err, errlen))
+		return -1;
+	ok = proc_verdict(fenced, "fence", err, errlen);
+	free(fenced);
+	if (!ok)
+		return -1;
 	/* The plugin left it parked (MIGR_RESUME_BY=migrd): resumed here */
 	snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
 	if (proc_request(pid, imgs, io_left_ms(deadline), report, err, errlen))
@@ -442,6 +591,27 @@ fail:
 	reply_error(out, err);
 }
 
+/*
+ * The copy's own fence disarmed, before the source hears "committed" (it
+ * then kills its own copy); 0 or -1 with err. Bounded short: the lock is
+ * held, and the copy's control thread answers at once.
+ */
+static int commit_copy(struct dest_mig *m, char *err, size_t errlen)
+{
+	char *reply = NULL, why[256];
+	int ret = 0;
+
+	if (proc_request(m->pid, "commit\n", 2000, &reply, why,
+			 sizeof(why)) ||
+	    !proc_verdict(reply, "commit", why, sizeof(why))) {
+		snprintf(err, errlen, "the restored copy did not take the commit: %.200s",
+			 why);
+		ret = -1;
+	}
+	free(reply);
+	return ret;
+}
+
 static void do_end(const struct req *r, struct sbuf *out)
 {
 	static const char *const names[] = { "none", "checked", "restoring",
@@ -453,9 +623,18 @@ static void do_end(const struct req *r, struct sbuf *out)
 	pthread_mutex_lock(&lock);
 	m = find(r->id);
 	if (!strcmp(r->line, "commit")) {
-		if (m && m->state == D_RESTORED && !m->committed) {
+		if (m && m->state == D_RESTORED && !m->committed &&
+		    commit_copy(m, err, sizeof(err))) {
+			log_warn("migration %s: %s: its restored copy (pid %d) is killed",
+				 m->id, err, m->pid);
+			kill_copy(m);
+			drop_netns(m);
+			img_remove(m->id, true);
+			m->state = D_DONE;
+		} else if (m && m->state == D_RESTORED && !m->committed) {
 			m->committed = true;
 			m->state = D_DONE;
+			mark_committed(m);
 			log_info("migration %s: committed; pid %d runs here",
 				 m->id, m->pid);
 			if (m->nsfd >= 0)
@@ -482,6 +661,8 @@ static void do_end(const struct req *r, struct sbuf *out)
 	}
 	if (m)
 		state = m->committed ? "committed" : names[m->state];
+	else if (was_committed(r->id))
+		state = "committed"; /* by a migrd before this one */
 	pthread_cond_broadcast(&changed);
 	pthread_mutex_unlock(&lock);
 	if (err[0]) {

@@ -19,6 +19,7 @@
 #include "criu_run.h"
 #include "images.h"
 #include "log.h"
+#include "migrate.h"
 #include "migrd.h"
 #include "peer.h"
 #include "registry.h"
@@ -390,7 +391,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &fg) || load_key())
 		return 1;
-	img_sweep();
+	img_sweep(migrate_dest_sweep);
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);

@@ -15,6 +15,8 @@
  *                                    before CRIU dumps it (park.h);
  *                                    partners hold for lease_ms
  *   resume [device]\n               -> rebuilt on device (or the one left)
+ *   fence MS\n / commit\n            -> a restored copy ends itself unless
+ *                                    committed within MS (fence.h)
  *   partner OP ...\n                -> a moving partner's step (partner.h),
  *                                    relayed by migrd
  *
@@ -42,6 +44,7 @@
 #include "agent.h"
 #include "clock.h"
 #include "contexts.h"
+#include "fence.h"
 #include "migr_json.h"
 #include "park.h"
 #include "partner.h"
@@ -477,6 +480,9 @@ static void send_reply(int fd, const char *buf, size_t len)
 	}
 }
 
+/* A restored copy's fence: migrd's restore bound and the source's lease */
+#define MIGR_FENCE_MAX_MS 600000
+
 /* fd's peer was allowed in (control_thread()); fd is closed by the caller */
 static void serve(int fd, char *req, char *dev)
 {
@@ -527,6 +533,18 @@ static void serve(int fd, char *req, char *dev)
 					 lease_ms };
 
 		run_on(&mover, switch_job, &sj);
+	} else if (sscanf(req, "fence %u", &wait_ms) == 1 && wait_ms > 0 &&
+		   wait_ms <= MIGR_FENCE_MAX_MS) {
+		migr_fence_arm(wait_ms);
+		fprintf(out, "{\"pid\":%d,\"ok\":true,\"fence_ms\":%u}\n",
+			getpid(), wait_ms);
+	} else if (!strcmp(req, "commit\n")) {
+		if (migr_fence_commit())
+			fprintf(out, "{\"pid\":%d,\"ok\":true}\n", getpid());
+		else
+			fprintf(out,
+				"{\"pid\":%d,\"ok\":false,\"error\":\"no fence to commit\"}\n",
+				getpid());
 	} else if (!strcmp(req, "resume\n") ||
 		   sscanf(req, "resume %256s", dev) == 1) {
 		struct switch_job sj = { out, strcmp(req, "resume\n") ? dev : NULL,
