@@ -418,7 +418,7 @@ void migrate_dest_sweep(const char *id)
 	    strcmp(boot, now_boot) || was_committed(id))
 		return; /* another boot's (long gone), or committed: it stays */
 	snprintf(netns, sizeof(netns), "%s%s", NETNS_PREFIX, id);
-	snprintf(path, sizeof(path), "%s/final/restored.pid", dir);
+	snprintf(path, sizeof(path), "%s/restored.pid", dir);
 	f = fopen(path, "re");
 	got = f ? fscanf(f, "%d", &pid) : 0;
 	if (f)

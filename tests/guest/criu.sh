@@ -14,7 +14,8 @@
 #   device it left;
 # - pre-copy: what the device wrote into a huge page and small ones after
 #   the pre-dump is in the restored process, though the huge page was not
-#   soft-dirty before the park (tests/switch/mrdirty).
+#   soft-dirty before the park (tests/switch/mrdirty);
+# - a restored copy's own fence: uncommitted in time, it ends itself.
 . "$(dirname "$0")/lib.sh"
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 CONTROL=$MIGR_TOP/tests/switch/control.py
@@ -155,5 +156,22 @@ if wait_line precopy 'mrdirty: restored words intact'; then pass precopy_device_
 grep 'mrdirty: .*region:\|mrdirty: restored' "$LOGDIR/criu-precopy.log"
 if progressing precopy; then pass precopy_runs_after_restore; else fail precopy_runs_after_restore; fi
 finish precopy $SP mrdirty
+
+# 7. A restored copy's own fence (migrd arms it before it resumes the
+# copy): no commit in time, the process ends itself; committed, it runs on
+start fence migr_rxe0
+check fence_armed python3 "$CONTROL" $SP fence 2000
+sleep 4
+NAME=fence_ends_uncommitted_copy
+if kill -0 $SP 2>/dev/null; then fail $NAME; else pass $NAME; fi
+wait $SP 2>/dev/null
+check fence_said_why grep -q "no commit of this restored copy in time" "$LOGDIR/criu-fence.verbs.log"
+start fence-commit migr_rxe0
+check fence_armed_again python3 "$CONTROL" $SP fence 2000
+check fence_committed python3 "$CONTROL" $SP commit
+sleep 4
+if progressing fence-commit; then pass fence_committed_copy_runs_on; else fail fence_committed_copy_runs_on; fi
+check fence_commit_without_fence_refused sh -c "! python3 $CONTROL $SP commit"
+finish fence-commit $SP
 
 summary criu

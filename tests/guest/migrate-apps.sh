@@ -10,7 +10,8 @@
 # (10.9.0.60): after the move both are on B, and its QPs follow the
 # mover's through the two migrd. Each program must end as it would
 # without the move: the peer exits 0 with its report, the mover prints its
-# report, and the peer ran on for some seconds after the move.
+# report, and the peer ran on for some seconds after the move. Last, a
+# peer that dies during the move: the move fails, the mover runs on at A.
 # usage: migrate-apps.sh a|b [NAME...]    (a: 10.9.0.1, b: 10.9.0.2;
 #        NAMEs: only those programs)
 . "$(dirname "$0")/lib.sh"
@@ -45,7 +46,7 @@ PROGRAMS=(
 	"ibv_rc_pingpong|server|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 4000 -s 1024 -p 18815"
 )
 wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
-KNOWN=" "
+KNOWN=" dead_partner "
 for prog in "${PROGRAMS[@]}"; do KNOWN+="${prog%%|*} "; done
 for n in $ONLY; do
 	[[ "$KNOWN" == *" $n "* ]] || { echo "migrate-apps.sh: no program named $n (known:$KNOWN)" >&2; exit 2; }
@@ -166,6 +167,47 @@ for prog in "${PROGRAMS[@]}"; do
 		say "$name.done"
 	fi
 done
+
+# A partner that dies during the move (once the mover's images reached B,
+# before its restore there) cannot follow it: the move fails, and the
+# mover is back to work on A, on its device. (migr-traffic's own verdict
+# then is the application's business: its peer is gone.)
+if wanted dead_partner; then
+	dlog=$LOGDIR/migrate-apps-dead-partner
+	if [ "$role" = a ]; then
+		for n in $(ip netns list | awk '/^migr-/ { print $1 }') wl; do ns_del "$n"; done
+		NAME=dead_partner_netns_made ok ns_make wl "$WL_ADDR/24" "$WL_MAC"
+		ns_run wl "$dlog-mover.log" migr-traffic -d migr_rxe0 --qps 2 --port 18820 --server \
+			-D 600 --stall-timeout 0 -r 2
+		WP=$NS_PID
+		NAME=dead_partner_mover_listens ok listening wl 18820
+		say dead.mover-listens
+		await dead.peer-up 120 || fail dead_partner_peer_up
+		NAME=dead_partner_mover_connected ok connected "$WP"
+		refused dead_partner_move_fails "runs here again on rxe0" --pid "$WP" --to "$B_IP"
+		NAME=dead_partner_mover_runs_here ok runs_here "$WP"
+		say dead.checked
+		kill -KILL "$WP" 2>/dev/null
+		wait "$NS_HOLDER" 2>/dev/null
+	else
+		await dead.mover-listens 120 || fail dead_partner_mover_listens
+		n0=$(grep -c "final received" "$LOGDIR/migrate-apps-migrd-b.log")
+		nsenter --net=/run/netns/pt migr-traffic -d migr_rxe0 --qps 2 --port 18820 --client "$WL_ADDR" \
+			-D 600 --stall-timeout 0 >"$dlog-peer.log" 2>&1 &
+		PP=$!
+		NAME=dead_partner_peer_started ok ns_started "$PP"
+		say dead.peer-up
+		for _ in $(seq 3000); do
+			[ "$(grep -c "final received" "$LOGDIR/migrate-apps-migrd-b.log")" -gt "$n0" ] && break
+			sleep 0.1
+		done
+		kill -KILL "$PP"
+		wait "$PP" 2>/dev/null
+		check dead_partner_b_refused_the_resume grep -q "resume on rxe0 failed" "$LOGDIR/migrate-apps-migrd-b.log"
+		await dead.checked 600 || fail dead_partner_a_checked
+		check dead_partner_b_left_no_copy sh -c "! ip netns list | grep -q '^migr-'"
+	fi
+fi
 
 [ "$role" = b ] && ns_del pt
 [ "$role" = a ] && for n in $(ip netns list | awk '/^migr-/ { print $1 }') wl; do ns_del "$n"; done

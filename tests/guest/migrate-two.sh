@@ -78,6 +78,15 @@ if [ "$role" = a ]; then
 	say restore-works
 	await restore-works-b 60 || fail a_saw_restore_works
 
+	# B's migrd dies while CRIU restores there: no answer, so the source
+	# waits until B's copy is known dead. The copy CRIU leaves is stopped,
+	# and B's next migrd kills it before it answers: then back to work here
+	say kill-migrd-on-restore
+	refused restore_cut_runs_here_again "runs here again on rxe0" --pid "$SP" --to "$B_IP"
+	await migrd-swept 300 || fail a_saw_migrd_swept
+	NAME=after_restore_cut_runs_on ok progressing
+	NAME=after_restore_cut_on_rxe0 ok runs_here "$SP"
+
 	# A -> B, with pre-copy
 	moved migrate_a_to_b --pid "$SP" --to "$B_IP" --pre-copy 2
 	check report_names_phases grep -q "RestoreRDMA" "$LOGDIR/migrate_a_to_b.out"
@@ -139,6 +148,19 @@ else
 	NAME=b_killed_failed_copy ok gone "$SP"
 	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-two-migrd-b3.log"
 	say restore-works-b
+
+	await kill-migrd-on-restore 300 || fail b_saw_kill_migrd_on_restore
+	# killed once CRIU restores (its restore takes a second or two here)
+	for _ in $(seq 1200); do pgrep -f "criu restore -D $RUN/state" >/dev/null && break; sleep 0.05; done
+	kill -KILL "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	check b_migrd_killed_during_restore grep -q "restoring pid $SP" "$LOGDIR/migrate-two-migrd-b3.log"
+	# CRIU, on its own now, ends its restore: the copy stays stopped
+	for _ in $(seq 600); do pgrep -f "criu restore -D $RUN/state" >/dev/null || break; sleep 0.1; done
+	check b_cut_copy_stopped sh -c "[ \"\$(awk '{ print \$3 }' /proc/$SP/stat)\" = T ]"
+	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b4.log"
+	NAME=b_restarted_migrd_killed_cut_copy ok gone_soon "$SP"
+	check b_restarted_migrd_said_why grep -q "pid $SP, restored here but never committed" "$LOGDIR/migrate-two-migrd-b4.log"
+	say migrd-swept
 
 	await moved-ab 600 || fail b_saw_move
 	NAME=on_b_traffic_goes_on ok progressing
