@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "contexts.h"
 #include "verbs.h"
 
@@ -68,15 +69,8 @@ struct migr_context *migr_local_peer(struct migr_context *ctx, uint32_t vqpn)
 
 bool migr_contexts_lock_within(unsigned int timeout_ms)
 {
-	struct timespec ts;
+	struct timespec ts = deadline_in(CLOCK_REALTIME, timeout_ms);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	return !pthread_mutex_timedlock(&lock, &ts);
 }
 

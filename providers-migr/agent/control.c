@@ -97,11 +97,11 @@ static void json_report(FILE *out, const char *dev, int ret,
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
 		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
-		r->ms_total, r->ms_partner_held, r->partners, r->retries, r->pds, r->dms, r->mrs,
-		r->mws, r->channels, r->cqs, r->srqs, r->qps, r->ahs,
-		r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
-		r->reposted_recvs, r->flushed, r->shadowed, r->lost,
-		r->device_fds, r->device_maps);
+		r->ms_total, r->ms_partner_held, r->partners, r->retries,
+		r->pds, r->dms, r->mrs, r->mws, r->channels, r->cqs, r->srqs,
+		r->qps, r->ahs, r->held_wrs, r->replayed_wrs,
+		r->partner_replayed_wrs, r->reposted_recvs, r->flushed,
+		r->shadowed, r->lost, r->device_fds, r->device_maps);
 }
 
 /* One try of a switch (or a park) of all the process's contexts */
@@ -176,8 +176,7 @@ static void do_park(FILE *out, unsigned int wait_ms, unsigned int lease_ms)
 	char dev[IBV_SYSFS_NAME_MAX];
 	int ret;
 
-	ret = switch_all(NULL, wait_ms, lease_ms, &rep, dev, sizeof(dev),
-			 true);
+	ret = switch_all(NULL, wait_ms, lease_ms, &rep, dev, sizeof(dev), true);
 	fprintf(out, "{\"pid\":%d,\"park\":[", getpid());
 	json_report(out, dev, ret, &rep);
 	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
@@ -547,7 +546,8 @@ static void serve(int fd, char *req, char *dev)
 				getpid());
 	} else if (!strcmp(req, "resume\n") ||
 		   sscanf(req, "resume %256s", dev) == 1) {
-		struct switch_job sj = { out, strcmp(req, "resume\n") ? dev : NULL,
+		struct switch_job sj = { out,
+					 strcmp(req, "resume\n") ? dev : NULL,
 					 0, JOB_RESUME, 0 };
 
 		run_on(&mover, switch_job, &sj);

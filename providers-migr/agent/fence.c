@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "contexts.h"
 #include "fence.h"
 
@@ -24,8 +25,9 @@ static void say_fenced(void)
 
 	migr_contexts_lock();
 	if (migr_contexts_get(v, 1))
-		verbs_err(&v[0]->vctx,
-			  "no commit of this restored copy in time: it ends here (its source runs on)\n");
+		verbs_err(
+			&v[0]->vctx,
+			"no commit of this restored copy in time: it ends here (its source runs on)\n");
 	migr_contexts_unlock();
 }
 
@@ -69,13 +71,7 @@ void migr_fence_arm(unsigned int ms)
 		started = !pthread_create(&th, &attr, fence_thread, NULL);
 		pthread_attr_destroy(&attr);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += ms / 1000;
-	deadline.tv_nsec += (ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	deadline = deadline_in(CLOCK_MONOTONIC, ms);
 	armed = true;
 	pthread_cond_broadcast(&changed);
 	pthread_mutex_unlock(&lock);
