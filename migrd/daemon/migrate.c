@@ -4,10 +4,13 @@
  * send, restore there, commit; any failure before the commit puts the
  * process back to work here, on its own device
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +239,44 @@ static int namespaces(struct mig *m)
 	return 0;
 }
 
+/*
+ * Is host one of this host's addresses (or loopback)? A move to itself
+ * would restore a copy beside the stopped source, with its pids or
+ * address: refused (a move between devices here is migrctl switch)
+ */
+static bool host_is_here(const char *host)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+	struct ifaddrs *ifs, *i;
+	bool here = false;
+	int fam;
+
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		fam = AF_INET;
+	else if (inet_pton(AF_INET6, host, &a6) == 1)
+		fam = AF_INET6;
+	else
+		return false;
+	if ((fam == AF_INET && (ntohl(a4.s_addr) >> 24) == 127) ||
+	    (fam == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a6)))
+		return true;
+	if (getifaddrs(&ifs))
+		return false;
+	for (i = ifs; i && !here; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != fam)
+			continue;
+		if (fam == AF_INET)
+			here = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr ==
+			       a4.s_addr;
+		else
+			here = !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+				       &a6, sizeof(a6));
+	}
+	freeifaddrs(ifs);
+	return here;
+}
+
 static int checks(struct mig *m)
 {
 	struct req q = { .op = REQ_MIG_CHECK };
@@ -250,6 +291,9 @@ static int checks(struct mig *m)
 		return fail(m, "permission denied: only root may migrate a process (CRIU runs as root)");
 	if (!registry_find(m->r->pid, &p))
 		return fail(m, "no migr process with pid %d", m->r->pid);
+	if (host_is_here(m->r->host))
+		return fail(m, "%s is this host: migrate moves a process to another host (migrctl switch moves it between devices here)",
+			    m->r->host);
 	if (criu_plugin_missing(" here", err, sizeof(err)))
 		return fail(m, "%s", err);
 	if (ptree_read(m->r->pid, m->pids, &m->npids, m->tids, &m->ntids,

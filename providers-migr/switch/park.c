@@ -190,6 +190,7 @@ int migr_resume(const char *target, struct migr_switch_report *rep)
 	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : rep->from);
 	ret = retarget(set, rep->to, rep);
 	set->no_way_back = true;
+	set->way_back = !target;
 	if (!ret)
 		ret = migr_set_unpark(set, rep);
 	rep->ms_total = now_ms() - t0;

@@ -963,7 +963,7 @@ static int rebuild_phase(struct sw_set *set, struct migr_switch_report *rep,
 	int ret;
 
 	*stuck = false;
-	ret = rebuild_set(set, rep->to, set->gids, false, rep);
+	ret = rebuild_set(set, rep->to, set->gids, set->way_back, rep);
 	if (ret && set->no_way_back) {
 		/* Released by the caller; where it goes is the caller's call */
 		*stuck = true;

@@ -38,6 +38,13 @@ struct sw_set {
 	 * (the one it left may be on another host: the source resumes it)
 	 */
 	bool no_way_back;
+	/*
+	 * A resume with no device named: back where it left, as after a
+	 * failed migration. A partner that cannot be reached (it died
+	 * meanwhile) is left behind, as on a switch's way back, not the
+	 * reason to stay parked.
+	 */
+	bool way_back;
 };
 
 /*

@@ -44,7 +44,7 @@ if [ "$role" = a ]; then
 
 	# Refusals before anything is touched: the process runs on
 	refused refused_unreachable "unreachable" --pid "$SP" --to 10.9.0.3
-	refused refused_pid_taken_here "pid $SP is taken" --pid "$SP" --to "$A_IP"
+	refused refused_to_this_host "$A_IP is this host" --pid "$SP" --to "$A_IP"
 	say take-pid
 	await pid-taken 60 || fail a_saw_pid_taken
 	refused refused_pid_taken_on_b "pid $SP is taken" --pid "$SP" --to "$B_IP"
