@@ -203,10 +203,10 @@ if wanted dead_partner; then
 		done
 		kill -KILL "$PP"
 		wait "$PP" 2>/dev/null
-		# the copy's resume fails (its partner is gone), or the copy ends
+		await dead.checked 600 || fail dead_partner_a_checked
+		# the copy's resume failed (its partner is gone), or the copy ended
 		# first (migr-traffic ends when its side channel closes)
 		check dead_partner_b_dropped_the_copy grep -q "the restored copy, if any, is killed" "$LOGDIR/migrate-apps-migrd-b.log"
-		await dead.checked 600 || fail dead_partner_a_checked
 		check dead_partner_b_left_no_copy sh -c "! ip netns list | grep -q '^migr-'"
 	fi
 fi
