@@ -1,0 +1,184 @@
+#!/bin/bash
+# In one guest: podman checkpoints and restores a container that runs an
+# RDMA program over migr_rxe0, Debian's unmodified CRIU loading migr's
+# plugin from where CRIU looks by default (docs/containers.md).
+# - the image is built here from the guest's own files (podman import, no
+#   registry): the program's libraries; the build tree is bind-mounted
+#   read-only, /dev/infiniband/* passed with --device;
+# - without the plugin, podman's checkpoint fails, the CRIU log names the
+#   uverbs device, and the container runs on, its traffic intact;
+# - with it (crun: libcriu, criu swrk), the checkpoint parks the program
+#   (PAUSE_DEVICES), the restore queues its resume, and its traffic (every
+#   completion and byte checked by selfpair) goes on where it stopped;
+# - the same through a tarball (checkpoint --export, the container removed,
+#   restore --import): what a move to another host does;
+# - with PODMAN_RUNTIMES="crun runc", runc's turn as well (it runs the
+#   criu binary itself, also in swrk mode).
+. "$(dirname "$0")/lib.sh"
+SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
+PLUGIN=$MIGR_BUILD_DIR/lib/criu/migr_plugin.so
+# CRIU's default plugin directory: what the migr-criu-plugin package fills,
+# and where CRIU looks when podman runs it (no libdir in its request)
+CRIU_LIBDIR=/usr/lib/criu
+WORK=/run/migr-podman
+IMAGE=localhost/migr-rdma:test
+RUNTIMES=${PODMAN_RUNTIMES:-crun}
+
+rm -rf "$WORK" && mkdir -p "$WORK"
+check plugin_built test -f "$PLUGIN"
+check podman_present podman --version
+podman --version
+criu --version | head -n 1
+
+# podman without systemd (the guest's init is a shell script): cgroupfs,
+# events in a file; its storage on a tmpfs of its own (the guest's root
+# is an overlay, which overlayfs refuses as an upper layer)
+mkdir -p /var/lib/containers/storage /etc/containers
+mount -t tmpfs -o size=1G tmpfs /var/lib/containers/storage
+cat >/etc/containers/containers.conf <<EOF
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+EOF
+podman info --format '{{.Host.OCIRuntime.Name}} {{.Store.GraphDriverName}} cgroups {{.Host.CgroupsVersion}}' 2>"$LOGDIR/podman-info.log"
+
+# fn_check NAME FUNCTION ARGS...: check for a function of this script
+# (check runs commands under timeout, which knows no functions)
+fn_check() {
+	local name=$1 log=$LOGDIR/$1.log
+	shift
+	if "$@" >"$log" 2>&1; then pass "$name"; else fail "$name" "$log"; fi
+}
+
+# timed NAME CMD...: check NAME CMD, printing how long it took
+timed() {
+	local t=$SECONDS
+	check "$@"
+	echo "    $1: $((SECONDS - t)) s"
+}
+
+# The image: the programs' shared libraries (not the build tree's own,
+# which come bind-mounted), dash as /bin/sh, a passwd
+rootfs=$WORK/rootfs
+make_image() {
+	local f d
+	mkdir -p "$rootfs"/{usr/bin,usr/lib,usr/lib64,etc,dev,proc,sys,tmp,run}
+	ln -s usr/bin "$rootfs/bin"
+	ln -s usr/lib "$rootfs/lib"
+	ln -s usr/lib64 "$rootfs/lib64"
+	cp /usr/bin/dash "$rootfs/usr/bin/dash" && ln -s dash "$rootfs/usr/bin/sh"
+	echo 'root:x:0:0:root:/root:/bin/sh' >"$rootfs/etc/passwd"
+	echo 'root:x:0:' >"$rootfs/etc/group"
+	for f in $(ldd "$SELFPAIR" "$RDMA_BUILD"/bin/migr-traffic /usr/bin/dash \
+		"$RDMA_BUILD"/lib/*.so* | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' | sort -u); do
+		case $f in "$MIGR_TOP"/*) continue ;; esac
+		d=$(readlink -f "$(dirname "$f")")
+		mkdir -p "$rootfs$d" && cp -L "$f" "$rootfs$d/"
+	done
+	tar -C "$rootfs" -czf "$WORK/rootfs.tar.gz" . &&
+		podman import "$WORK/rootfs.tar.gz" "$IMAGE"
+}
+t0=$SECONDS
+fn_check image_built make_image
+echo "    image: $(du -sh "$WORK/rootfs.tar.gz" | cut -f1) in $((SECONDS - t0)) s"
+
+# plugin_on: migr's plugin in CRIU's default directory (as the package
+# installs it); plugin_conf: in the build tree, named by a libdir line in
+# /etc/criu/default.conf, which CRIU reads when a runtime starts it too;
+# plugin_off: neither
+plugin_off() {
+	rm -f "$CRIU_LIBDIR/migr_plugin.so"
+	sed -i '/^libdir /d' /etc/criu/default.conf 2>/dev/null
+	return 0
+}
+plugin_on() { plugin_off && mkdir -p "$CRIU_LIBDIR" && cp "$PLUGIN" "$CRIU_LIBDIR/"; }
+plugin_conf() {
+	plugin_off && mkdir -p /etc/criu && echo "libdir $(dirname "$PLUGIN")" >>/etc/criu/default.conf
+}
+
+# run_ctr NAME RUNTIME: selfpair on migr_rxe0 in container NAME, its output
+# appended to $LOGDIR/podman-NAME.log (a bind mount: the same file after a
+# restore, here or from a tarball); waits for its first rounds
+run_ctr() {
+	local name=$1 runtime=$2 devs=() d
+	for d in /dev/infiniband/*; do devs+=(--device "$d"); done
+	rm -f "$LOGDIR/podman-$name.log" "$LOGDIR/podman-$name.verbs.log"
+	podman --runtime "$runtime" run -d --name "$name" --network none "${devs[@]}" \
+		-v "$MIGR_TOP:$MIGR_TOP:ro" -v "$LOGDIR:$LOGDIR" \
+		-e LD_LIBRARY_PATH="$RDMA_BUILD/lib" -e VERBS_LOG_LEVEL=3 \
+		-e VERBS_LOG_FILE="$LOGDIR/podman-$name.verbs.log" \
+		"$IMAGE" /bin/sh -c "exec $SELFPAIR migr_rxe0 0 >>$LOGDIR/podman-$name.log 2>&1" || return 1
+	for _ in $(seq 300); do grep -q 'rounds=' "$LOGDIR/podman-$name.log" && return 0; sleep 0.1; done
+	podman ps -a
+	podman logs "$name"
+	cat "$LOGDIR/podman-$name.log"
+	return 1
+}
+
+# progressing NAME: its selfpair's rounds go up within 20 s
+progressing() { selfpair_progressing "$LOGDIR/podman-$1.log" 20; }
+
+# userdata NAME: the container's directory, where podman leaves CRIU's logs
+userdata() { podman container inspect -f '{{.StaticDir}}' "$1"; }
+
+# finish NAME: SIGTERM to selfpair (the container's init), its verdict
+finish() {
+	podman kill --signal TERM "$1" >/dev/null 2>&1
+	timeout 60 podman wait "$1" >/dev/null 2>&1
+	check "traffic_intact_$1" grep -q 'selfpair: OK' "$LOGDIR/podman-$1.log"
+	grep 'selfpair:' "$LOGDIR/podman-$1.log" | tail -n 1
+	podman rm -f "$1" >/dev/null 2>&1
+}
+
+for rt in $RUNTIMES; do
+	# 1. The plugin absent: the checkpoint fails, the container runs on
+	plugin_off
+	n=noplugin-$rt
+	fn_check "started_$n" run_ctr "$n" "$rt"
+	timed "checkpoint_refused_$n" sh -c "podman container inspect -f '{{.State.Running}}' $n | grep -q true && ! podman container checkpoint --keep $n"
+	cp "$LOGDIR/checkpoint_refused_$n.log" "$LOGDIR/podman-$n.checkpoint.log"
+	ud=$(userdata "$n")
+	check "criu_log_names_uverbs_$n" grep -q 'infiniband/uverbs' "$ud/dump.log"
+	grep -m 2 'infiniband/uverbs' "$ud/dump.log" | sed 's/^/    | /'
+	check "still_running_$n" sh -c "podman container inspect -f '{{.State.Running}}' $n | grep -q true"
+	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
+	finish "$n"
+
+	# 2. With the plugin: checkpoint (the program parked), restore here
+	plugin_on
+	n=local-$rt
+	fn_check "started_$n" run_ctr "$n" "$rt"
+	timed "checkpoint_$n" podman container checkpoint --keep "$n"
+	ud=$(userdata "$n")
+	cp "$ud/dump.log" "$LOGDIR/podman-$n.dump.log"
+	check "plugin_parked_it_$n" grep -q 'migr: pid [0-9]* holds .*: asking it to park' "$ud/dump.log"
+	check "stopped_$n" sh -c "podman container inspect -f '{{.State.Status}}' $n | grep -q exited"
+	timed "restore_$n" podman container restore --keep "$n"
+	cp "$ud/restore.log" "$LOGDIR/podman-$n.restore.log"
+	check "resume_queued_$n" grep -q 'migr: pid [0-9]*: resume queued' "$ud/restore.log"
+	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
+	finish "$n"
+
+	# 3. Through a tarball, the container removed in between (a move to
+	#    another host: its image and bind-mounted paths must be there); the
+	#    plugin named by /etc/criu/default.conf this time
+	plugin_conf
+	n=export-$rt
+	fn_check "started_$n" run_ctr "$n" "$rt"
+	timed "checkpoint_export_$n" podman container checkpoint --keep --compress gzip --export "$WORK/$n.tar.gz" "$n"
+	ls -l "$WORK/$n.tar.gz" | awk '{ print "    tarball: " $5 " bytes" }'
+	ud=$(userdata "$n")
+	cp "$ud/dump.log" "$LOGDIR/podman-$n.dump.log"
+	check "plugin_parked_it_$n" grep -q 'migr: pid [0-9]* holds .*: asking it to park' "$ud/dump.log"
+	tar -tzf "$WORK/$n.tar.gz" | tr '\n' ' ' | sed 's/^/    tarball holds: /; s/$/\n/'
+	check "removed_$n" podman rm -f "$n"
+	timed "restore_import_$n" podman container restore --keep --import "$WORK/$n.tar.gz"
+	ud=$(userdata "$n")
+	cp "$ud/restore.log" "$LOGDIR/podman-$n.restore.log" 2>/dev/null
+	check "resume_queued_$n" grep -q 'migr: pid [0-9]*: resume queued' "$ud/restore.log"
+	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
+	finish "$n"
+done
+
+plugin_off
+summary podman
