@@ -15,6 +15,7 @@
 # - with PODMAN_RUNTIMES="crun runc", runc's turn as well (it runs the
 #   criu binary itself, also in swrk mode).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ns.sh"
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 PLUGIN=$MIGR_BUILD_DIR/lib/criu/migr_plugin.so
 # CRIU's default plugin directory: what the migr-criu-plugin package fills,
@@ -96,18 +97,30 @@ plugin_conf() {
 	plugin_off && mkdir -p /etc/criu && echo "libdir $(dirname "$PLUGIN")" >>/etc/criu/default.conf
 }
 
-# run_ctr NAME RUNTIME: selfpair on migr_rxe0 in container NAME, its output
-# appended to $LOGDIR/podman-NAME.log (a bind mount: the same file after a
-# restore, here or from a tarball); waits for its first rounds
-run_ctr() {
-	local name=$1 runtime=$2 devs=() d
+# podman_run NAME RUNTIME [PODMAN OPTION...] -- CMD: CMD in container NAME
+# with the RDMA devices, the build tree (read-only) and the logs (CMD's
+# output appended to $LOGDIR/podman-NAME.log: a bind mount, so the same
+# file after a restore, here or from a tarball); no network unless an
+# option says one
+podman_run() {
+	local name=$1 runtime=$2 opts=() devs=() d
+	shift 2
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
 	for d in /dev/infiniband/*; do devs+=(--device "$d"); done
 	rm -f "$LOGDIR/podman-$name.log" "$LOGDIR/podman-$name.verbs.log"
-	podman --runtime "$runtime" run -d --name "$name" --network none "${devs[@]}" \
+	podman --runtime "$runtime" run -d --name "$name" "${devs[@]}" \
 		-v "$MIGR_TOP:$MIGR_TOP:ro" -v "$LOGDIR:$LOGDIR" \
 		-e LD_LIBRARY_PATH="$RDMA_BUILD/lib" -e VERBS_LOG_LEVEL=3 \
-		-e VERBS_LOG_FILE="$LOGDIR/podman-$name.verbs.log" \
-		"$IMAGE" /bin/sh -c "exec $SELFPAIR migr_rxe0 0 >>$LOGDIR/podman-$name.log 2>&1" || return 1
+		-e VERBS_LOG_FILE="$LOGDIR/podman-$name.verbs.log" "${opts[@]}" \
+		"$IMAGE" /bin/sh -c "exec $* >>$LOGDIR/podman-$name.log 2>&1"
+}
+
+# run_ctr NAME RUNTIME [DEVICE]: selfpair on DEVICE (migr_rxe0) in
+# container NAME, no network; waits for its first rounds
+run_ctr() {
+	local name=$1
+	podman_run "$name" "$2" --network none -- "$SELFPAIR" "${3:-migr_rxe0}" 0 || return 1
 	for _ in $(seq 300); do grep -q 'rounds=' "$LOGDIR/podman-$name.log" && return 0; sleep 0.1; done
 	podman ps -a
 	podman logs "$name"
@@ -144,7 +157,21 @@ for rt in $RUNTIMES; do
 	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
 	finish "$n"
 
-	# 2. With the plugin: checkpoint (the program parked), restore here
+	# 2. With the plugin, an RDMA program that is not migr's: refused,
+	#    naming the pid and the file; the container runs on
+	plugin_on
+	n=raw-$rt
+	fn_check "started_$n" run_ctr "$n" "$rt" rxe0
+	timed "checkpoint_refused_$n" sh -c "podman container inspect -f '{{.State.Running}}' $n | grep -q true && ! podman container checkpoint --keep $n"
+	cp "$LOGDIR/checkpoint_refused_$n.log" "$LOGDIR/podman-$n.checkpoint.log"
+	ud=$(userdata "$n")
+	check "refusal_names_pid_and_file_$n" grep -E 'migr: pid [0-9]+ holds fd [0-9]+ /dev/infiniband/uverbs[0-9]+: it is not parked \(not a migr process' "$ud/dump.log"
+	grep -m 1 -o 'migr: pid .*' "$ud/dump.log" | sed 's/^/    | /'
+	check "still_running_$n" sh -c "podman container inspect -f '{{.State.Running}}' $n | grep -q true"
+	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
+	finish "$n"
+
+	# 3. With the plugin: checkpoint (the program parked), restore here
 	plugin_on
 	n=local-$rt
 	fn_check "started_$n" run_ctr "$n" "$rt"
@@ -159,7 +186,7 @@ for rt in $RUNTIMES; do
 	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
 	finish "$n"
 
-	# 3. Through a tarball, the container removed in between (a move to
+	# 4. Through a tarball, the container removed in between (a move to
 	#    another host: its image and bind-mounted paths must be there); the
 	#    plugin named by /etc/criu/default.conf this time
 	plugin_conf
@@ -179,6 +206,93 @@ for rt in $RUNTIMES; do
 	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
 	finish "$n"
 done
+
+# 5. migr-traffic in a container, its partner outside: a migr-traffic
+#    client here (RC QPs through an SRQ, every op of both APIs, every WR
+#    and byte checked at both ends) whose QPs follow the container's
+#    through migrd, and whose TCP channel to it (a veth into the
+#    container's network namespace, given to podman) is kept by
+#    --tcp-established. Checkpointed and restored here, then through a
+#    tarball; the client holds its posts meanwhile.
+RUN=/run/migr-podman-migrd
+export MIGRD_SOCKET=$RUN/migrd.sock
+mkdir -p "$RUN"
+start_test_migrd podman "$LOGDIR/podman-migrd.log"
+check migrd_starts test -S "$MIGRD_SOCKET"
+ip netns add podnet &&
+	ip link add vp-host type veth peer name vp-ctr &&
+	ip link set vp-ctr netns podnet &&
+	ip addr add 10.77.0.1/24 dev vp-host && ip link set vp-host up &&
+	ip -n podnet addr add 10.77.0.2/24 dev vp-ctr &&
+	ip -n podnet link set vp-ctr up && ip -n podnet link set lo up
+TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1500 --stall-timeout 120 -r 1 --port 18740"
+
+# ops_progressing LOG: migr-traffic's ops (its progress lines) go up
+# within 30 s
+ops_last() { grep -o 'ops=[0-9]*' "$1" | tail -n 1 | cut -d= -f2; }
+ops_progressing() {
+	local o0 o
+	o0=$(ops_last "$1")
+	for _ in $(seq 150); do
+		sleep 0.2
+		o=$(ops_last "$1")
+		[ "${o:-0}" -gt "${o0:-0}" ] && return 0
+	done
+	return 1
+}
+
+plugin_on
+rt=crun
+n=traffic-$rt
+TLOG=$LOGDIR/podman-$n.log
+CLOG=$LOGDIR/podman-$n-client.log
+fn_check "started_$n" podman_run "$n" "$rt" --network ns:/run/netns/podnet \
+	-v "$RUN:$RUN" -e MIGRD_SOCKET="$MIGRD_SOCKET" -- "$RDMA_BUILD/bin/migr-traffic" $TRAFFIC --server
+# its control socket: @migr/1 in the container's network namespace
+fn_check "serves_control_socket_$n" ns_started "$(podman container inspect -f '{{.State.Pid}}' "$n")"
+migr-traffic $TRAFFIC --client 10.77.0.2 --connect-timeout 60 >"$CLOG" 2>&1 &
+C=$!
+if started $C && ops_progressing "$CLOG"; then pass "partner_connected_$n"; else fail "partner_connected_$n" "$TLOG"; fi
+
+timed "checkpoint_$n" podman container checkpoint --keep --tcp-established "$n"
+ud=$(userdata "$n")
+cp "$ud/dump.log" "$LOGDIR/podman-$n.dump.log"
+check "plugin_parked_it_$n" grep -q 'migr: pid [0-9]* holds .*: asking it to park' "$ud/dump.log"
+# held: the client runs on, its ops still (its posts held, not failed)
+held() {
+	local o
+	o=$(ops_last "$CLOG")
+	sleep 3
+	[ "$o" = "$(ops_last "$CLOG")" ] && kill -0 $C
+}
+fn_check "partner_holds_while_dumped_$n" held
+sleep 5
+timed "restore_$n" podman container restore --keep --tcp-established "$n"
+cp "$ud/restore.log" "$LOGDIR/podman-$n.restore.log"
+check "resume_queued_$n" grep -q 'migr: pid [0-9]*: resume queued' "$ud/restore.log"
+if ops_progressing "$CLOG"; then pass "partner_goes_on_$n"; else fail "partner_goes_on_$n" "$CLOG"; fi
+
+timed "checkpoint_export_$n" podman container checkpoint --keep --tcp-established --compress gzip --export "$WORK/$n.tar.gz" "$n"
+check "removed_$n" podman rm -f "$n"
+timed "restore_import_$n" podman container restore --keep --tcp-established --import "$WORK/$n.tar.gz"
+ud=$(userdata "$n")
+cp "$ud/restore.log" "$LOGDIR/podman-$n.import.restore.log" 2>/dev/null
+check "resume_queued_import_$n" grep -q 'migr: pid [0-9]*: resume queued' "$ud/restore.log"
+if ops_progressing "$CLOG"; then pass "partner_goes_on_import_$n"; else fail "partner_goes_on_import_$n" "$CLOG"; fi
+sleep 2
+
+# The verdicts: the client's after SIGTERM, then the server's (it ends
+# when its client does)
+kill -TERM $C
+traffic_verdict "partner_traffic_verified_$n" $C "$CLOG"
+timeout 60 podman wait "$n" >/dev/null 2>&1 || podman kill --signal TERM "$n" >/dev/null 2>&1
+timeout 60 podman wait "$n" >/dev/null 2>&1
+check "container_traffic_verified_$n" grep -q 'migr-traffic: PASS' "$TLOG"
+tail -n 1 "$TLOG" | sed 's/^/    /'
+podman rm -f "$n" >/dev/null 2>&1
+kill -TERM "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
+ip netns del podnet 2>/dev/null
 
 plugin_off
 summary podman
