@@ -18,12 +18,13 @@
 . "$(dirname "$0")/ns.sh"
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 PLUGIN=$MIGR_BUILD_DIR/lib/criu/migr_plugin.so
+CONTROL=$MIGR_TOP/tests/switch/control.py
 # CRIU's default plugin directory: what the migr-criu-plugin package fills,
 # and where CRIU looks when podman runs it (no libdir in its request)
 CRIU_LIBDIR=/usr/lib/criu
 WORK=/run/migr-podman
 IMAGE=localhost/migr-rdma:test
-RUNTIMES=${PODMAN_RUNTIMES:-crun}
+RUNTIMES=${PODMAN_RUNTIMES-crun}
 
 rm -rf "$WORK" && mkdir -p "$WORK"
 check plugin_built test -f "$PLUGIN"
@@ -151,8 +152,9 @@ for rt in $RUNTIMES; do
 	timed "checkpoint_refused_$n" sh -c "podman container inspect -f '{{.State.Running}}' $n | grep -q true && ! podman container checkpoint --keep $n"
 	cp "$LOGDIR/checkpoint_refused_$n.log" "$LOGDIR/podman-$n.checkpoint.log"
 	ud=$(userdata "$n")
+	cp "$ud/dump.log" "$LOGDIR/podman-$n.dump.log"
 	check "criu_log_names_uverbs_$n" grep -q 'infiniband/uverbs' "$ud/dump.log"
-	grep -m 2 'infiniband/uverbs' "$ud/dump.log" | sed 's/^/    | /'
+	grep -m 3 'Error' "$ud/dump.log" | sed 's/^/    | /'
 	check "still_running_$n" sh -c "podman container inspect -f '{{.State.Running}}' $n | grep -q true"
 	if progressing "$n"; then pass "traffic_goes_on_$n"; else fail "traffic_goes_on_$n" "$LOGDIR/podman-$n.log"; fi
 	finish "$n"
@@ -241,6 +243,23 @@ ops_progressing() {
 	return 1
 }
 
+# resume_report NAME: the restored server's resume, as its control socket
+# reports it (a second resume answers with the first's report): nothing
+# lost, the 4 partner QPs followed, the partner held its posts meanwhile
+resume_report() {
+	local pid
+	pid=$(podman container inspect -f '{{.State.Pid}}' "$n")
+	nsenter --net=/proc/"$pid"/ns/net python3 "$CONTROL" 1 resume >"$LOGDIR/podman-$1.resume.json"
+	check "$1" python3 - "$LOGDIR/podman-$1.resume.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["resume"][0]
+assert r["ok"] and not r["rolled_back"] and r["lost"] == 0 and r["partners"] == 4, r
+print("    resumed on %s: rebuild %.1f ms, the partner held its posts %.0f ms"
+      % (r["to"], r["phases_ms"]["rebuild"], r["partner_held_ms"]))
+PY
+	cat "$LOGDIR/$1.log"
+}
+
 plugin_on
 rt=crun
 n=traffic-$rt
@@ -271,6 +290,7 @@ timed "restore_$n" podman container restore --keep --tcp-established "$n"
 cp "$ud/restore.log" "$LOGDIR/podman-$n.restore.log"
 check "resume_queued_$n" grep -q 'migr: pid [0-9]*: resume queued' "$ud/restore.log"
 if ops_progressing "$CLOG"; then pass "partner_goes_on_$n"; else fail "partner_goes_on_$n" "$CLOG"; fi
+resume_report "partner_followed_$n"
 
 timed "checkpoint_export_$n" podman container checkpoint --keep --tcp-established --compress gzip --export "$WORK/$n.tar.gz" "$n"
 check "removed_$n" podman rm -f "$n"
@@ -279,14 +299,15 @@ ud=$(userdata "$n")
 cp "$ud/restore.log" "$LOGDIR/podman-$n.import.restore.log" 2>/dev/null
 check "resume_queued_import_$n" grep -q 'migr: pid [0-9]*: resume queued' "$ud/restore.log"
 if ops_progressing "$CLOG"; then pass "partner_goes_on_import_$n"; else fail "partner_goes_on_import_$n" "$CLOG"; fi
+resume_report "partner_followed_import_$n"
 sleep 2
 
-# The verdicts: the client's after SIGTERM, then the server's (it ends
-# when its client does)
+# The verdicts, once both were told to stop (SIGTERM: each drains, then
+# they exchange their counts): the client's, then the container's
 kill -TERM $C
+podman kill --signal TERM "$n" >/dev/null 2>&1
 traffic_verdict "partner_traffic_verified_$n" $C "$CLOG"
-timeout 60 podman wait "$n" >/dev/null 2>&1 || podman kill --signal TERM "$n" >/dev/null 2>&1
-timeout 60 podman wait "$n" >/dev/null 2>&1
+timeout 120 podman wait "$n" >/dev/null 2>&1
 check "container_traffic_verified_$n" grep -q 'migr-traffic: PASS' "$TLOG"
 tail -n 1 "$TLOG" | sed 's/^/    /'
 podman rm -f "$n" >/dev/null 2>&1
