@@ -131,7 +131,7 @@ fi
 
 # Rootfs: trixie minbase, no docs or translations.
 if ! current rootfs; then
-	log "rootfs (trixie minbase + ${#ROOTFS_PACKAGES[@]} packages; about half a minute)"
+	log "rootfs (trixie minbase + ${#ROOTFS_PACKAGES[@]} packages; a few minutes)"
 	mapfile -t mirrors < <(trixie_apt_lines)
 	rm -rf "$TB/rootfs.tmp" "$TB/stamps/modules"
 	mmdebstrap --quiet --variant=minbase --mode=root \
