@@ -205,7 +205,7 @@ for rt in $RUNTIMES; do
 	n=export-$rt
 	fn_check "started_$n" run_ctr "$n" "$rt"
 	timed "checkpoint_export_$n" podman container checkpoint --keep --compress gzip --export "$WORK/$n.tar.gz" "$n"
-	ls -l "$WORK/$n.tar.gz" | awk '{ print "    tarball: " $5 " bytes" }'
+	echo "    tarball: $(stat -c %s "$WORK/$n.tar.gz") bytes"
 	ud=$(userdata "$n")
 	cp "$ud/dump.log" "$LOGDIR/podman-$n.dump.log"
 	check "plugin_parked_it_$n" grep -q 'migr: pid [0-9]* holds .*: asking it to park' "$ud/dump.log"
