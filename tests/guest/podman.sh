@@ -82,7 +82,7 @@ make_image() {
 	echo 'root:x:0:' >"$rootfs/etc/group"
 	for f in $(ldd "$SELFPAIR" "$RDMA_BUILD"/bin/migr-traffic /usr/bin/dash \
 		"$RDMA_BUILD"/lib/*.so* | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }' | sort -u); do
-		case $f in "$MIGR_TOP"/*) continue ;; esac
+		case $f in "$MIGR_TOP"/* | "$MIGR_BUILD_DIR"/*) continue ;; esac
 		d=$(readlink -f "$(dirname "$f")")
 		mkdir -p "$rootfs$d" && cp -L "$f" "$rootfs$d/"
 	done
@@ -114,13 +114,16 @@ plugin_conf() {
 # option says one
 podman_run() {
 	local name=$1 runtime=$2 opts=() devs=() d
+	local mounts=(-v "$MIGR_TOP:$MIGR_TOP:ro")
 	shift 2
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
 	for d in /dev/infiniband/*; do devs+=(--device "$d"); done
+	# a build tree outside the repo ($MIGR_BUILD elsewhere) too
+	case $MIGR_BUILD_DIR in "$MIGR_TOP"/*) ;; *) mounts+=(-v "$MIGR_BUILD_DIR:$MIGR_BUILD_DIR:ro") ;; esac
 	rm -f "$LOGDIR/podman-$name.log" "$LOGDIR/podman-$name.verbs.log"
 	podman --runtime "$runtime" run -d --name "$name" "${devs[@]}" \
-		-v "$MIGR_TOP:$MIGR_TOP:ro" -v "$LOGDIR:$LOGDIR" \
+		"${mounts[@]}" -v "$LOGDIR:$LOGDIR" \
 		-e LD_LIBRARY_PATH="$RDMA_BUILD/lib" -e VERBS_LOG_LEVEL=3 \
 		-e VERBS_LOG_FILE="$LOGDIR/podman-$name.verbs.log" "${opts[@]}" \
 		"$IMAGE" /bin/sh -c "exec $* >>$LOGDIR/podman-$name.log 2>&1"
