@@ -23,6 +23,9 @@
 #    migrd, their TCP channel kept (--tcp-established): checkpointed and
 #    restored here, then through a tarball; the resume's report (4
 #    partner QPs followed, nothing lost) and both verdicts checked.
+# Run it in a guest of one vCPU (run.sh --smp 1): with two, the guest
+# kernel died of int3 oopses while containers came and went
+# (docs/containers.md).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns.sh"
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
