@@ -17,10 +17,12 @@ KERNEL_VERSION=6.12.107-1
 # The guest's userspace: RDMA tools from trixie (ibverbs-providers so that the
 # archive's tools see rxe0 too), test tooling, and the runtime libraries of our
 # IN_PLACE rdma-core build (libnl, libudev, libsystemd, OpenSSL, jansson;
-# pyverbs links libpython3.13).
+# pyverbs links libpython3.13); podman with crun (which loads libcriu2 for
+# checkpoints) and runc, for docs/containers.md.
 ROOTFS_PACKAGES=(
 	kmod iproute2 procps util-linux busybox strace iputils-ping
 	ibverbs-utils ibverbs-providers rdmacm-utils perftest qperf criu
+	podman crun libcriu2 runc
 	python3 python3-pytest libpython3.13
 	libnl-3-200 libnl-route-3-200 libudev1 libsystemd0 libssl3t64 libjansson4
 )
@@ -129,7 +131,7 @@ fi
 
 # Rootfs: trixie minbase, no docs or translations.
 if ! current rootfs; then
-	log "rootfs (trixie minbase + ${#ROOTFS_PACKAGES[@]} packages; about half a minute)"
+	log "rootfs (trixie minbase + ${#ROOTFS_PACKAGES[@]} packages; a few minutes)"
 	mapfile -t mirrors < <(trixie_apt_lines)
 	rm -rf "$TB/rootfs.tmp" "$TB/stamps/modules"
 	mmdebstrap --quiet --variant=minbase --mode=root \
