@@ -15,6 +15,7 @@
 #     10 times per run, round after round
 #   migrate-partner.sh with MIGR_MIGRATIONS=20 (CI: 4): a workload and its
 #     partner, moved between the two hosts by migrctl migrate
+#   podman.sh with crun and runc (CI: crun)
 #
 # usage: tests/soak.sh [PARTNER_SWITCHES [STRESS_ROUNDS]]
 set -uo pipefail
@@ -32,6 +33,8 @@ buildlib/testbed/run.sh --timeout 900 -e MIGR_REPLAY_REBUILDS=3 -- tests/guest/r
 	failed=$((failed + 1))
 buildlib/testbed/run.sh --timeout $((600 + rounds * 600)) -- tests/guest/switch-stress.sh "$rounds" ||
 	failed=$((failed + 1))
+# podman with both runtimes (CI: crun), one vCPU (docs/containers.md)
+buildlib/testbed/run.sh --smp 1 --timeout 900 -- tests/guest/podman.sh || failed=$((failed + 1))
 # at about 15 s per move in a TCG guest, with its checks
 buildlib/testbed/run.sh --two --nics 2 --timeout 1500 -e MIGR_MIGRATIONS=20 \
 	--a "tests/guest/migrate-partner.sh a" --b "tests/guest/migrate-partner.sh b" || failed=$((failed + 1))
