@@ -247,18 +247,9 @@ ip netns add podnet &&
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1500 --stall-timeout 120 -r 1 --port 18740"
 
 # ops_progressing LOG: migr-traffic's ops (its progress lines) go up
-# within 30 s
-ops_last() { grep -o 'ops=[0-9]*' "$1" | tail -n 1 | cut -d= -f2; }
-ops_progressing() {
-	local o0 o
-	o0=$(ops_last "$1")
-	for _ in $(seq 150); do
-		sleep 0.2
-		o=$(ops_last "$1")
-		[ "${o:-0}" -gt "${o0:-0}" ] && return 0
-	done
-	return 1
-}
+# within 30 s (ns.sh's grows); ops_last LOG: the last count
+ops_last() { last_num "$1" 'ops=([0-9]+)'; }
+ops_progressing() { grows "$1" 'ops=([0-9]+)' 30; }
 
 # resume_report NAME: the restored server's resume, as its control socket
 # reports it (a second resume answers with the first's report): nothing
