@@ -170,7 +170,7 @@ step "two guests, two NICs each: every rxe pairing" vm --two --nics 2 --timeout 
 # One pair of guests for the moves between hosts: CRIU by hand and by the
 # plugin; migrctl migrate of a bare process with its faults, of a workload
 # in its own namespaces with a TCP connection, of a process whose partner
-# follows it (4 moves: tests/soak.sh makes 20), of unmodified programs
+# follows it (10 moves, as issue 17 asks; tests/soak.sh makes 20), of unmodified programs
 # mid-run (each script's verdict counts)
 MIGRATION="criu-two migrate-two migrate-ns migrate-partner migrate-apps"
 step "two guests, two NICs: processes moved between hosts by CRIU and migrctl migrate" \

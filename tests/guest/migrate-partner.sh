@@ -8,7 +8,7 @@
 #    A, its partner on B: 18 s parked (longer than a switch's lease), then
 #    resumed on rxe1; 2 s, back on rxe0.
 # 2. moved between the hosts by migrctl migrate, MIGR_MIGRATIONS times
-#    (default 4, as CI runs it; tests/soak.sh 20: A -> B -> A ...), as a container runs (its own pid and
+#    (default 10, as CI runs it; tests/soak.sh 20: A -> B -> A ...), as a container runs (its own pid and
 #    network namespaces, address 10.9.0.50; docs/namespaces.md) and as a
 #    user that is not root (its partner sessions' grants move with it),
 #    its TCP channel to the partner kept; the partner runs on B in a
@@ -23,7 +23,7 @@ A_IP=10.9.0.1
 B_IP=10.9.0.2
 WL_ADDR=10.9.0.50 WL_MAC=02:00:0a:09:00:32 # the workload's
 PT_ADDR=10.9.0.60 PT_MAC=02:00:0a:09:00:3c # its partner's, on B
-MIGRATIONS=${MIGR_MIGRATIONS:-4}
+MIGRATIONS=${MIGR_MIGRATIONS:-10}
 CONTROL=$MIGR_TOP/tests/switch/control.py
 two_host_env migrate-partner
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1500 --stall-timeout 120"
