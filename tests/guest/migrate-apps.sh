@@ -136,6 +136,9 @@ for prog in "${PROGRAMS[@]}"; do
 		await "$name.done" 300 || fail "${name}_b_done"
 		NAME=${name}_mover_reported ok reported "$mlog"
 		tail -n 3 "$mlog" | sed 's/^/    /'
+		# a program run for N iterations (pingpong's -n) ran them all
+		iters=$(sed -nE 's/.* -n ([0-9]+).*/\1/p' <<<"$args")
+		[ -z "$iters" ] || check "${name}_mover_ran_all_${iters}_iterations" grep -q "^$iters iters in " "$mlog"
 	else
 		if [ "$mover" = client ]; then
 			# shellcheck disable=SC2086
@@ -159,6 +162,8 @@ for prog in "${PROGRAMS[@]}"; do
 		wait "$PP"
 		rc=$?
 		check "${name}_peer_exits_0" sh -c "[ $rc -eq 0 ] && grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+|iters in' $plog"
+		iters=$(sed -nE 's/.* -n ([0-9]+).*/\1/p' <<<"$args")
+		[ -z "$iters" ] || check "${name}_peer_ran_all_${iters}_iterations" grep -q "^$iters iters in " "$plog"
 		tail -n 3 "$plog" | sed 's/^/    /'
 		# the mover's end, here now (its log is on the share)
 		[ -n "$BP" ] && for _ in $(seq 300); do gone "$BP" && break; sleep 0.2; done
