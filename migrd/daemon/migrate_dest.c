@@ -81,17 +81,24 @@ static struct dest_mig *slot(void)
 	return NULL;
 }
 
+/* sig to the tree of pid as it is now (pid alone if it cannot be read) */
+static void signal_tree(int pid, int sig)
+{
+	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt;
+
+	if (ptree_read(pid, pids, &np, tids, &nt, MIG_TREE_MAX))
+		np = 1, pids[0] = pid;
+	ptree_signal(pids, np, sig);
+}
+
 /* The restored tree, if it is still the one restored: killed */
 static void kill_copy(struct dest_mig *m)
 {
-	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt;
 	unsigned long long start;
 
 	if (proc_start(m->pid, &start) || start != m->start)
 		return;
-	if (ptree_read(m->pid, pids, &np, tids, &nt, MIG_TREE_MAX))
-		np = 1, pids[0] = m->pid;
-	ptree_signal(pids, np, SIGKILL);
+	signal_tree(m->pid, SIGKILL);
 }
 
 /* A copy that did not stay: the network namespace made for it goes */
@@ -387,21 +394,11 @@ static int mark_restoring(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* SIGCONT to the tree of pid */
-static void continue_tree(int pid)
-{
-	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt;
-
-	if (ptree_read(pid, pids, &np, tids, &nt, MIG_TREE_MAX))
-		np = 1, pids[0] = pid;
-	ptree_signal(pids, np, SIGCONT);
-}
-
 void migrate_dest_sweep(const char *id)
 {
 	char dir[512], path[600], err[256], boot[64], now_boot[64],
 		netns[sizeof(NETNS_PREFIX) + REQ_MIG_ID_LEN + 1];
-	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt, pid = 0;
+	int pid = 0;
 	unsigned long long t0, start, hz = sysconf(_SC_CLK_TCK);
 	FILE *f;
 	int got;
@@ -431,9 +428,7 @@ void migrate_dest_sweep(const char *id)
 	/* Its copy: started within the restore's bound from the mark */
 	if (!proc_start(pid, &start) && start >= t0 &&
 	    start <= t0 + (MIG_RESTORE_MS / 1000 + 5) * hz) {
-		if (ptree_read(pid, pids, &np, tids, &nt, MIG_TREE_MAX))
-			np = 1, pids[0] = pid;
-		ptree_signal(pids, np, SIGKILL);
+		signal_tree(pid, SIGKILL);
 		log_warn("migration %s: pid %d, restored here but never committed (migrd stopped before the commit), is killed",
 			 id, pid);
 	}
@@ -519,7 +514,7 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	 * its own fence too (a migrd that dies now leaves no copy running
 	 * beside a source that resumed)
 	 */
-	continue_tree(pid);
+	signal_tree(pid, SIGCONT);
 	snprintf(imgs, sizeof(imgs), "fence %d\n",
 		 io_left_ms(m->deadline) ?: 1);
 	if (proc_request(pid, imgs, 10000, &fenced, err, errlen))

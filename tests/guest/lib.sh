@@ -287,3 +287,15 @@ summary() {
 	echo "${1:-tests}: $PASSED passed, $FAILED failed"
 	[ $FAILED -eq 0 ] || { printf '  failed: %s\n' "${FAILED_NAMES[@]}"; return 1; }
 }
+
+# only_known SCRIPT KNOWN: every name in $ONLY (the programs asked for,
+# space-padded) is one of KNOWN, or SCRIPT exits 2 (a name that is none of
+# them would pass by running nothing); wanted NAME: asked for (all when
+# none was)
+only_known() {
+	local n
+	for n in $ONLY; do
+		[[ " $2 " == *" $n "* ]] || { echo "$1: no program named $n (known: $2)" >&2; exit 2; }
+	done
+}
+wanted() { [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $1 "* ]]; }
