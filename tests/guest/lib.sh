@@ -283,8 +283,10 @@ switch_traffic() {
 	done
 }
 
+# summary [NAME]: the counts and the script's time (what CI's budget is
+# made of: tests/README.md)
 summary() {
-	echo "${1:-tests}: $PASSED passed, $FAILED failed"
+	echo "${1:-tests}: $PASSED passed, $FAILED failed, in ${SECONDS} s"
 	[ $FAILED -eq 0 ] || { printf '  failed: %s\n' "${FAILED_NAMES[@]}"; return 1; }
 }
 

@@ -30,6 +30,16 @@ start_test_migrd migrate-ns "$LOGDIR/migrate-ns-migrd-$role.log"
 
 traffic_goes() { grows "$TRAFFIC" 'ops=([0-9]+)' 30; }
 tcp_goes() { grows "$TCPLOG" ' n=([0-9]+)' 60 && ! grep -q BROKEN "$TCPLOG"; }
+# goes WHEN: its RDMA traffic and its TCP connection both go on
+# (WHEN_traffic_goes, WHEN_tcp_goes), checked side by side: each waits
+# for its next count, seconds in a busy TCG guest
+goes() {
+	local t
+	traffic_goes &
+	t=$!
+	NAME=${1}_tcp_goes ok tcp_goes
+	if wait "$t"; then pass "${1}_traffic_goes"; else fail "${1}_traffic_goes"; fi
+}
 ns_init() { [ "$(awk '/^NSpid:/ { print $NF }' /proc/"$1"/status)" = 1 ]; }
 # pid_there NAME: the moved root's pid on the destination (NAME.out)
 pid_there() { grep -o '"pid_there":[0-9]*' "$LOGDIR/$1.out" | tail -n 1 | cut -d: -f2; }
@@ -48,16 +58,14 @@ if [ "$role" = a ]; then
 	echo "    the workload: pid $WP here"
 	NAME=a_started ok ns_started "$WP"
 	NAME=a_root_is_its_pidns_init ok ns_init "$WP"
-	NAME=a_traffic_goes ok traffic_goes
-	NAME=a_tcp_goes ok tcp_goes
+	goes a
 
 	# Refusals before anything is touched: it runs on, connected
 	refused refused_unreachable "unreachable" --pid "$WP" --to 10.9.0.3
 	ip -n wl addr add 10.9.0.51/24 dev eth0
 	refused refused_two_addresses "more than one IPv4 address" --pid "$WP" --to "$B_IP"
 	ip -n wl addr del 10.9.0.51/24 dev eth0
-	NAME=after_refusals_traffic_goes ok traffic_goes
-	NAME=after_refusals_tcp_goes ok tcp_goes
+	goes after_refusals
 	NAME=after_refusals_runs_here ok runs_here "$WP"
 
 	# A restore that fails there, after the final dump: back to work
@@ -67,8 +75,7 @@ if [ "$role" = a ]; then
 	refused failed_restore_says_why "criu restore failed" --pid "$WP" --to "$B_IP"
 	check failed_restore_runs_here_again grep -q "pid $WP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
 	check after_rollback_link_up sh -c "ip -n wl addr show eth0 | grep -q 'state UP' && ip -n wl addr show eth0 | grep -q '$WL_ADDR/24'"
-	NAME=after_rollback_traffic_goes ok traffic_goes
-	NAME=after_rollback_tcp_goes ok tcp_goes
+	goes after_rollback
 	NAME=after_rollback_runs_here ok runs_here "$WP"
 	say restore-works
 	await restore-works-b 60 || fail a_saw_restore_works
@@ -85,8 +92,7 @@ if [ "$role" = a ]; then
 	echo "    back on A as pid $AP"
 	NAME=back_on_a_runs_here ok runs_here "$AP"
 	NAME=back_on_a_root_is_its_pidns_init ok ns_init "$AP"
-	NAME=back_on_a_traffic_goes ok traffic_goes
-	NAME=back_on_a_tcp_goes ok tcp_goes
+	goes back_on_a
 	check back_on_a_in_a_netns_of_migrd sh -c "ip -n $(migr_netns | head -n 1) addr show eth0 | grep -q '$WL_ADDR/24'"
 	# The verdicts: the TCP connection's, then migr-traffic's
 	for c in $(ns_children "$AP"); do kill -TERM "$c"; done
@@ -126,8 +132,7 @@ else
 	echo "    on B as pid $BP"
 	NAME=on_b_runs_here ok runs_here "$BP"
 	NAME=on_b_root_is_its_pidns_init ok ns_init "$BP"
-	NAME=on_b_traffic_goes ok traffic_goes
-	NAME=on_b_tcp_goes ok tcp_goes
+	goes on_b
 	check on_b_netns_has_its_address sh -c "ip -n $(migr_netns | head -n 1) addr show eth0 | grep -q '$WL_ADDR/24'"
 	check on_b_images_removed sh -c "! find $RUN/state/migrations -name '*.img' | grep -q ."
 	moved migrate_b_to_a --pid "$BP" --to "$A_IP" --json
