@@ -277,11 +277,49 @@ static bool host_is_here(const char *host)
 	return here;
 }
 
+/* A migr process of the tree read into m->pids other than its root, or 0 */
+static int other_migr(const struct mig *m)
+{
+	struct proc_info p;
+	int i;
+
+	for (i = 1; i < m->npids; i++)
+		if (registry_find(m->pids[i], &p))
+			return m->pids[i];
+	return 0;
+}
+
+/*
+ * The tree CRIU dumps has one migr process, at its root: it alone is
+ * parked, and the plugin refuses a dump with any other process's device
+ * open. Said before anything is touched, naming the process to move.
+ */
+static int tree_checks(struct mig *m)
+{
+	bool tree = !ptree_read(m->r->pid, m->pids, &m->npids, m->tids,
+				&m->ntids, MIG_TREE_MAX);
+	struct proc_info p;
+	int other = tree ? other_migr(m) : 0;
+
+	if (!registry_find(m->r->pid, &p)) {
+		if (other)
+			return fail(m, "pid %d is not a migr process, but pid %d in its tree is: migrate moves a tree whose root is the migr process (start the application as its namespace's init: exec it, docs/namespaces.md)",
+				    m->r->pid, other);
+		return fail(m, "no migr process with pid %d", m->r->pid);
+	}
+	if (!tree)
+		return fail(m, "pid %d: its process tree is gone or has more than %d threads",
+			    m->r->pid, MIG_TREE_MAX);
+	if (other)
+		return fail(m, "pid %d in the tree of pid %d is a migr process too: migrate moves a tree with one migr process, its root",
+			    other, m->r->pid);
+	return 0;
+}
+
 static int checks(struct mig *m)
 {
 	struct req q = { .op = REQ_MIG_CHECK };
 	char *reply, err[512];
-	struct proc_info p;
 	size_t off = 0;
 	json_t *j, *ctx;
 	uint8_t rnd[REQ_MIG_ID_LEN / 2];
@@ -289,17 +327,13 @@ static int checks(struct mig *m)
 
 	if (m->c->uid != 0)
 		return fail(m, "permission denied: only root may migrate a process (CRIU runs as root)");
-	if (!registry_find(m->r->pid, &p))
-		return fail(m, "no migr process with pid %d", m->r->pid);
+	if (tree_checks(m))
+		return -1;
 	if (host_is_here(m->r->host))
 		return fail(m, "%s is this host: migrate moves a process to another host (migrctl switch moves it between devices here)",
 			    m->r->host);
 	if (criu_plugin_missing(" here", err, sizeof(err)))
 		return fail(m, "%s", err);
-	if (ptree_read(m->r->pid, m->pids, &m->npids, m->tids, &m->ntids,
-		       MIG_TREE_MAX))
-		return fail(m, "pid %d: its process tree is gone or has more than %d threads",
-			    m->r->pid, MIG_TREE_MAX);
 	if (namespaces(m))
 		return -1;
 	if (proc_request(m->r->pid, "status\n", 10000, &reply, err,

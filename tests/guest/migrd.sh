@@ -208,6 +208,16 @@ check peer_images_ran grep -q "PASS abort_removed_images" "$LOGDIR/migrd-peer-im
 one_line_error migrate_needs_root "only root may migrate" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups migrctl migrate --pid "$SP" --to 127.0.0.1
 one_line_error migrate_unknown_pid "no migr process with pid 4000000" migrctl migrate --pid 4000000 --to 127.0.0.1
+# A tree whose root is not its migr process (a shell that started it,
+# which it does not exec): named, before anything is touched
+sh -c "\"$SELFPAIR\" migr_rxe0 0 >$LOGDIR/migrd-tree.log 2>&1; :" &
+SH=$!
+for _ in $(seq 100); do grep -q rounds= "$LOGDIR/migrd-tree.log" && break; sleep 0.1; done
+one_line_error migrate_tree_root_not_migr "pid $SH is not a migr process, but pid [0-9]* in its tree is" \
+	migrctl migrate --pid "$SH" --to 127.0.0.1
+pkill -TERM -P "$SH"
+wait "$SH" 2>/dev/null
+check tree_child_ran_on grep -q "selfpair: OK" "$LOGDIR/migrd-tree.log"
 check mig_check_local_refused sh -c "python3 $RAW $SOCK 'migrd/1 mig-end 0123456789abcdef state\n' | grep -q 'only for a peer migrd'"
 
 # Found without registering (it was given a socket where no migrd is)
