@@ -16,6 +16,8 @@
 #   migrate-partner.sh with MIGR_MIGRATIONS=20 (CI: 10): a workload and its
 #     partner, moved between the two hosts by migrctl migrate
 #   podman.sh with crun and runc (CI: crun)
+#   migrate-partition.sh (not in CI: three minutes of waiting by design):
+#     the destination cut off from the network while it restores
 #
 # usage: tests/soak.sh [PARTNER_SWITCHES [STRESS_ROUNDS]]
 set -uo pipefail
@@ -38,5 +40,7 @@ buildlib/testbed/run.sh --smp 1 --timeout 900 -- tests/guest/podman.sh || failed
 # at about 15 s per move in a TCG guest, with its checks
 buildlib/testbed/run.sh --two --nics 2 --timeout 1500 -e MIGR_MIGRATIONS=20 \
 	--a "tests/guest/migrate-partner.sh a" --b "tests/guest/migrate-partner.sh b" || failed=$((failed + 1))
+buildlib/testbed/run.sh --two --timeout 900 \
+	--a "tests/guest/migrate-partition.sh a" --b "tests/guest/migrate-partition.sh b" || failed=$((failed + 1))
 echo "soak: $failed failed"
 [ $failed -eq 0 ]

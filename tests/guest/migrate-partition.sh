@@ -1,0 +1,85 @@
+#!/bin/bash
+# In two guests (buildlib/testbed/run.sh --two): the destination vanishes
+# from the network while it restores, as a host that died or was cut off
+# does: no answer and no reset, only silence. B drops every packet of the
+# two migrd's link (TCP port 7475, both ways) once CRIU restores there;
+# the copy it restores is resumed and waits for a commit that cannot come.
+# The source must not run again while that copy may run: it waits until
+# the copy's fence has killed it (migrd(8): MIG_FENCE_MS after the restore
+# began, the margin on top), then runs on where it was, its traffic
+# (tests/switch/selfpair: every completion and byte checked) intact.
+# Three minutes of waiting by design: tests/soak.sh runs it, not CI.
+# usage: migrate-partition.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/migrate-lib.sh"
+role=${1:?a or b}
+A_IP=10.9.0.1
+B_IP=10.9.0.2
+SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
+OUT=$LOGDIR/migrate-partition-selfpair.log
+MLOG=$LOGDIR/migrate-partition-migrd-$role.log
+two_host_env migrate-partition
+cat >"$RUN/migrd.conf" <<EOF
+criu_plugins = $MIGR_BUILD_DIR/lib/criu
+state_dir = $RUN/state
+EOF
+export MIGRD_CONF=$RUN/migrd.conf
+start_test_migrd migrate-partition "$MLOG"
+[ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"
+
+progressing() { selfpair_progressing "$OUT"; }
+# the migrd link, both ways, as B's firewall sees it
+LINK_RULES=("INPUT -p tcp -s $A_IP --dport 7475 -j DROP" "OUTPUT -p tcp -d $A_IP --sport 7475 -j DROP")
+
+if [ "$role" = a ]; then
+	rm -rf "${SYNC%/*}" "$OUT" && mkdir -p "$SYNC"
+	say a-up
+	await b-up 120 || fail a_saw_b
+	echo 29999 >/proc/sys/kernel/ns_last_pid
+	setsid "$SELFPAIR" migr_rxe0 0 </dev/null >>"$OUT" 2>&1 &
+	SP=$!
+	echo "$SP" >"$SYNC/pid"
+	NAME=a_started ok progressing
+
+	say cut-on-restore
+	t0=$SECONDS
+	refused cut_off_runs_here_again "runs here again on rxe0" --pid "$SP" --to "$B_IP"
+	echo "    back to work here after $((SECONDS - t0)) s"
+	# B saw its copy fenced before this side ran again: never two copies
+	check b_copy_dead_before_a_resumed test -e "$SYNC/copy-fenced"
+	check said_it_waits grep -q "waiting until its copy is known dead" "$LOGDIR/cut_off_runs_here_again.out"
+	NAME=after_cut_runs_on ok progressing
+	NAME=after_cut_on_rxe0 ok runs_here "$SP"
+	say resumed
+	await b-done 300 || fail a_saw_b_done
+	kill -TERM "$SP"
+	for _ in $(seq 100); do gone "$SP" && break; sleep 0.1; done
+	check traffic_intact grep -q 'selfpair: OK' "$OUT"
+	tail -n 1 "$OUT"
+else
+	await a-up 120 || fail b_saw_a
+	say b-up
+	await cut-on-restore 300 || fail b_saw_cut_on_restore
+	SP=$(cat "$SYNC/pid")
+	for _ in $(seq 6000); do pgrep -f "criu restore -D $RUN/state" >/dev/null && break; sleep 0.05; done
+	for r in "${LINK_RULES[@]}"; do
+		# shellcheck disable=SC2086 # a rule's words
+		iptables -I $r || fail "b_cut_rule_${r%% *}"
+	done
+	check b_restore_began grep -q "restoring pid $SP" "$MLOG"
+	# the copy restored and resumed here, then killed by its fence
+	for _ in $(seq 1500); do grep -q "no commit from .* in time" "$MLOG" && break; sleep 0.2; done
+	NAME=b_copy_fenced ok gone_soon "$SP"
+	say copy-fenced
+	check b_fence_said_why grep -q "no commit from .* in time: its restored copy (pid $SP) is killed" "$MLOG"
+	check b_images_removed sh -c "! find $RUN/state/migrations -name '*.img' 2>/dev/null | grep -q ."
+	await resumed 600 || fail b_saw_a_resume
+	for r in "${LINK_RULES[@]}"; do
+		# shellcheck disable=SC2086
+		iptables -D $r || fail "b_uncut_rule_${r%% *}"
+	done
+	say b-done
+fi
+kill "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
+summary "migrate-partition $role"
