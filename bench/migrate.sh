@@ -5,14 +5,14 @@
 # as MigrRDMA's Fig. 3 names them, with and without pre-copy; beside it,
 # in the same run, plain CRIU (dump and restore, no RDMA) of a process
 # holding the same memory: what CRIU costs without migr.
-# usage: bench/migrate.sh [--pairs "1 16 128 512"] [--mem "0 64 256"]
+# usage: bench/migrate.sh [--pairs "1 8 32 128 512"] [--mem "0 1 64 256 1024"]
 # Figures and how to read them: docs/performance.md. Not a test: it never
 # fails on a figure, only when something does not run.
 set -euo pipefail
 . "$(dirname "$0")/../buildlib/lib/common.sh"
 
 cd "$MIGR_TOP"
-pairs="1 16 128 512" mems="0 64 256"
+pairs="1 8 32 128 512" mems="0 1 64 256 1024"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pairs) pairs=${2:?}; shift 2 ;;
@@ -22,7 +22,11 @@ while [ $# -gt 0 ]; do
 done
 "$MIGR_TOP/buildlib/build-guest.sh" >/dev/null
 echo "== test-bed VMs (QEMU TCG, soft-RoCE, Debian 13, CRIU 4.1.1): emulated; read the shares"
-"$MIGR_TOP/buildlib/testbed/run.sh" --two --timeout 3600 \
+# Each guest holds the registered memory, its images (in its tmpfs) and
+# the copy restored from them: three times the largest, and 2 GiB more
+max=0
+for m in $mems; do [ "$m" -le "$max" ] || max=$m; done
+"$MIGR_TOP/buildlib/testbed/run.sh" --two --mem "$((2048 + 3 * max))M" --timeout 7200 \
 	--a "bench/migrate-guest.sh a '$pairs' '$mems'" \
 	--b "bench/migrate-guest.sh b '$pairs' '$mems'" 2>&1 |
 	sed -n '/ Killed /d; s/^A| //p'
