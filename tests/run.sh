@@ -104,19 +104,21 @@ host_start() { # ID NICE NAME CMD...
 	[ "$n" -lt 19 ] || io=(ionice -c 3)
 	echo
 	echo "=== beside the steps that follow${io:+, at the lowest priority} (its output follows when it is collected): $(cat "$d/name")"
-	setsid nice -n "$n" "${io[@]}" bash -c 'd=$1; shift
+	# With autogroups (Debian's default) a new session is a scheduling
+	# group of its own, which gets as much CPU as all the rest: NICE
+	# alone would not hold it back (the packages' build took half of
+	# the host beside the two-VM steps). The group's niceness does, set
+	# from inside the new session (from here, it could be set before the
+	# setsid, on this script's group: the guests' own).
+	setsid nice -n "$n" "${io[@]}" bash -c 'd=$1; { echo "$2" >/proc/self/autogroup; } 2>/dev/null
+		shift 2
 		date +%s >"$d/t0"
 		"$@" >"$d/log" 2>&1
 		echo $? >"$d/rc.tmp"
 		date +%s >"$d/t1"
-		mv "$d/rc.tmp" "$d/rc"' _ "$d" "$@" &
+		mv "$d/rc.tmp" "$d/rc"' _ "$d" "$n" "$@" &
 	echo $! >"$d/pgid"
 	HOST_PIDS+=" $!"
-	# With autogroups (Debian's default) a new session is a scheduling
-	# group of its own, which gets as much CPU as all the rest: NICE
-	# alone would not hold it back (the packages' build took half of
-	# the host beside the two-VM steps). The group's niceness does.
-	{ echo "$n" >"/proc/$!/autogroup"; } 2>/dev/null || true
 }
 host_wait() { # ID (used by the background lane too: exported)
 	local d=$BG_DIR/host-$1
