@@ -5,6 +5,7 @@
 # and plain TCP's between the two (what the images' link runs over).
 # usage: migrate-guest.sh a|b PAIRS MEMS
 . "$(dirname "$0")/../tests/guest/lib.sh"
+. "$(dirname "$0")/../tests/guest/migrate-lib.sh"
 role=${1:?a or b} pairs=${2:?} mems=${3:?}
 A_IP=10.9.0.1
 B_IP=10.9.0.2
@@ -12,12 +13,7 @@ SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 OUT=$LOGDIR/bench-migrate-selfpair.log
 two_host_env bench-migrate
 export VERBS_LOG_LEVEL=2
-cat >"$RUN/migrd.conf" <<CONF
-criu_plugins = $MIGR_BUILD_DIR/lib/criu
-state_dir = $RUN/state
-CONF
-export MIGRD_CONF=$RUN/migrd.conf
-start_test_migrd bench-migrate "$LOGDIR/bench-migrate-migrd-$role.log"
+criu_migrd bench-migrate "$LOGDIR/bench-migrate-migrd-$role.log"
 
 # row LABEL JSON: one line of the table from a migrctl migrate report
 row() {

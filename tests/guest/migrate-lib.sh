@@ -49,3 +49,14 @@ exec /usr/sbin/criu "\$@"
 WRAP
 	chmod 0755 "$RUN/criu"
 }
+
+# criu_migrd NAME LOG [CONF_LINE...]: this test's migrd (start_test_migrd,
+# lib.sh) with a migrd.conf of its own: migr's CRIU plugin from the build,
+# images under $RUN/state, and CONF_LINEs
+criu_migrd() {
+	local name=$1 log=$2
+	shift 2
+	printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" "$@" >"$RUN/migrd.conf"
+	export MIGRD_CONF=$RUN/migrd.conf
+	start_test_migrd "$name" "$log"
+}

@@ -19,12 +19,7 @@ SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 OUT=$LOGDIR/migrate-partition-selfpair.log
 MLOG=$LOGDIR/migrate-partition-migrd-$role.log
 two_host_env migrate-partition
-cat >"$RUN/migrd.conf" <<EOF
-criu_plugins = $MIGR_BUILD_DIR/lib/criu
-state_dir = $RUN/state
-EOF
-export MIGRD_CONF=$RUN/migrd.conf
-start_test_migrd migrate-partition "$MLOG"
+criu_migrd migrate-partition "$MLOG"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"
 
 progressing() { selfpair_progressing "$OUT"; }
