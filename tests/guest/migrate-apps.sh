@@ -39,11 +39,11 @@ start_test_migrd migrate-apps "$LOGDIR/migrate-apps-migrd-$role.log"
 # passive side of ib_send_bw (its RECVs posted, the peer's SENDs held
 # while it is away) and pingpong's.
 PROGRAMS=(
-	"ib_write_bw|client|ib_write_bw -d migr_rxe0 -x 1 -F -D 18 -s 4096 -p 18811"
-	"ib_read_bw|client|ib_read_bw -d migr_rxe0 -x 1 -F -D 18 -s 4096 -p 18812"
-	"ib_send_bw|server|ib_send_bw -d migr_rxe0 -x 1 -F -D 18 -s 4096 -p 18813"
-	"ib_send_lat|client|ib_send_lat -d migr_rxe0 -x 1 -F -D 18 -s 64 -p 18814"
-	"ibv_rc_pingpong|server|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 3000 -s 1024 -p 18815"
+	"ib_write_bw|client|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18811"
+	"ib_read_bw|client|ib_read_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18812"
+	"ib_send_bw|server|ib_send_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18813"
+	"ib_send_lat|client|ib_send_lat -d migr_rxe0 -x 1 -F -D 24 -s 64 -p 18814"
+	"ibv_rc_pingpong|server|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 4000 -s 1024 -p 18815"
 )
 KNOWN="dead_partner"
 for prog in "${PROGRAMS[@]}"; do KNOWN+=" ${prog%%|*}"; done
