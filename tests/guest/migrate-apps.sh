@@ -34,15 +34,17 @@ start_test_migrd migrate-apps "$LOGDIR/migrate-apps-migrd-$role.log"
 # (a client adds the server's address). perftest runs for a fixed time,
 # pingpong for a number of iterations (8 ms each in a TCG guest), both
 # long enough for the move (7 s or so in a TCG guest, 4 to 5 s of it
-# stopped) and some seconds of traffic after it. (perftest posts with ibv_post_send here: it takes
+# stopped; 17 s, 9 of them stopped, on a slow day: with -D 18 one ended
+# before its new host checked it ran there) and some seconds of traffic
+# after it. (perftest posts with ibv_post_send here: it takes
 # ibv_wr_* only on mlx5, EFA and hns devices.) A server that moves is the
 # passive side of ib_send_bw (its RECVs posted, the peer's SENDs held
 # while it is away) and pingpong's.
 PROGRAMS=(
-	"ib_write_bw|client|ib_write_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18811"
-	"ib_read_bw|client|ib_read_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18812"
-	"ib_send_bw|server|ib_send_bw -d migr_rxe0 -x 1 -F -D 24 -s 4096 -p 18813"
-	"ib_send_lat|client|ib_send_lat -d migr_rxe0 -x 1 -F -D 24 -s 64 -p 18814"
+	"ib_write_bw|client|ib_write_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18811"
+	"ib_read_bw|client|ib_read_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18812"
+	"ib_send_bw|server|ib_send_bw -d migr_rxe0 -x 1 -F -D 30 -s 4096 -p 18813"
+	"ib_send_lat|client|ib_send_lat -d migr_rxe0 -x 1 -F -D 30 -s 64 -p 18814"
 	"ibv_rc_pingpong|server|ibv_rc_pingpong -d migr_rxe0 -g 1 -c -n 4000 -s 1024 -p 18815"
 )
 KNOWN="dead_partner"
