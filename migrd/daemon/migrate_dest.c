@@ -618,20 +618,31 @@ static void do_end(const struct req *r, struct sbuf *out)
 	pthread_mutex_lock(&lock);
 	m = find(r->id);
 	if (!strcmp(r->line, "commit")) {
-		if (m && m->state == D_RESTORED && !m->committed &&
-		    commit_copy(m, err, sizeof(err))) {
+		bool waits = m && m->state == D_RESTORED && !m->committed;
+
+		/*
+		 * A copy that ended on its own after its resume ran on here:
+		 * the source must not run that again, so it is committed too
+		 */
+		if (waits && commit_copy(m, err, sizeof(err)) &&
+		    !proc_ended(m->pid, m->start)) {
 			log_warn("migration %s: %s: its restored copy (pid %d) is killed",
 				 m->id, err, m->pid);
 			kill_copy(m);
 			drop_netns(m);
 			img_remove(m->id, true);
 			m->state = D_DONE;
-		} else if (m && m->state == D_RESTORED && !m->committed) {
+		} else if (waits) {
+			if (err[0])
+				log_info("migration %s: committed; pid %d ended on its own after its resume (%s)",
+					 m->id, m->pid, err);
+			else
+				log_info("migration %s: committed; pid %d runs here",
+					 m->id, m->pid);
+			err[0] = 0;
 			m->committed = true;
 			m->state = D_DONE;
 			mark_committed(m);
-			log_info("migration %s: committed; pid %d runs here",
-				 m->id, m->pid);
 			if (m->nsfd >= 0)
 				close(m->nsfd);
 			m->nsfd = -1;

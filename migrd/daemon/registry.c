@@ -40,6 +40,26 @@ int proc_start(int pid, unsigned long long *start)
 	return 0;
 }
 
+bool proc_ended(int pid, unsigned long long start)
+{
+	unsigned long long now;
+	char path[64], buf[1024], *p;
+	size_t n;
+	FILE *f;
+
+	if (proc_start(pid, &now) || now != start)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 int proc_uid(int pid, uid_t *uid)
 {
 	char path[64], line[256];

@@ -48,6 +48,11 @@ int proc_uid(int pid, uid_t *uid);
 
 /* Its start time (/proc/<pid>/stat field 22): 0, or -1 if it is gone */
 int proc_start(int pid, unsigned long long *start);
+/*
+ * Has the process pid that started at start ended: gone, a zombie, or its
+ * pid taken by another since?
+ */
+bool proc_ended(int pid, unsigned long long start);
 
 /* Its command name (/proc/<pid>/comm); empty if it is gone */
 void proc_comm(int pid, char *buf, size_t len);
