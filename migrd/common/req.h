@@ -50,6 +50,14 @@
 #define REQ_NAME_MAX 64
 #define REQ_HOST_MAX 256
 #define REQ_WAIT_MAX 600000
+/*
+ * A switch (or a migration's park) may take its drain's --wait-ms and
+ * this for the rest: its partner steps go through both hosts' migrd, up
+ * to 45 s each in the library; they took 10 to 40 s in all on a slow TCG
+ * test bed, past the 30 s migrd allowed before. migrctl waits longer.
+ */
+#define REQ_SWITCH_STEPS_MS 120000
+#define REQ_CTL_MARGIN_MS 30000
 #define REQ_PID_MAX 4194304
 #define REQ_GID_LEN PLINE_GID_LEN /* hex digits, lowercase */
 #define REQ_PARTNER_LINE_MAX PLINE_LINE_MAX

@@ -336,7 +336,7 @@ static int drain(const struct opts *o)
 				  .pid = pids[i],
 				  .wait_ms = o->wait_ms };
 		copy_name(r.dev, sizeof(r.dev), "device", o->dev);
-		reply = call(&r, o->wait_ms + 60000);
+		reply = call(&r, o->wait_ms + REQ_SWITCH_STEPS_MS + REQ_CTL_MARGIN_MS);
 		j = parse_json(reply);
 		if (o->json)
 			show_json_line(stdout, reply);
@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 		r.pid = o.pid;
 		r.wait_ms = o.wait_ms;
 		copy_name(r.dev, sizeof(r.dev), "device", o.dev);
-		timeout = o.wait_ms + 60000;
+		timeout = o.wait_ms + REQ_SWITCH_STEPS_MS + REQ_CTL_MARGIN_MS;
 	} else if (!strcmp(cmd, "drain")) {
 		if (!o.from || !o.dev)
 			die("drain needs --from LOWER and --device DEV");

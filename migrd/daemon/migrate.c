@@ -491,7 +491,7 @@ static int park(struct mig *m)
 	snprintf(line, sizeof(line), "park %u %u\n", m->r->wait_ms,
 		 MIG_PARTNER_HOLD_MS);
 	m->t_park = io_now_ms();
-	if (proc_request(m->r->pid, line, m->r->wait_ms + 30000,
+	if (proc_request(m->r->pid, line, m->r->wait_ms + REQ_SWITCH_STEPS_MS,
 			 &m->park_reply, err, sizeof(err))) {
 		m->park_unknown = true;
 		return fail(m, "park: %s", err);

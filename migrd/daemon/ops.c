@@ -184,7 +184,7 @@ static void do_switch(const struct req *r, const struct client *c,
 	snprintf(line, sizeof(line), "switch %s %u\n", r->dev, r->wait_ms);
 	log_info("switching pid %d (%s) to %s (wait %u ms), asked by uid %u",
 		 p.pid, p.comm, r->dev, r->wait_ms, (unsigned int)c->uid);
-	if (proc_request(p.pid, line, r->wait_ms + 30000, &reply, err,
+	if (proc_request(p.pid, line, r->wait_ms + REQ_SWITCH_STEPS_MS, &reply, err,
 			 sizeof(err))) {
 		log_warn("switch of pid %d: %s", p.pid, err);
 		reply_error(out, err);
