@@ -24,7 +24,7 @@ criu_migrd migrate-partition "$MLOG"
 
 progressing() { selfpair_progressing "$OUT"; }
 # the migrd link, both ways, as B's firewall sees it
-LINK_RULES=("INPUT -p tcp -s $A_IP --dport 7475 -j DROP" "OUTPUT -p tcp -d $A_IP --sport 7475 -j DROP")
+LINK_RULES=("in -p tcp -s $A_IP --dport 7475 -j DROP" "out -p tcp -d $A_IP --sport 7475 -j DROP")
 
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" "$OUT" && mkdir -p "$SYNC"
@@ -54,12 +54,16 @@ if [ "$role" = a ]; then
 else
 	await a-up 120 || fail b_saw_a
 	say b-up
+	# The rules go into a chain made now: its first use loads netfilter's
+	# modules, seconds in a TCG guest, longer than the restore takes
+	iptables -N migr-cut && iptables -I INPUT -j migr-cut && iptables -I OUTPUT -j migr-cut ||
+		fail b_cut_chain
 	await cut-on-restore 300 || fail b_saw_cut_on_restore
 	SP=$(cat "$SYNC/pid")
-	for _ in $(seq 6000); do pgrep -f "criu restore -D $RUN/state" >/dev/null && break; sleep 0.05; done
+	for _ in $(seq 6000); do grep -q "restoring pid $SP" "$MLOG" && break; sleep 0.05; done
 	for r in "${LINK_RULES[@]}"; do
 		# shellcheck disable=SC2086 # a rule's words
-		iptables -I $r || fail "b_cut_rule_${r%% *}"
+		iptables -A migr-cut ${r#* } || fail "b_cut_rule_${r%% *}"
 	done
 	check b_restore_began grep -q "restoring pid $SP" "$MLOG"
 	# the copy restored and resumed here, then killed by its fence
@@ -69,10 +73,8 @@ else
 	check b_fence_said_why grep -q "no commit from .* in time: its restored copy (pid $SP) is killed" "$MLOG"
 	check b_images_removed sh -c "! find $RUN/state/migrations -name '*.img' 2>/dev/null | grep -q ."
 	await resumed 600 || fail b_saw_a_resume
-	for r in "${LINK_RULES[@]}"; do
-		# shellcheck disable=SC2086
-		iptables -D $r || fail "b_uncut_rule_${r%% *}"
-	done
+	iptables -D INPUT -j migr-cut && iptables -D OUTPUT -j migr-cut &&
+		iptables -F migr-cut && iptables -X migr-cut || fail b_uncut
 	say b-done
 fi
 kill "$MIGRD" 2>/dev/null
