@@ -2,7 +2,7 @@
 # In two guests (buildlib/testbed/run.sh --two): the destination vanishes
 # from the network while it restores, as a host that died or was cut off
 # does: no answer and no reset, only silence. B drops every packet of the
-# two migrd's link (TCP port 7475, both ways) once CRIU restores there;
+# two migrd's link (all TCP with A, both ways) once B restores;
 # the copy it restores is resumed and waits for a commit that cannot come.
 # The source must not run again while that copy may run: it waits until
 # the copy's fence has killed it (migrd(8): MIG_FENCE_MS after the restore
@@ -24,7 +24,9 @@ criu_migrd migrate-partition "$MLOG"
 
 progressing() { selfpair_progressing "$OUT"; }
 # the migrd link, both ways, as B's firewall sees it
-LINK_RULES=("in -p tcp -s $A_IP --dport 7475 -j DROP" "out -p tcp -d $A_IP --sport 7475 -j DROP")
+# (all TCP between the two: a peer link may have been opened from either
+# side, and only the migrd talk TCP here)
+LINK_RULES=("in -p tcp -s $A_IP -j DROP" "out -p tcp -d $A_IP -j DROP")
 
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" "$OUT" && mkdir -p "$SYNC"
