@@ -15,8 +15,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct entry regs[REG_MAX];
 static int nregs;
 
-/* Field 22 of /proc/<pid>/stat: tells a reused pid from the one we knew */
-int proc_start(int pid, unsigned long long *start)
+/*
+ * /proc/<pid>/stat read once: its state (field 3) and start time (field
+ * 22, which tells a reused pid from the one we knew); -1 if it is gone
+ */
+static int read_stat(int pid, char *state, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
 	size_t n;
@@ -31,8 +34,9 @@ int proc_start(int pid, unsigned long long *start)
 	fclose(f);
 	buf[n] = 0;
 	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	if (!p)
+	if (!p || p[1] != ' ' || !p[2])
 		return -1;
+	*state = p[2];
 	for (i = 2; i < 22 && p; i++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", start) != 1)
@@ -40,24 +44,20 @@ int proc_start(int pid, unsigned long long *start)
 	return 0;
 }
 
+int proc_start(int pid, unsigned long long *start)
+{
+	char state;
+
+	return read_stat(pid, &state, start);
+}
+
 bool proc_ended(int pid, unsigned long long start)
 {
 	unsigned long long now;
-	char path[64], buf[1024], *p;
-	size_t n;
-	FILE *f;
+	char state;
 
-	if (proc_start(pid, &now) || now != start)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return read_stat(pid, &state, &now) || now != start || state == 'Z' ||
+	       state == 'X';
 }
 
 int proc_uid(int pid, uid_t *uid)
