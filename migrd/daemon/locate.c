@@ -169,13 +169,15 @@ static int scan(const char *root, const char *gid,
 
 /*
  * A scan reads every entry of every GID table (rxe has 1024 per port):
- * a third of a second on a slow machine, for each QP a partner request
- * names. What was found is kept a few seconds and trusted while each
- * entry found still holds the GID; a device that took the GID since is
- * seen once that time is over.
+ * a third of a second on an idle TCG guest, seconds on a busy one, for
+ * each QP a partner request names. What was found is kept and trusted
+ * while each entry found still holds the GID, up to MEMO_KEEP_S; a
+ * device that took the GID since is seen by a recheck (a caller that
+ * missed) once the result is MEMO_S old.
  */
 #define MEMO_N 8
 #define MEMO_S 10
+#define MEMO_KEEP_S 600
 
 struct gid_memo {
 	char root[PATH_LEN], gid[GID_HEX + 1];
@@ -197,7 +199,9 @@ static time_t now_s(void)
 	return ts.tv_sec;
 }
 
-static struct gid_memo *remembered(const char *root, const char *gid)
+/* A result for gid younger than max_age s whose entries still hold it */
+static struct gid_memo *remembered(const char *root, const char *gid,
+				   time_t max_age)
 {
 	struct gid_memo *m;
 	int i, j;
@@ -205,7 +209,7 @@ static struct gid_memo *remembered(const char *root, const char *gid)
 	for (i = 0; i < MEMO_N; i++) {
 		m = &memo[i];
 		if (!m->n || strcmp(m->gid, gid) || strcmp(m->root, root) ||
-		    now_s() - m->at >= MEMO_S)
+		    now_s() - m->at >= max_age)
 			continue;
 		for (j = 0; j < m->n; j++)
 			if (!gid_is(m->paths[j], gid))
@@ -217,8 +221,17 @@ static struct gid_memo *remembered(const char *root, const char *gid)
 	return NULL;
 }
 
-int gid_devices(const char *root, const char *gid,
-		char (*devs)[LOCATE_NAME_MAX], int max)
+static void forget(const char *root, const char *gid)
+{
+	int i;
+
+	for (i = 0; i < MEMO_N; i++)
+		if (!strcmp(memo[i].gid, gid) && !strcmp(memo[i].root, root))
+			memo[i].n = 0;
+}
+
+static int lookup(const char *root, const char *gid,
+		  char (*devs)[LOCATE_NAME_MAX], int max, time_t max_age)
 {
 	struct gid_memo *m;
 	int n, i;
@@ -231,8 +244,9 @@ int gid_devices(const char *root, const char *gid,
 		return -1;
 	}
 	pthread_mutex_lock(&memo_lock);
-	m = remembered(root, gid);
+	m = remembered(root, gid, max_age);
 	if (!m) {
+		forget(root, gid);
 		m = &memo[memo_next++ % MEMO_N];
 		n = scan(root, gid, m->devs, m->paths);
 		m->n = n > 0 ? n : 0;
@@ -249,4 +263,16 @@ int gid_devices(const char *root, const char *gid,
 		strcpy(devs[i], m->devs[i]);
 	pthread_mutex_unlock(&memo_lock);
 	return n;
+}
+
+int gid_devices(const char *root, const char *gid,
+		char (*devs)[LOCATE_NAME_MAX], int max)
+{
+	return lookup(root, gid, devs, max, MEMO_KEEP_S);
+}
+
+int gid_devices_recheck(const char *root, const char *gid,
+			char (*devs)[LOCATE_NAME_MAX], int max)
+{
+	return lookup(root, gid, devs, max, MEMO_S);
 }

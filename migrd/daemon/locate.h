@@ -22,10 +22,19 @@ bool addr_is_local(const char *addr);
  * The RDMA devices under root (LOCATE_SYSFS) with gid (32 hex digits) in
  * a port's table, root/DEV/ports/N/gids/I, each once and at most max.
  * Returns how many, or -1 with errno if root cannot be read. The zero GID
- * (an unused table entry) is never found. A result is remembered for 10 s
- * while every entry it found still holds the GID. Thread-safe.
+ * (an unused table entry) is never found. A result is remembered for 10
+ * minutes while every entry it found still holds the GID: a scan reads
+ * every entry of every table, seconds in a busy guest. Thread-safe.
  */
 int gid_devices(const char *root, const char *gid,
 		char (*devs)[LOCATE_NAME_MAX], int max);
+
+/*
+ * The same, for a caller that did not find what it looked for on the
+ * devices gid_devices() gave: scanned again unless the result is less
+ * than 10 s old (a device may have taken the GID since).
+ */
+int gid_devices_recheck(const char *root, const char *gid,
+			char (*devs)[LOCATE_NAME_MAX], int max);
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -21,10 +23,21 @@ void logm(int level, const char *fmt, ...)
 	if (level == LOG_DEBUG_ && !log_debug_on)
 		return;
 	pthread_mutex_lock(&lock);
-	if (getenv("JOURNAL_STREAM"))
+	if (getenv("JOURNAL_STREAM")) {
 		fprintf(stderr, "<%d>", level);
-	else
+	} else {
+		/* with --debug, the time of day: the journal adds its own */
+		if (log_debug_on) {
+			struct timeval tv;
+			struct tm tm;
+
+			gettimeofday(&tv, NULL);
+			localtime_r(&tv.tv_sec, &tm);
+			fprintf(stderr, "%02d:%02d:%02d.%03ld ", tm.tm_hour,
+				tm.tm_min, tm.tm_sec, (long)tv.tv_usec / 1000);
+		}
 		fprintf(stderr, "migrd: %s: ", names[level & 7]);
+	}
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

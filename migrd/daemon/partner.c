@@ -124,12 +124,45 @@ static void answered(const struct relay *x, struct sbuf *out, int pid,
  * *pid its process (0: a kernel QP, named in kern), 1 if nobody does, -1
  * with err if the kernel could not be asked.
  */
+/* The holder of QP qpn on one of ndev devices (-1: devices unreadable) */
+static int holder_on(char (*devs)[LOCATE_NAME_MAX], int ndev, uint32_t qpn,
+		     int *pid, char *kern, size_t kernlen, char *err,
+		     size_t errlen)
+{
+	char e[256] = "";
+	int i, rc, ret = 1;
+
+	*pid = 0;
+	kern[0] = 0;
+	if (ndev < 0 && errno != ENOENT) {
+		snprintf(err, errlen, "cannot read %s: %s", LOCATE_SYSFS,
+			 strerror(errno));
+		return -1;
+	}
+	/* Twins on one netdev share GIDs: the QP is on one of them */
+	for (i = 0; i < ndev; i++) {
+		rc = qpn_owner(devs[i], qpn, pid, kern, kernlen, e, sizeof(e));
+		if (!rc) {
+			/* the kernel names the creating thread */
+			if (*pid > 0)
+				*pid = proc_tgid(*pid);
+			return 0;
+		}
+		if (rc < 0)
+			ret = -1;
+	}
+	if (ret < 0)
+		snprintf(err, errlen, "%s", e);
+	*pid = 0;
+	return ret;
+}
+
 static int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
 			 size_t kernlen, char *err, size_t errlen)
 {
-	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], e[256] = "", line[128],
-						     hex[REQ_GID_LEN + 2];
-	int ndev, i, rc, ret = 1;
+	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], line[128],
+		hex[REQ_GID_LEN + 2], devs2[LOCATE_DEV_MAX][LOCATE_NAME_MAX];
+	int ndev, n2, ret = 1;
 	unsigned long q;
 	FILE *f;
 
@@ -154,26 +187,16 @@ static int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
 		return ret;
 	}
 	ndev = gid_devices(LOCATE_SYSFS, gid, devs, LOCATE_DEV_MAX);
-	if (ndev < 0 && errno != ENOENT) {
-		snprintf(err, errlen, "cannot read %s: %s", LOCATE_SYSFS,
-			 strerror(errno));
-		return -1;
+	ret = holder_on(devs, ndev, qpn, pid, kern, kernlen, err, errlen);
+	if (ret > 0) {
+		/* not on the devices remembered: one may have taken the GID */
+		n2 = gid_devices_recheck(LOCATE_SYSFS, gid, devs2,
+					 LOCATE_DEV_MAX);
+		if (n2 > 0 &&
+		    (n2 != ndev || memcmp(devs, devs2, sizeof(devs[0]) * n2)))
+			ret = holder_on(devs2, n2, qpn, pid, kern, kernlen, err,
+					errlen);
 	}
-	/* Twins on one netdev share GIDs: the QP is on one of them */
-	for (i = 0; i < ndev; i++) {
-		rc = qpn_owner(devs[i], qpn, pid, kern, kernlen, e, sizeof(e));
-		if (!rc) {
-			/* the kernel names the creating thread */
-			if (*pid > 0)
-				*pid = proc_tgid(*pid);
-			return 0;
-		}
-		if (rc < 0)
-			ret = -1;
-	}
-	if (ret < 0)
-		snprintf(err, errlen, "%s", e);
-	*pid = 0;
 	return ret;
 }
 
@@ -469,6 +492,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		return;
 	}
 	holder_migr = !rc && pid && pid != x->asker && registry_find(pid, &p);
+	rlog(x, "held by pid %d (%lld ms)", pid, io_now_ms() - x->t0);
 	if (prepare && holder_migr) {
 		ask_checked(x, pid, PARTNER_TIMEOUT_MS, out);
 		return;

@@ -89,6 +89,18 @@ static void test_gid(void)
 	put("mlx5_0", 2, 3, GID_0);
 	n = gid_devices(root, HEX_A, devs, LOCATE_DEV_MAX);
 	CHECK(n == 1 && has(devs, n, "rxe0"));
+	/* a device that takes it since is not scanned for (seconds) ... */
+	put("rxe2", 1, 0, GID_A);
+	n = gid_devices(root, HEX_A, devs, LOCATE_DEV_MAX);
+	CHECK(n == 1 && has(devs, n, "rxe0"));
+	/* ... nor by a recheck of a result less than 10 s old */
+	n = gid_devices_recheck(root, HEX_A, devs, LOCATE_DEV_MAX);
+	CHECK(n == 1 && has(devs, n, "rxe0"));
+	/* but once an entry found changes, all is scanned again */
+	put("rxe0", 1, 0, GID_0);
+	put("rxe0", 1, 1, GID_0);
+	n = gid_devices(root, HEX_A, devs, LOCATE_DEV_MAX);
+	CHECK(n == 1 && has(devs, n, "rxe2"));
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK(system(cmd) == 0);
