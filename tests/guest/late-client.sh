@@ -16,7 +16,7 @@
 role=${1:?a or b}
 A_IP=10.9.0.1
 two_host_env late-client
-TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed -D 900 --stall-timeout 60 --port 18641"
+TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --rate 200 -D 900 --stall-timeout 60 --port 18641"
 
 start_test_migrd late-client "$LOGDIR/late-client-migrd-$role.log"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"

@@ -26,7 +26,7 @@ PT_ADDR=10.9.0.60 PT_MAC=02:00:0a:09:00:3c # its partner's, on B
 MIGRATIONS=${MIGR_MIGRATIONS:-10}
 CONTROL=$MIGR_TOP/tests/switch/control.py
 two_host_env migrate-partner
-TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1500 --stall-timeout 120"
+TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event --rate 200 -D 1500 --stall-timeout 120"
 WL_LOG=$LOGDIR/migrate-partner-workload.log # on the share: the same path in both
 printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
 export MIGRD_CONF=$RUN/migrd.conf

@@ -19,7 +19,7 @@
 role=${1:?a or b}
 A_IP=10.9.0.1
 two_host_env partner-many
-TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event --mw=2 -D 900 --stall-timeout 60 --port 18631"
+TRAFFIC="--qps 2 --depth 8 --size 512 --api mixed --mode event --mw=2 --rate 200 -D 900 --stall-timeout 60 --port 18631"
 
 start_test_migrd partner-many "$LOGDIR/partner-many-migrd-$role.log"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"

@@ -17,9 +17,13 @@ BOTH=${MIGR_PARTNER_BOTH:-1}
 two_host_env partner
 MLOG=$LOGDIR/partner-migrd-$role.log
 # RC QPs receiving through an SRQ on each side, every op, both APIs,
-# events; a shallow queue leaves the single-CPU TCG guests time for the
-# partner talk
-TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event -D 1200 --stall-timeout 60"
+# events; a shallow queue and a bounded rate leave the single-CPU TCG
+# guests (and the host's two CPUs, which carry each packet through QEMU)
+# time for the partner talk. The other processes (faults, UD) wait for
+# their completions in events too, at a lower rate: polling, they would
+# take all of a guest's CPU while they run.
+SIDE="--mode event --rate 50"
+TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event --rate 200 -D 1200 --stall-timeout 60"
 
 start_migrd() {
 	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >>"$MLOG" 2>&1 &
@@ -112,10 +116,10 @@ if [ "$role" = a ]; then
 	migr-traffic $TRAFFIC --server >"$LOGDIR/partner-traffic-a.log" 2>&1 &
 	TR=$!
 	# a plain-stack partner's server: its client on B runs on rxe0 itself
-	migr-traffic -d migr_rxe0 --qps 1 -D 900 --port 18601 --server >"$LOGDIR/partner-plain-a.log" 2>&1 &
+	migr-traffic -d migr_rxe0 --qps 1 $SIDE -D 900 --port 18601 --server >"$LOGDIR/partner-plain-a.log" 2>&1 &
 	PL=$!
 	# a partner that is killed while this one moves
-	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --server \
+	migr-traffic -d migr_rxe0 --qps 2 $SIDE -D 900 --port 18602 --stall-timeout 30 --server \
 		>"$LOGDIR/partner-killed-a.log" 2>&1 &
 	KL=$!
 	# a UD peer on B: it learns through the two migrd where this one's UD
@@ -125,7 +129,7 @@ if [ "$role" = a ]; then
 	# (moves of 11-13 s in loaded guests), rxe's bug when it retransmits,
 	# with or without migr (rxe-atomic-loss.sh, docs/testbed.md). Atomics
 	# over moves are checked by the main traffic and ud-peers.sh.
-	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 -D 900 --port 18603 \
+	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 $SIDE -D 900 --port 18603 \
 		--ops send,send_imm,write,write_imm,read --server \
 		>"$LOGDIR/partner-ud-a.log" 2>&1 &
 	UD=$!
@@ -238,10 +242,10 @@ else
 	start_migrd && pass migrd_restarts_b || fail migrd_restarts_b "$MLOG"
 	say b.migrd_started
 	# the plain-stack partner: rxe0 itself, under no migr at all
-	migr-traffic -d rxe0 --qps 1 -D 900 --port 18601 --client $A_IP --connect-timeout 60 \
+	migr-traffic -d rxe0 --qps 1 $SIDE -D 900 --port 18601 --client $A_IP --connect-timeout 60 \
 		>"$LOGDIR/partner-plain-b.log" 2>&1 &
 	PL=$!
-	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 -D 900 --port 18603 \
+	migr-traffic -d migr_rxe0 --qps 1 --ud --ud-max-loss 100 $SIDE -D 900 --port 18603 \
 		--ops send,send_imm,write,write_imm,read --client $A_IP \
 		--connect-timeout 60 >"$LOGDIR/partner-ud-b.log" 2>&1 &
 	UB=$!
@@ -253,7 +257,7 @@ else
 	# the partner killed while A's process moves, started once the UD peers are
 	# done (busy polling, the pair would leave their moves little CPU),
 	# ready once its two QPs are (RTS)
-	migr-traffic -d migr_rxe0 --qps 2 -D 900 --port 18602 --stall-timeout 30 --client $A_IP \
+	migr-traffic -d migr_rxe0 --qps 2 $SIDE -D 900 --port 18602 --stall-timeout 30 --client $A_IP \
 		--connect-timeout 60 >"$LOGDIR/partner-killed-b.log" 2>&1 &
 	KB=$!
 	started "$KB" || fail killed_partner_started

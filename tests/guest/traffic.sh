@@ -59,6 +59,20 @@ for e in s["endpoints"]:
     assert e["ops_completed"] == 2 * 100 and e["ops"]["faa"] > 0, e
 ' "$LOGDIR/traffic_json.log" && pass traffic_json_summary || fail traffic_json_summary "$LOGDIR/traffic_json.log"
 
+# --rate holds each QP to N WRs a second (and a queue): 2 QPs at 50 a
+# second for 3 s post at most 2 * (150 + 8) WRs, polling or not; and it
+# still posts (more than one queue each).
+for mode in poll event; do
+	name=traffic_rate_$mode
+	check $name $TRAFFIC -d "migr_$LOWER" --mode $mode --qps 2 --depth 8 --rate 50 -D 3 --json
+	python3 -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+for e in s["endpoints"]:
+    assert 2 * 8 < e["ops_completed"] <= 2 * (50 * 3.5 + 8), e["ops_completed"]
+' "$LOGDIR/$name.log" && pass ${name}_held || fail ${name}_held "$LOGDIR/$name.log"
+done
+
 # A test driver may end a run at any time: SIGTERM stops posting, and what
 # was posted drains and is verified.
 name=traffic_sigterm

@@ -15,7 +15,7 @@ role=${1:?a or b}
 A_IP=10.9.0.1
 two_host_env ud-peers
 MLOG=$LOGDIR/ud-peers-migrd-$role.log
-TRAFFIC="-d migr_rxe0 --qps 1 --ud --ud-max-loss 1 -D 900 --port 18604 -r 1"
+TRAFFIC="-d migr_rxe0 --qps 1 --ud --ud-max-loss 1 --rate 200 -D 900 --port 18604 -r 1"
 
 lower_of() {
 	migrctl status --pid "$1" | awk '$1 == "'"$1"'" { print $5; exit }'

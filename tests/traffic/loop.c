@@ -383,6 +383,9 @@ void tr_run(struct tr_ep **eps, unsigned int n)
 						  0.1);
 		for (i = 0; i < n; i++)
 			take_completions(eps[i]);
+		/* a rate-limited poller need not spin */
+		if (o->rate && epfd < 0)
+			usleep(200);
 
 		now = tr_now();
 		for (i = 0; i < n; i++) {

@@ -77,6 +77,10 @@ static bool may_post(struct tr_ep *ep, struct tr_qp *q)
 
 	if (q->posted - q->completed >= o->depth)
 		return false;
+	/* --rate: no more than rate a second since the start, and a queue */
+	if (o->rate &&
+	    q->posted >= o->depth + (tr_now() - ep->t_start) * o->rate)
+		return false;
 	if (!q->ud)
 		return more;
 	/* UD has no flow control: endpoint 0 leads with fewer than

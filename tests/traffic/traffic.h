@@ -80,6 +80,7 @@ struct tr_opts {
 	enum tr_fault fault;
 	unsigned int clients; /* a server's, on one device context */
 	double hold_recvs; /* SIGUSR1: no RC RECV posted for so long */
+	unsigned int rate; /* WRs a second per QP at most; 0: no limit */
 };
 
 /* What the requester must check when a send-queue WR completes. */
