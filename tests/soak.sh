@@ -18,6 +18,8 @@
 #   podman.sh with crun and runc (CI: crun)
 #   migrate-partition.sh (not in CI: three minutes of waiting by design):
 #     the destination cut off from the network while it restores
+#   unmodified.sh with all 19 programs (CI: 11, one of each kind) and
+#     migrate-apps.sh with all 5 (CI: 3)
 #
 # usage: tests/soak.sh [PARTNER_SWITCHES [STRESS_ROUNDS]]
 set -uo pipefail
@@ -42,5 +44,9 @@ buildlib/testbed/run.sh --two --nics 2 --timeout 1500 -e MIGR_MIGRATIONS=20 \
 	--a "tests/guest/migrate-partner.sh a" --b "tests/guest/migrate-partner.sh b" || failed=$((failed + 1))
 buildlib/testbed/run.sh --two --timeout 900 \
 	--a "tests/guest/migrate-partition.sh a" --b "tests/guest/migrate-partition.sh b" || failed=$((failed + 1))
+buildlib/testbed/run.sh --two --nics 2 --timeout 2400 \
+	--a "tests/guest/unmodified.sh a" --b "tests/guest/unmodified.sh b" || failed=$((failed + 1))
+buildlib/testbed/run.sh --two --nics 2 --timeout 1500 \
+	--a "tests/guest/migrate-apps.sh a" --b "tests/guest/migrate-apps.sh b" || failed=$((failed + 1))
 echo "soak: $failed failed"
 [ $failed -eq 0 ]

@@ -166,10 +166,12 @@ PY
 # switch_later NAME PID DEV PARTNERS: one migrctl switch, its reply
 # checked by the next checked_switches as switch_to checks it (a python3
 # start costs seconds in a busy TCG guest: one for all of them); PARTNERS
-# "N": exactly N partner QPs followed, "N+": N or more
+# "N": exactly N partner QPs followed, "N+": N or more. SWITCH_WAIT_MS:
+# the switch's wait-before-stop bound (migrctl's 5 s if unset)
 LATER=()
 switch_later() {
-	migrctl switch --pid "$2" --device "$3" --json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
+	migrctl switch --pid "$2" --device "$3" ${SWITCH_WAIT_MS:+--wait-ms "$SWITCH_WAIT_MS"} \
+		--json >"$LOGDIR/$1.json" 2>"$LOGDIR/$1.err"
 	LATER+=("$1:$4")
 }
 checked_switches() {

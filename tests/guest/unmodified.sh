@@ -90,6 +90,10 @@ lower_of() {
 # status first would cost the run seconds, and so would python3 now, in
 # a guest whose one CPU perftest keeps busy: 10 s a check in CI, which ran
 # a 45 s perftest out before its last switch)
+# The moves wait up to 15 s for the send queues to drain (migrctl's
+# default is 5): qperf's rc_rdma_read_bw, 16 KiB READs, once took longer
+# in a busy guest right after its peer's move, and the switch rolled back
+SWITCH_WAIT_MS=15000
 LAST_MOVE=0
 move() {
 	switch_later "$1" "$2" "$3" "${4:-1}+"
