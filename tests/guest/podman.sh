@@ -39,6 +39,8 @@ IMAGE=localhost/migr-rdma:test
 RUNTIMES=${PODMAN_RUNTIMES-crun runc}
 
 rm -rf "$WORK" && mkdir -p "$WORK"
+# the containers get the build tree as it is on the host (lib.sh)
+untrim_providers && pass providers_untrimmed || fail providers_untrimmed
 check plugin_built test -f "$PLUGIN"
 check podman_present podman --version
 podman --version
