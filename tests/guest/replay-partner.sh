@@ -24,7 +24,9 @@ two_host_env replay-partner
 # half as many): CI's 2, more for a soak (MIGR_REPLAY_REBUILDS)
 REBUILDS=${MIGR_REPLAY_REBUILDS:-2}
 AFTER=$(((REBUILDS + 1) / 2))
-TRAFFIC="-d migr_rxe0 --qps 2 --depth 8 --size 512 --api legacy --mode poll -D 600 --stall-timeout 60 --port 18651"
+# polling, at a bounded rate: two processes polling flat out took both
+# of the guest's CPUs from the rebuilds and the partner steps
+TRAFFIC="-d migr_rxe0 --qps 2 --depth 8 --size 512 --api legacy --mode poll --rate 200 -D 600 --stall-timeout 60 --port 18651"
 
 start_test_migrd replay-partner "$LOGDIR/replay-partner-migrd.log"
 

@@ -6,12 +6,13 @@
 # each carries the process's loopback traffic while it is there.
 # Repetition counts: CI's by default; tests/soak.sh runs it with more
 # (MIGR_SWITCHES=20 MIGR_SWITCH_ROUNDS=10 MIGR_TRAFFIC_SWITCHES=10).
-#   MIGR_SWITCHES          the polling selfpair's switches (6)
-#   MIGR_SWITCH_ROUNDS     events, threads, sharedq, type 2 windows (4)
+#   MIGR_SWITCHES          the polling selfpair's switches (4)
+#   MIGR_SWITCH_ROUNDS     events, threads, sharedq, type 2 windows (2:
+#                          there and back)
 #   MIGR_TRAFFIC_SWITCHES  each migr-traffic run's (switch_traffic, 2)
 . "$(dirname "$0")/lib.sh"
-SWITCHES=${MIGR_SWITCHES:-6}
-ROUNDS=${MIGR_SWITCH_ROUNDS:-4}
+SWITCHES=${MIGR_SWITCHES:-4}
+ROUNDS=${MIGR_SWITCH_ROUNDS:-2}
 export SWITCH_TRAFFIC_MOVES=${MIGR_TRAFFIC_SWITCHES:-2}
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 SHAREDQ=$MIGR_BUILD_DIR/tests/switch/sharedq
