@@ -7,8 +7,8 @@
 #   partner.sh with MIGR_PARTNER_SWITCHES=N (CI: 4; here 100 by default):
 #     A's process moved N times under traffic, B's partner following
 #   switch.sh with the counts CI ran before it was cut to 40 minutes:
-#     20 switches of the polling selfpair (CI: 6), 10 of each of the
-#     others (CI: 4), 10 per migr-traffic run (CI: 2)
+#     20 switches of the polling selfpair (CI: 4), 10 of each of the
+#     others (CI: 2), 10 per migr-traffic run (CI: 2)
 #   replay-partner.sh with 3 plain rebuilds before each replay, 2 after
 #     (CI: 2 and 1)
 #   switch-stress.sh ROUNDS (default 3): polling applications switched
