@@ -15,7 +15,8 @@
 #     10 times per run, round after round
 #   migrate-partner.sh with MIGR_MIGRATIONS=20 (CI: 10): a workload and its
 #     partner, moved between the two hosts by migrctl migrate
-#   podman.sh with crun and runc (CI: crun)
+#   podman.sh with crun and runc (not in CI: more than 14 minutes on a
+#     slow day)
 #   migrate-partition.sh (not in CI: three minutes of waiting by design):
 #     the destination cut off from the network while it restores
 #   unmodified.sh with all 19 programs (CI: 11, one of each kind) and
@@ -37,7 +38,7 @@ buildlib/testbed/run.sh --timeout 900 -e MIGR_REPLAY_REBUILDS=3 -- tests/guest/r
 	failed=$((failed + 1))
 buildlib/testbed/run.sh --timeout $((600 + rounds * 600)) -- tests/guest/switch-stress.sh "$rounds" ||
 	failed=$((failed + 1))
-# podman with both runtimes (CI: crun), one vCPU (docs/containers.md)
+# podman with both runtimes, one vCPU (docs/containers.md)
 buildlib/testbed/run.sh --smp 1 --timeout 900 -- tests/guest/podman.sh || failed=$((failed + 1))
 # at about 15 s per move in a TCG guest, with its checks
 buildlib/testbed/run.sh --two --nics 2 --timeout 1500 -e MIGR_MIGRATIONS=20 \
