@@ -118,12 +118,6 @@ static void answered(const struct relay *x, struct sbuf *out, int pid,
 	free(reply);
 }
 
-/*
- * Who the kernel's RDMA resource tracking (or the test table standing in
- * for it) says holds QP qpn on a device of this host with GID gid: 0 with
- * *pid its process (0: a kernel QP, named in kern), 1 if nobody does, -1
- * with err if the kernel could not be asked.
- */
 /* The holder of QP qpn on one of ndev devices (-1: devices unreadable) */
 static int holder_on(char (*devs)[LOCATE_NAME_MAX], int ndev, uint32_t qpn,
 		     int *pid, char *kern, size_t kernlen, char *err,
@@ -157,6 +151,12 @@ static int holder_on(char (*devs)[LOCATE_NAME_MAX], int ndev, uint32_t qpn,
 	return ret;
 }
 
+/*
+ * Who the kernel's RDMA resource tracking (or the test table standing in
+ * for it) says holds QP qpn on a device of this host with GID gid: 0 with
+ * *pid its process (0: a kernel QP, named in kern), 1 if nobody does, -1
+ * with err if the kernel could not be asked.
+ */
 static int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
 			 size_t kernlen, char *err, size_t errlen)
 {
