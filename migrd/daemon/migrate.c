@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -42,6 +43,7 @@ struct round {
 struct mig {
 	const struct req *r;
 	const struct client *c;
+	struct req r_kept; /* r, once a settle thread outlives the request */
 	char id[REQ_MIG_ID_LEN + 1];
 	char dir[512]; /* <state_dir>/migrations/<id> */
 	char dev[REQ_NAME_MAX]; /* where it resumes on the destination */
@@ -653,12 +655,33 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 	m->partners = json_integer_value(json_object_get(v, "partners"));
 }
 
+/*
+ * After a commit without an answer, what the destination says of its
+ * copy: 0 committed (a copy still waiting is committed again), 1 gone
+ * (killed by its fence, aborted, or never there: the source may run),
+ * -1 unknown (no answer)
+ */
+static int settled(struct mig *m)
+{
+	char state[32] = "";
+
+	if (end_on_new(m, "state", state, sizeof(state)))
+		return -1;
+	if (!strcmp(state, "restored") &&
+	    end_on_new(m, "commit", state, sizeof(state)))
+		return -1;
+	if (!strcmp(state, "committed"))
+		return 0;
+	if (!strcmp(state, "restoring") || !strcmp(state, "restored"))
+		return -1;
+	return 1;
+}
+
 /* Restore there and commit; 1: failed, the source may run; -1: unknown */
 static int restore_commit(struct mig *m)
 {
 	struct req q = { .op = REQ_MIG_RESTORE };
 	long long sent = io_now_ms();
-	char state[32] = "";
 	json_t *j;
 
 	snprintf(q.dev, sizeof(q.dev), "%s", m->dev);
@@ -684,14 +707,81 @@ static int restore_commit(struct mig *m)
 	}
 	/* Did the commit arrive? Ask until the fence would have acted */
 	while (io_left_ms(sent + MIG_FENCE_MS + MIG_MARGIN_MS)) {
-		if (!end_on_new(m, "state", state, sizeof(state))) {
-			if (!strcmp(state, "committed"))
-				return 0;
-			return 1; /* killed by its fence, or never there */
-		}
+		int rc = settled(m);
+
+		if (rc >= 0)
+			return rc;
 		sleep(2);
 	}
 	return -1;
+}
+
+static void mig_free(struct mig *m)
+{
+	peer_close(m->pc);
+	if (m->nsfd >= 0)
+		close(m->nsfd);
+	free(m->park_reply);
+	unclaim(m->r->pid);
+	free(m);
+}
+
+/* The tree here goes: its copy there runs */
+static void committed_here(struct mig *m)
+{
+	ptree_signal(m->pids, m->npids, SIGKILL);
+	release_net(m);
+	img_remove(m->id, true);
+}
+
+/*
+ * The commit's answer was lost and the destination could not be asked
+ * in time: the tree stays stopped here (the copy there may run) while
+ * this thread asks on (migrate.h). Owns m.
+ */
+static void *settle_thread(void *arg)
+{
+	long long until = io_now_ms() + MIG_SETTLE_MS;
+	struct mig *m = arg;
+	int rc = -1;
+
+	while (rc < 0 && io_left_ms(until)) {
+		sleep(MIG_SETTLE_EVERY_MS / 1000);
+		rc = settled(m);
+	}
+	if (!rc) {
+		log_warn("migration %s: %s confirms the commit: pid %d here goes",
+			 m->id, m->r->host, m->r->pid);
+		committed_here(m);
+	} else if (rc > 0) {
+		fail(m, "%s says its copy of pid %d is gone", m->r->host,
+		     m->r->pid);
+		rollback(m);
+		img_remove(m->id, true);
+	} else {
+		log_err("migration %s: %s did not answer for %d min: pid %d stays stopped here",
+			m->id, m->r->host, MIG_SETTLE_MS / 60000, m->r->pid);
+	}
+	mig_free(m);
+	return NULL;
+}
+
+/* Hand m to settle_thread(); false if it cannot start (m stays ours) */
+static bool settle_later(struct mig *m)
+{
+	static const struct client gone = { .fd = -1 };
+	pthread_attr_t attr;
+	pthread_t th;
+	bool ok;
+
+	m->r_kept = *m->r;
+	m->r = &m->r_kept;
+	m->c = &gone;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ok = !pthread_create(&th, &attr, settle_thread, m);
+	pthread_attr_destroy(&attr);
+	return ok;
 }
 
 static void report(struct mig *m, struct sbuf *out, long long t0)
@@ -730,7 +820,8 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 		  m->final_pages);
 }
 
-static void run(struct mig *m, struct sbuf *out)
+/* 1: m was handed to a settle thread */
+static int run(struct mig *m, struct sbuf *out)
 {
 	long long t0 = io_now_ms(), t;
 	char state[32], prev[16];
@@ -774,27 +865,32 @@ static void run(struct mig *m, struct sbuf *out)
 	if (rc > 0)
 		goto back_unaborted;
 	if (rc < 0) {
+		fail(m, "%s did not confirm the commit and cannot be asked: pid %d is left stopped here (its copy there may run); migrd asks again every %d s for %d min, then kills it or resumes it as the answer says",
+		     m->r->host, m->r->pid, MIG_SETTLE_EVERY_MS / 1000,
+		     MIG_SETTLE_MS / 60000);
+		reply_error(out, m->err);
+		if (settle_later(m))
+			return 1;
+		out->len = 0;
 		fail(m, "%s did not confirm the commit and cannot be asked: pid %d is left stopped here (its copy there may run); resume it with kill -CONT and 'migrctl' only once that copy is known dead",
 		     m->r->host, m->r->pid);
 		reply_error(out, m->err);
-		return;
+		return 0;
 	}
-	ptree_signal(m->pids, m->npids, SIGKILL);
-	release_net(m);
-	img_remove(m->id, true);
+	committed_here(m);
 	progress(m, "done",
 		 "pid %d runs on %s as pid %d (device %s); blackout %.0f ms, total %.0f ms",
 		 m->r->pid, m->r->host, m->pid_there, m->dev, m->ms_blackout,
 		 (double)(io_now_ms() - t0));
 	report(m, out, t0);
-	return;
+	return 0;
 back:
 	end_on_new(m, "abort", state, sizeof(state));
 back_unaborted:
 	rollback(m);
 	img_remove(m->id, true);
 	reply_error(out, m->err);
-	return;
+	return 0;
 refused:
 	if (m->checked)
 		end_on_new(m, "abort", state, sizeof(state));
@@ -803,6 +899,7 @@ refused:
 	if (m->id[0])
 		img_remove(m->id, true);
 	reply_error(out, m->err);
+	return 0;
 }
 
 void migrate_run(const struct req *r, const struct client *c,
@@ -828,11 +925,6 @@ void migrate_run(const struct req *r, const struct client *c,
 	log_info("migrating pid %d to %s (device %s, pre-copy %u), asked by uid %u",
 		 r->pid, r->host, r->dev[0] ? r->dev : "-", r->count,
 		 (unsigned int)c->uid);
-	run(m, out);
-	peer_close(m->pc);
-	if (m->nsfd >= 0)
-		close(m->nsfd);
-	free(m->park_reply);
-	unclaim(r->pid);
-	free(m);
+	if (!run(m, out))
+		mig_free(m);
 }

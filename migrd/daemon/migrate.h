@@ -16,7 +16,11 @@
  * the destination's copy runs only from its restore, and is killed unless
  * a commit comes within MIG_FENCE_MS of the restore request. A source
  * that lost the restore's answer resumes only when an abort was confirmed
- * or once that bound (and MIG_MARGIN_MS) has passed.
+ * or once that bound (and MIG_MARGIN_MS) has passed. A source that lost
+ * the commit's answer asks the destination's state until that bound; if
+ * it cannot, the tree stays stopped and a thread asks on, every
+ * MIG_SETTLE_EVERY_MS for MIG_SETTLE_MS: committed there, the tree here
+ * goes; its copy gone, it runs here again.
  */
 #ifndef MIGRD_MIGRATE_H
 #define MIGRD_MIGRATE_H
@@ -35,6 +39,8 @@
  */
 #define MIG_PARTNER_HOLD_MS (MIG_DUMP_MS + MIG_FENCE_MS + MIG_MARGIN_MS)
 #define MIG_TREE_MAX 512 /* processes, and threads, of a tree */
+#define MIG_SETTLE_MS (3600 * 1000)
+#define MIG_SETTLE_EVERY_MS 10000
 
 /* migrate.c: the source; progress lines to c->fd, then the reply */
 void migrate_run(const struct req *r, const struct client *c,

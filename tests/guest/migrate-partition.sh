@@ -8,7 +8,12 @@
 # the copy's fence has killed it (migrd(8): MIG_FENCE_MS after the restore
 # began, the margin on top), then runs on where it was, its traffic
 # (tests/switch/selfpair: every completion and byte checked) intact.
-# Three minutes of waiting by design: tests/soak.sh runs it, not CI.
+# Then the commit's answer is lost: B takes no new connection from A once
+# it restores (the restore's answer still goes out on its own). The source
+# cannot learn whether the commit arrived, so its tree stays stopped while
+# its migrd asks on (migrate.h); once B answers again (its copy fenced),
+# the tree runs here again by itself.
+# Six minutes of waiting by design: tests/soak.sh runs it, not CI.
 # usage: migrate-partition.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/migrate-lib.sh"
@@ -49,6 +54,20 @@ if [ "$role" = a ]; then
 	NAME=after_cut_on_rxe0 ok runs_here "$SP"
 	say resumed
 	await b-done 300 || fail a_saw_b_done
+
+	say cut-on-commit
+	refused commit_lost_left_stopped "migrd asks again every" --pid "$SP" --to "$B_IP"
+	NAME=commit_lost_stopped_here ok grep -q '^State:.*stopped' "/proc/$SP/status"
+	say left-stopped
+	await b-uncut 300 || fail a_saw_b_uncut
+	t0=$SECONDS
+	for _ in $(seq 600); do grep -q "says its copy of pid $SP is gone" "$MLOG" && break; sleep 0.1; done
+	check settled_copy_gone grep -q "says its copy of pid $SP is gone" "$MLOG"
+	for _ in $(seq 300); do runs_here "$SP" && break; sleep 0.2; done
+	echo "    back to work here $((SECONDS - t0)) s after B answered again"
+	NAME=settled_runs_here_again ok runs_here "$SP"
+	NAME=after_settle_runs_on ok progressing
+	say settled
 	kill -TERM "$SP"
 	for _ in $(seq 100); do gone "$SP" && break; sleep 0.1; done
 	check traffic_intact grep -q 'selfpair: OK' "$OUT"
@@ -75,9 +94,23 @@ else
 	check b_fence_said_why grep -q "no commit from .* in time: its restored copy (pid $SP) is killed" "$MLOG"
 	check b_images_removed sh -c "! find $RUN/state/migrations -name '*.img' 2>/dev/null | grep -q ."
 	await resumed 600 || fail b_saw_a_resume
-	iptables -D INPUT -j migr-cut && iptables -D OUTPUT -j migr-cut &&
-		iptables -F migr-cut && iptables -X migr-cut || fail b_uncut
+	iptables -F migr-cut || fail b_uncut
 	say b-done
+
+	# New connections from A refused from the restore on: its answer goes
+	# out on the restore's own connection, the commit never comes in
+	await cut-on-commit 300 || fail b_saw_cut_on_commit
+	n=$(grep -c "restoring pid $SP" "$MLOG")
+	for _ in $(seq 6000); do [ "$(grep -c "restoring pid $SP" "$MLOG")" -gt "$n" ] && break; sleep 0.05; done
+	iptables -A migr-cut -p tcp -s $A_IP --syn -j DROP || fail b_cut_new
+	for _ in $(seq 1500); do [ "$(grep -c "no commit from .* in time" "$MLOG")" -ge 2 ] && break; sleep 0.2; done
+	NAME=b_uncommitted_copy_fenced ok gone_soon "$SP"
+	await left-stopped 300 || fail b_saw_left_stopped
+	iptables -F migr-cut || fail b_uncut_2
+	say b-uncut
+	await settled 300 || fail b_saw_settled
+	iptables -D INPUT -j migr-cut && iptables -D OUTPUT -j migr-cut &&
+		iptables -X migr-cut || fail b_cut_chain_gone
 fi
 kill "$MIGRD" 2>/dev/null
 wait "$MIGRD" 2>/dev/null
