@@ -10,7 +10,7 @@
 
 #include "req.h"
 
-#define MAX_TOKENS 7
+#define MAX_TOKENS 8 /* after "migrd/1": the op, at most 7 arguments (mig-check) */
 #define PARTNER_ARGS 4 /* HOST PID QPN GID, then the line */
 #define UDPEERS_ARGS 1 /* HOST, then the line */
 
@@ -28,7 +28,7 @@ static const struct {
 	{ "partner", REQ_PARTNER, PARTNER_ARGS, PARTNER_ARGS },
 	{ "udpeers", REQ_UDPEERS, UDPEERS_ARGS, UDPEERS_ARGS },
 	{ "migrate", REQ_MIGRATE, 5, 5 },
-	{ "mig-check", REQ_MIG_CHECK, 6, 6 },
+	{ "mig-check", REQ_MIG_CHECK, 6, 7 },
 	{ "mig-put", REQ_MIG_PUT, 2, 2 },
 	{ "mig-restore", REQ_MIG_RESTORE, 2, 2 },
 	{ "mig-end", REQ_MIG_END, 2, 2 },
@@ -265,7 +265,36 @@ static int parse_ns(struct req *r, const char *tok, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_mig(struct req *r, char **tok, char *err, size_t errlen)
+/* mig-check's MOVERS: the tree's migr processes, root's pid alone if none */
+static int parse_movers(struct req *r, const char *tok, char *err,
+			size_t errlen)
+{
+	char buf[REQ_MOVERS_MAX * 8 + 1], *p, *t;
+	unsigned long v;
+
+	r->nmovers = 0;
+	if (!tok) {
+		r->movers[r->nmovers++] = r->pid;
+		return 0;
+	}
+	if (strlen(tok) >= sizeof(buf) ||
+	    strspn(tok, "0123456789,") != strlen(tok))
+		return req_fail(err, errlen, "invalid migr process list");
+	strcpy(buf, tok);
+	for (p = buf; (t = strsep(&p, ","));) {
+		if (parse_uint(t, 1, REQ_PID_MAX, &v) ||
+		    r->nmovers == REQ_MOVERS_MAX)
+			return req_fail(
+				err, errlen,
+				"invalid migr process list (at most %d pids)",
+				REQ_MOVERS_MAX);
+		r->movers[r->nmovers++] = v;
+	}
+	return 0;
+}
+
+static int parse_mig(struct req *r, char **tok, int n, char *err,
+		     size_t errlen)
 {
 	unsigned long v;
 
@@ -308,9 +337,10 @@ static int parse_mig(struct req *r, char **tok, char *err, size_t errlen)
 			return req_fail(err, errlen, "invalid version '%s'",
 					tok[3]);
 		strcpy(r->version, tok[3]);
-		if (parse_tids(r, tok[4], err, errlen))
+		if (parse_tids(r, tok[4], err, errlen) ||
+		    parse_ns(r, tok[5], err, errlen))
 			return -1;
-		return parse_ns(r, tok[5], err, errlen);
+		return parse_movers(r, n > 6 ? tok[6] : NULL, err, errlen);
 	case REQ_MIG_PUT:
 		/* an image directory: a name of ours, never a path */
 		if (!valid_name(tok[1]) || tok[1][0] == '.')
@@ -327,13 +357,13 @@ static int parse_mig(struct req *r, char **tok, char *err, size_t errlen)
 	case REQ_MIG_GRANTS: {
 		const char *p = tok[1];
 		struct req_grant g;
-		int ret, n = 0;
+		int ret, grants = 0;
 
 		if (strlen(tok[1]) > REQ_PARTNER_LINE_MAX)
 			return req_fail(err, errlen, "grant list too long");
 		while ((ret = req_grant_next(&p, &g)) == 1)
-			n++;
-		if (ret || !n)
+			grants++;
+		if (ret || !grants)
 			return req_fail(err, errlen, "invalid grant list");
 		strcpy(r->line, tok[1]);
 		return 0;
@@ -422,7 +452,7 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 	case REQ_MIG_RESTORE:
 	case REQ_MIG_END:
 	case REQ_MIG_GRANTS:
-		return parse_mig(r, tok, err, errlen);
+		return parse_mig(r, tok, n, err, errlen);
 	}
 	return req_fail(err, errlen, "unknown request");
 }
@@ -457,7 +487,13 @@ int req_grant_next(const char **p, struct req_grant *g)
 	for (i = 0; i < 4; i++)
 		if (!(f[i] = strsep(&rest, "/")))
 			return -1;
-	if (rest || parse_uint(f[0], 1, REQ_PID_MAX, &v))
+	g->owner = 0;
+	if (rest) {
+		if (parse_uint(rest, 1, REQ_PID_MAX, &v))
+			return -1;
+		g->owner = v;
+	}
+	if (parse_uint(f[0], 1, REQ_PID_MAX, &v))
 		return -1;
 	g->ppid = v;
 	if (parse_hex(f[1], 6, 1, 0xffffff, &v))
@@ -484,6 +520,9 @@ int req_grant_format(const struct req_grant *g, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%d/%x/%s/%s", g->ppid, g->qpn, g->gid,
 			 g->host[0] ? g->host : "-");
+
+	if (n >= 0 && (size_t)n < len && g->owner)
+		n += snprintf(buf + n, len - n, "/%d", g->owner);
 
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
@@ -566,7 +605,7 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 
 int req_format(const struct req *r, char *buf, size_t len)
 {
-	int n = -1;
+	int n = -1, i;
 
 	switch (r->op) {
 	case REQ_REGISTER:
@@ -613,11 +652,16 @@ int req_format(const struct req *r, char *buf, size_t len)
 		if (n < 0 || (size_t)n >= len)
 			return -1;
 		if (r->ns.own_netns)
-			n += snprintf(buf + n, len - n, "%s,%s,%s/%u\n",
+			n += snprintf(buf + n, len - n, "%s,%s,%s/%u",
 				      r->ns.ifname, r->ns.mac, r->ns.addr,
 				      r->ns.prefix);
 		else
-			n += snprintf(buf + n, len - n, "-,-,-\n");
+			n += snprintf(buf + n, len - n, "-,-,-");
+		for (i = 0; i < r->nmovers && n > 0 && (size_t)n < len; i++)
+			n += snprintf(buf + n, len - n, "%c%d", i ? ',' : ' ',
+				      r->movers[i]);
+		if (n > 0 && (size_t)n < len)
+			n += snprintf(buf + n, len - n, "\n");
 		break;
 	case REQ_MIG_PUT:
 		n = snprintf(buf, len, "migrd/1 mig-put %s %s\n", r->id,

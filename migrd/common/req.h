@@ -25,14 +25,19 @@
  *                                      (root only: migrate.c; the reply
  *                                      is preceded by progress lines)
  * Between the two migrd of a migration (peers only: migrate_dest.c):
- *   migrd/1 mig-check ID PID DEVICE CRIU_VERSION TID,TID,... NS
+ *   migrd/1 mig-check ID PID DEVICE CRIU_VERSION TID,TID,... NS [MOVERS]
  *                                      (NS: PIDNS,IF,MAC,ADDR/PREFIX, see
  *                                      struct req_ns; "host,-,-,-" for a
- *                                      bare tree)
+ *                                      bare tree; MOVERS: PID,PID,... the
+ *                                      tree's migr processes, as its pid
+ *                                      namespace numbers them; without
+ *                                      it, PID alone)
  *   migrd/1 mig-put ID NAME            (then a stream of frames: images.h)
- *   migrd/1 mig-grants ID PPID/QPN/GID/HOST,...
- *                                      (the parked process's partner
- *                                      sessions: pauth.h; before restore)
+ *   migrd/1 mig-grants ID PPID/QPN/GID/HOST[/OWNER],...
+ *                                      (the parked processes' partner
+ *                                      sessions: pauth.h; OWNER one of
+ *                                      MOVERS, the first without it;
+ *                                      before restore)
  *   migrd/1 mig-restore ID DEVICE
  *   migrd/1 mig-end ID commit|abort|state
  */
@@ -82,20 +87,23 @@ enum req_op {
 #define REQ_MIG_ID_LEN 16 /* hex digits */
 #define REQ_PRECOPY_MAX 16 /* pre-copy rounds */
 #define REQ_MIG_TIDS_MAX 512 /* threads of a migrated tree */
+#define REQ_MOVERS_MAX 16 /* migr processes of a migrated tree */
 
 /*
  * mig-grants: a grant of a partner session (pauth.h) moving with its
- * asker, "PPID/QPN/GID/HOST" (QPN hex, HOST an address or "-"), several
- * joined by ','
+ * asker, "PPID/QPN/GID/HOST[/OWNER]" (QPN hex, HOST an address or "-",
+ * OWNER the asker as its tree's pid namespace numbers it), several joined
+ * by ','
  */
 struct req_grant {
+	int owner; /* 0: the tree's first migr process */
 	int ppid; /* the partner process */
 	uint32_t qpn; /* its QP */
 	char gid[REQ_GID_LEN + 1];
 	char host[REQ_HOST_MAX]; /* the partner's host; empty: the asker's */
 };
-/* One entry's longest text: pid, QPN, GID, an IPv6 address, separators */
-#define REQ_GRANT_TEXT_MAX 96
+/* One entry's longest text: pids, QPN, GID, an IPv6 address, separators */
+#define REQ_GRANT_TEXT_MAX 104
 
 #define REQ_NS_MAX 80
 
@@ -125,6 +133,7 @@ struct req {
 	char version[REQ_NAME_MAX]; /* mig-check: CRIU's */
 	unsigned int count; /* migrate: pre-copy rounds */
 	struct req_ns ns; /* mig-check */
+	int movers[REQ_MOVERS_MAX], nmovers; /* mig-check */
 };
 
 /*

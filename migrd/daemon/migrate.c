@@ -50,6 +50,9 @@ struct mig {
 	char from[REQ_NAME_MAX]; /* the device it runs on here */
 	char criu_ver[REQ_NAME_MAX];
 	int pids[MIG_TREE_MAX], npids, tids[MIG_TREE_MAX], ntids;
+	/* its migr processes: host pids, and as its pid namespace numbers them */
+	int movers[REQ_MOVERS_MAX], nsmovers[REQ_MOVERS_MAX], nmovers;
+	int nparked; /* movers[0, nparked) parked */
 	struct peer_conn *pc;
 	struct round rounds[REQ_PRECOPY_MAX];
 	unsigned int nrounds;
@@ -60,9 +63,8 @@ struct mig {
 	unsigned int partners; /* QPs whose partner is in another process */
 	uint64_t final_pages, final_sent;
 	long long t_park; /* io_now_ms(): the application stopped */
-	char *park_reply;
 	bool answered; /* the last ask() had a reply, ok or not */
-	bool park_unknown; /* the park had no answer: it may have happened */
+	bool park_unknown; /* movers[nparked] had no answer: it may be parked */
 	bool checked; /* the destination took the migration */
 	struct req_ns ns; /* its own namespaces, told to the destination */
 	int nsfd; /* its own network namespace, or -1 */
@@ -279,51 +281,88 @@ static bool host_is_here(const char *host)
 	return here;
 }
 
-/* A migr process of the tree read into m->pids other than its root, or 0 */
-static int other_migr(const struct mig *m)
+/*
+ * The tree's migr processes, read into m->movers: each is parked before
+ * the dump and resumed after the restore, together. The others move as
+ * CRIU moves them.
+ */
+static int find_movers(struct mig *m)
 {
 	struct proc_info p;
 	int i;
 
-	for (i = 1; i < m->npids; i++)
-		if (registry_find(m->pids[i], &p))
-			return m->pids[i];
+	m->nmovers = 0;
+	for (i = 0; i < m->npids; i++) {
+		if (!registry_find(m->pids[i], &p))
+			continue;
+		if (m->nmovers == REQ_MOVERS_MAX)
+			return fail(m, "pid %d: its tree has more than %d migr processes",
+				    m->r->pid, REQ_MOVERS_MAX);
+		m->movers[m->nmovers] = m->pids[i];
+		m->nsmovers[m->nmovers] = ns_pid(m->pids[i]);
+		if (m->nsmovers[m->nmovers] <= 0)
+			return fail(m, "pid %d is gone", m->pids[i]);
+		m->nmovers++;
+	}
 	return 0;
 }
 
-/*
- * The tree CRIU dumps has one migr process, at its root: it alone is
- * parked, and the plugin refuses a dump with any other process's device
- * open. Said before anything is touched, naming the process to move.
- */
+/* Said before anything is touched, naming the process to move */
 static int tree_checks(struct mig *m)
 {
-	bool tree = !ptree_read(m->r->pid, m->pids, &m->npids, m->tids,
-				&m->ntids, MIG_TREE_MAX);
-	struct proc_info p;
-	int other = tree ? other_migr(m) : 0;
-
-	if (!registry_find(m->r->pid, &p)) {
-		if (other)
-			return fail(m, "pid %d is not a migr process, but pid %d in its tree is: migrate moves a tree whose root is the migr process (start the application as its namespace's init: exec it, docs/namespaces.md)",
-				    m->r->pid, other);
-		return fail(m, "no migr process with pid %d", m->r->pid);
-	}
-	if (!tree)
+	if (ptree_read(m->r->pid, m->pids, &m->npids, m->tids, &m->ntids,
+		       MIG_TREE_MAX)) {
+		if (kill(m->r->pid, 0) && errno == ESRCH)
+			return fail(m, "no migr process with pid %d",
+				    m->r->pid);
 		return fail(m, "pid %d: its process tree is gone or has more than %d threads",
 			    m->r->pid, MIG_TREE_MAX);
-	if (other)
-		return fail(m, "pid %d in the tree of pid %d is a migr process too: migrate moves a tree with one migr process, its root",
-			    other, m->r->pid);
+	}
+	if (find_movers(m))
+		return -1;
+	if (!m->nmovers)
+		return fail(m, "no migr process with pid %d, nor in its tree",
+			    m->r->pid);
+	return 0;
+}
+
+/* Each migr process runs (not parked), over a migr device: its own */
+static int movers_check(struct mig *m)
+{
+	char *reply, err[512], from[REQ_NAME_MAX];
+	json_t *j, *ctx;
+	int i;
+
+	for (i = 0; i < m->nmovers; i++) {
+		int pid = m->movers[i];
+
+		if (proc_request(pid, "status\n", 10000, &reply, err,
+				 sizeof(err)))
+			return fail(m, "%s", err);
+		j = migr_json_parse(reply, strlen(reply));
+		free(reply);
+		if (json_object_get(j, "parked")) {
+			json_decref(j);
+			return fail(m, "pid %d is parked: resume it first", pid);
+		}
+		ctx = json_array_get(json_object_get(j, "contexts"), 0);
+		if (!ctx || !migr_json_text(ctx, "lower", from, sizeof(from))) {
+			json_decref(j);
+			return fail(m, "pid %d has no open migr device", pid);
+		}
+		json_decref(j);
+		if (!i)
+			snprintf(m->from, sizeof(m->from), "%s", from);
+	}
 	return 0;
 }
 
 static int checks(struct mig *m)
 {
 	struct req q = { .op = REQ_MIG_CHECK };
-	char *reply, err[512];
+	char err[512];
 	size_t off = 0;
-	json_t *j, *ctx;
+	json_t *j;
 	uint8_t rnd[REQ_MIG_ID_LEN / 2];
 	int i;
 
@@ -338,22 +377,8 @@ static int checks(struct mig *m)
 		return fail(m, "%s", err);
 	if (namespaces(m))
 		return -1;
-	if (proc_request(m->r->pid, "status\n", 10000, &reply, err,
-			 sizeof(err)))
-		return fail(m, "%s", err);
-	j = migr_json_parse(reply, strlen(reply));
-	free(reply);
-	if (json_object_get(j, "parked")) {
-		json_decref(j);
-		return fail(m, "pid %d is parked: resume it first",
-			    m->r->pid);
-	}
-	ctx = json_array_get(json_object_get(j, "contexts"), 0);
-	if (!ctx || !migr_json_text(ctx, "lower", m->from, sizeof(m->from))) {
-		json_decref(j);
-		return fail(m, "pid %d has no open migr device", m->r->pid);
-	}
-	json_decref(j);
+	if (movers_check(m))
+		return -1;
 	snprintf(m->dev, sizeof(m->dev), "%s",
 		 m->r->dev[0] ? m->r->dev : m->from);
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -367,6 +392,8 @@ static int checks(struct mig *m)
 		return -1;
 	q.pid = m->r->pid;
 	q.ns = m->ns;
+	memcpy(q.movers, m->nsmovers, sizeof(q.movers));
+	q.nmovers = m->nmovers;
 	snprintf(q.dev, sizeof(q.dev), "%s", m->dev);
 	snprintf(q.version, sizeof(q.version), "%s", m->criu_ver);
 	for (i = 0; i < m->ntids; i++) {
@@ -486,29 +513,40 @@ static int precopy(struct mig *m)
 	return 0;
 }
 
+/* Its migr processes in turn, each waited for within wait_ms */
 static int park(struct mig *m)
 {
-	char line[64], err[512];
+	char line[64], err[512], *reply;
+	bool ok;
 
 	snprintf(line, sizeof(line), "park %u %u\n", m->r->wait_ms,
 		 MIG_PARTNER_HOLD_MS);
 	m->t_park = io_now_ms();
-	if (proc_request(m->r->pid, line, m->r->wait_ms + REQ_SWITCH_STEPS_MS,
-			 &m->park_reply, err, sizeof(err))) {
-		m->park_unknown = true;
-		return fail(m, "park: %s", err);
+	for (m->nparked = 0; m->nparked < m->nmovers; m->nparked++) {
+		int pid = m->movers[m->nparked];
+
+		reply = NULL;
+		if (proc_request(pid, line, m->r->wait_ms + REQ_SWITCH_STEPS_MS,
+				 &reply, err, sizeof(err))) {
+			m->park_unknown = true;
+			return fail(m, "park of pid %d: %s", pid, err);
+		}
+		ok = proc_verdict(reply, "park", err, sizeof(err));
+		free(reply);
+		if (!ok)
+			return fail(m, "park of pid %d: %s", pid, err);
 	}
-	if (!proc_verdict(m->park_reply, "park", err, sizeof(err)))
-		return fail(m, "park: %s", err);
 	m->ms_park = io_now_ms() - m->t_park;
-	progress(m, "park", "parked in %.0f ms (RDMA objects released)",
-		 m->ms_park);
+	progress(m, "park",
+		 "parked %d migr process%s in %.0f ms (RDMA objects released)",
+		 m->nmovers, m->nmovers > 1 ? "es" : "", m->ms_park);
 	return 0;
 }
 
 /*
- * The parked process's partner sessions go with it (pauth.h): lines of
- * grants, each as long as a request may be; none for a root process
+ * The parked processes' partner sessions go with them (pauth.h): lines
+ * of grants, each as long as a request may be, each grant naming its
+ * owner; none for a root process
  */
 static int send_grants(struct mig *m)
 {
@@ -517,35 +555,46 @@ static int send_grants(struct mig *m)
 	unsigned long long start;
 	struct req_grant *v;
 	size_t len = 0;
-	int i, n, ret = 0;
+	int i, k, n, ret = 0;
 	json_t *j;
 
-	if (proc_start(m->r->pid, &start))
-		return fail(m, "pid %d is gone", m->r->pid);
 	v = calloc(PAUTH_MAX, sizeof(*v));
 	if (!v)
 		return fail(m, "out of memory");
-	n = pauth_list(m->r->pid, start, v, PAUTH_MAX, io_now_ms());
-	for (i = 0; i < n && i < PAUTH_MAX && !ret; i++) {
-		int k = req_grant_format(&v[i], one, sizeof(one));
-
-		if (k < 0) {
-			ret = fail(m, "a partner grant does not fit a line");
+	for (k = 0; k < m->nmovers && !ret; k++) {
+		if (proc_start(m->movers[k], &start)) {
+			ret = fail(m, "pid %d is gone", m->movers[k]);
 			break;
 		}
-		if (len)
-			q.line[len++] = ',';
-		memcpy(q.line + len, one, k + 1);
-		len += k;
-		/* full, or the last one: sent */
-		if (i + 1 < n && len + 1 + REQ_GRANT_TEXT_MAX <=
-					 REQ_PARTNER_LINE_MAX)
-			continue;
+		n = pauth_list(m->movers[k], start, v, PAUTH_MAX, io_now_ms());
+		for (i = 0; i < n && i < PAUTH_MAX && !ret; i++) {
+			int w;
+
+			v[i].owner = m->nsmovers[k];
+			w = req_grant_format(&v[i], one, sizeof(one));
+			if (w < 0) {
+				ret = fail(m, "a partner grant does not fit a line");
+				break;
+			}
+			if (len)
+				q.line[len++] = ',';
+			memcpy(q.line + len, one, w + 1);
+			len += w;
+			/* full: sent; the rest follow */
+			if (len + 1 + REQ_GRANT_TEXT_MAX <= REQ_PARTNER_LINE_MAX)
+				continue;
+			j = ask(m, &q, 10000);
+			if (!j)
+				ret = -1;
+			json_decref(j);
+			len = 0;
+		}
+	}
+	if (len && !ret) {
 		j = ask(m, &q, 10000);
 		if (!j)
 			ret = -1;
 		json_decref(j);
-		len = 0;
 	}
 	free(v);
 	return ret;
@@ -590,8 +639,10 @@ static void release_net(struct mig *m)
 /* Back to work here: the tree runs again and rebuilds on its device */
 static void rollback(struct mig *m)
 {
-	char *reply = NULL, err[512];
+	char *reply, err[512];
 	size_t off = strlen(m->err);
+	bool failed = false;
+	int i;
 
 	if (m->link_down &&
 	    netns_link(m->nsfd, &m->ns, true, false, err, sizeof(err)))
@@ -603,19 +654,24 @@ static void rollback(struct mig *m)
 		log_err("migration %s: pid %d: its TCP sockets stay in repair mode: %s",
 			m->id, m->r->pid, strerror(errno));
 	ptree_signal(m->pids, m->npids, SIGCONT);
-	if (proc_request(m->r->pid, "resume\n", 60000, &reply, err,
-			 sizeof(err)) ||
-	    !proc_verdict(reply, "resume", err, sizeof(err))) {
-		snprintf(m->err + off, sizeof(m->err) - off,
-			 "; resuming it here failed too: %s", err);
-		log_err("migration %s: pid %d stays parked here: %s", m->id,
-			m->r->pid, err);
-		goto out;
+	/* the parked ones, and one that may be */
+	for (i = 0; i < m->nparked + m->park_unknown && !failed; i++) {
+		reply = NULL;
+		if (proc_request(m->movers[i], "resume\n", 60000, &reply, err,
+				 sizeof(err)) ||
+		    !proc_verdict(reply, "resume", err, sizeof(err))) {
+			snprintf(m->err + off, sizeof(m->err) - off,
+				 "; resuming pid %d here failed too: %s",
+				 m->movers[i], err);
+			log_err("migration %s: pid %d stays parked here: %s",
+				m->id, m->movers[i], err);
+			failed = true;
+		}
+		free(reply);
 	}
-	snprintf(m->err + off, sizeof(m->err) - off,
-		 "; pid %d runs here again on %s", m->r->pid, m->from);
-out:
-	free(reply);
+	if (!failed)
+		snprintf(m->err + off, sizeof(m->err) - off,
+			 "; pid %d runs here again on %s", m->r->pid, m->from);
 	log_warn("migration %s of pid %d to %s failed: %s", m->id, m->r->pid,
 		 m->r->host, m->err);
 }
@@ -639,20 +695,37 @@ static void fence_wait(struct mig *m, long long sent)
 	}
 }
 
+/*
+ * The resume reports of the destination's migr processes: they resume
+ * side by side, so the longest of each phase is the tree's
+ */
 static void rebuild_ms(struct mig *m, const json_t *j)
 {
-	const json_t *v = json_array_get(
-		json_object_get(json_object_get(j, "report"), "resume"), 0);
-	const json_t *ph = json_object_get(v, "phases_ms");
+	const json_t *all = json_object_get(j, "reports"), *one;
+	size_t i;
 
 	m->ms_restore = json_real_value(json_object_get(j, "restore_ms"));
-	m->ms_rebuild = json_number_value(json_object_get(ph, "rebuild")) +
+	m->ms_rebuild = m->ms_partner = m->ms_partner_blackout = 0;
+	m->partners = 0;
+	json_array_foreach(all, i, one) {
+		const json_t *v = json_array_get(json_object_get(one, "resume"), 0);
+		const json_t *ph = json_object_get(v, "phases_ms");
+		double rebuild =
+			json_number_value(json_object_get(ph, "rebuild")) +
 			json_number_value(json_object_get(ph, "replay"));
-	m->ms_partner =
-		json_number_value(json_object_get(ph, "partner_reconnect"));
-	m->ms_partner_blackout =
-		json_number_value(json_object_get(v, "partner_held_ms"));
-	m->partners = json_integer_value(json_object_get(v, "partners"));
+		double partner = json_number_value(
+			json_object_get(ph, "partner_reconnect"));
+		double held = json_number_value(
+			json_object_get(v, "partner_held_ms"));
+
+		if (rebuild > m->ms_rebuild)
+			m->ms_rebuild = rebuild;
+		if (partner > m->ms_partner)
+			m->ms_partner = partner;
+		if (held > m->ms_partner_blackout)
+			m->ms_partner_blackout = held;
+		m->partners += json_integer_value(json_object_get(v, "partners"));
+	}
 }
 
 /*
@@ -721,7 +794,6 @@ static void mig_free(struct mig *m)
 	peer_close(m->pc);
 	if (m->nsfd >= 0)
 		close(m->nsfd);
-	free(m->park_reply);
 	unclaim(m->r->pid);
 	free(m);
 }
@@ -796,8 +868,8 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 	sb_json_str(out, m->dev);
 	sb_add(out, ",\"from\":", 8);
 	sb_json_str(out, m->from);
-	sb_printf(out, ",\"id\":\"%s\",\"processes\":%d,\"threads\":%d,\"rounds\":[",
-		  m->id, m->npids, m->ntids);
+	sb_printf(out, ",\"id\":\"%s\",\"processes\":%d,\"migr_processes\":%d,\"threads\":%d,\"rounds\":[",
+		  m->id, m->npids, m->nmovers, m->ntids);
 	for (k = 0; k < m->nrounds; k++) {
 		pre += m->rounds[k].sent;
 		sb_printf(out,
@@ -831,12 +903,14 @@ static int run(struct mig *m, struct sbuf *out)
 		goto refused;
 	m->ms_check = io_now_ms() - t0;
 	progress(m, "check",
-		 "%s accepts pid %d (%d processes, %d threads), CRIU %s",
-		 m->r->host, m->r->pid, m->npids, m->ntids, m->criu_ver);
+		 "%s accepts pid %d (%d processes, %d using migr; %d threads), CRIU %s",
+		 m->r->host, m->r->pid, m->npids, m->nmovers, m->ntids,
+		 m->criu_ver);
 	if (precopy(m))
 		goto refused;
 	if (park(m)) {
-		if (m->park_unknown)
+		/* migr processes parked before the one that failed resume */
+		if (m->park_unknown || m->nparked)
 			goto back;
 		goto refused;
 	}

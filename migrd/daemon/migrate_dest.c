@@ -38,6 +38,10 @@ struct dest_mig {
 	char who[64]; /* the source, for logs */
 	int pid; /* the tree's root */
 	unsigned long long start; /* the restored root's start time */
+	/* its migr processes, as its pid namespace numbers them; here */
+	int movers[REQ_MOVERS_MAX], nmovers;
+	int hpids[REQ_MOVERS_MAX];
+	unsigned long long hstarts[REQ_MOVERS_MAX];
 	long long born, deadline; /* io_now_ms() */
 	bool committed;
 	/* its partner sessions' grants, until they are given to it */
@@ -190,6 +194,8 @@ static void do_check(const struct req *r, const struct client *c,
 		m->born = io_now_ms();
 		m->ns = r->ns;
 		m->nsfd = -1;
+		memcpy(m->movers, r->movers, sizeof(m->movers));
+		m->nmovers = r->nmovers;
 	}
 	pthread_mutex_unlock(&lock);
 	if (!m) {
@@ -207,8 +213,9 @@ static void do_check(const struct req *r, const struct client *c,
 			 ver, r->version);
 		goto drop;
 	}
-	log_info("migration %s from %s: pid %d may come (device %s)", r->id,
-		 m->who, r->pid, r->dev);
+	log_info("migration %s from %s: pid %d may come (device %s, %d migr process%s)",
+		 r->id, m->who, r->pid, r->dev, r->nmovers,
+		 r->nmovers > 1 ? "es" : "");
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"criu\":", REQ_VERSION);
 	sb_json_str(out, ver);
 	sb_add(out, "}", 1);
@@ -273,28 +280,30 @@ static void do_grants(const struct req *r, struct sbuf *out)
 }
 
 /*
- * The restored process (pid, start) may go on with the partner sessions
- * its park opened on the source: before it resumes and asks for them
+ * The restored migr process k (pid, start) may go on with the partner
+ * sessions its park opened on the source: before it resumes and asks
+ * for them. A grant without an owner is the first migr process's.
  */
-static void give_grants(struct dest_mig *m, int pid, unsigned long long start)
+static void give_grants(struct dest_mig *m, int k)
 {
-	struct pauth_key k = { .pid = pid, .start = start };
-	int i, given = 0;
+	struct pauth_key key = { .pid = m->hpids[k], .start = m->hstarts[k] };
+	int i, mine = 0, given = 0;
 
 	for (i = 0; i < m->ngrants; i++) {
-		k.qpn = m->grants[i].qpn;
-		memcpy(k.gid, m->grants[i].gid, sizeof(k.gid));
-		snprintf(k.host, sizeof(k.host), "%s", m->grants[i].host);
-		if (!pauth_grant(&k, m->grants[i].ppid, io_now_ms()))
+		const struct req_grant *g = &m->grants[i];
+
+		if (g->owner ? g->owner != m->movers[k] : k)
+			continue;
+		mine++;
+		key.qpn = g->qpn;
+		memcpy(key.gid, g->gid, sizeof(key.gid));
+		snprintf(key.host, sizeof(key.host), "%s", g->host);
+		if (!pauth_grant(&key, g->ppid, io_now_ms()))
 			given++;
 	}
-	if (m->ngrants)
+	if (mine)
 		log_info("migration %s: pid %d has %d of %d partner grants",
-			 m->id, pid, given, m->ngrants);
-	/* given once: the table holds them now */
-	free(m->grants);
-	m->grants = NULL;
-	m->ngrants = 0;
+			 m->id, key.pid, given, mine);
 }
 
 static void do_put(const struct req *r, const struct client *c,
@@ -435,12 +444,80 @@ void migrate_dest_sweep(const char *id)
 	netns_delete(netns);
 }
 
-/* criu restore, then the process's resume report; 0 or -1 with err */
+/*
+ * The restored tree's migr processes, found by the numbers its pid
+ * namespace gives them (the host's, for a bare tree)
+ */
+static int find_movers(struct dest_mig *m, int root, char *err, size_t errlen)
+{
+	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt, i, k;
+
+	if (ptree_read(root, pids, &np, tids, &nt, MIG_TREE_MAX)) {
+		snprintf(err, errlen, "the restored tree of pid %d is gone",
+			 root);
+		return -1;
+	}
+	for (k = 0; k < m->nmovers; k++) {
+		m->hpids[k] = 0;
+		for (i = 0; i < np && !m->hpids[k]; i++)
+			if (ns_pid(pids[i]) == m->movers[k])
+				m->hpids[k] = pids[i];
+		if (!m->hpids[k] || proc_start(m->hpids[k], &m->hstarts[k])) {
+			snprintf(err, errlen,
+				 "migr process %d of the tree was not restored",
+				 m->movers[k]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * line to every restored migr process at once; each must say ok under
+ * key. With report, the replies as a JSON array (to free).
+ */
+static int ask_movers(struct dest_mig *m, const char *line, int ms,
+		      const char *key, char **report, char *err,
+		      size_t errlen)
+{
+	struct proc_ask v[REQ_MOVERS_MAX];
+	struct sbuf all = { 0 };
+	int k, ret = 0;
+
+	for (k = 0; k < m->nmovers; k++)
+		v[k].pid = m->hpids[k];
+	proc_ask_all(v, m->nmovers, line, ms, io_now_ms() + ms, REQ_MAX * 16);
+	sb_add(&all, "[", 1);
+	for (k = 0; k < m->nmovers; k++) {
+		char why[256];
+
+		if (!ret && v[k].rc) {
+			snprintf(err, errlen, "%s", v[k].err);
+			ret = -1;
+		} else if (!ret && !proc_verdict(v[k].reply, key, why,
+						 sizeof(why))) {
+			snprintf(err, errlen, "pid %d: %s", v[k].pid, why);
+			ret = -1;
+		}
+		if (v[k].reply)
+			sb_printf(&all, "%s%s", k ? "," : "", v[k].reply);
+		free(v[k].reply);
+	}
+	sb_add(&all, "]", 1);
+	if (report && !all.oom) {
+		*report = all.p;
+		all.p = NULL;
+	}
+	sb_free(&all);
+	return ret;
+}
+
+/* criu restore, then its migr processes' resume reports; 0 or -1 with err */
 static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		   double *ms, char **report, char *err, size_t errlen)
 {
 	char dir[512], imgs[600], pidfile[600], inherit[64],
-		twin[REQ_NAME_MAX + 8];
+		twin[REQ_NAME_MAX + 8], why[320];
 	const char *args[24] = { "restore", "-D", imgs, "-d",
 				 "-L", migrd.conf.criu_plugins,
 				 "--pidfile", pidfile,
@@ -449,10 +526,8 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	int n = 12;
 	long long t0 = io_now_ms();
 	unsigned long long start;
-	char *fenced = NULL;
 	FILE *f;
-	int pid = 0;
-	bool ok;
+	int pid = 0, k;
 
 	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, errlen))
 		return -1;
@@ -499,34 +574,46 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	if (m->ns.own_netns &&
 	    netns_announce(m->nsfd, &m->ns, err, errlen))
 		return -1;
-	if (!proc_start(pid, &start)) {
-		m->start = start;
-		give_grants(m, pid, start);
+	if (proc_start(pid, &start)) {
+		snprintf(err, errlen, "pid %d died after its restore", pid);
+		return -1;
 	}
+	m->start = start;
+	if (find_movers(m, pid, err, errlen))
+		return -1;
 	/*
-	 * A migr process of this host's from now on, on dev's twin: its
-	 * partner steps at the resume come before it registers itself
+	 * Migr processes of this host's from now on, on dev's twin: their
+	 * partner steps at the resume come before they register themselves
 	 */
 	snprintf(twin, sizeof(twin), "migr_%s", dev);
-	registry_add(pid, twin);
+	for (k = 0; k < m->nmovers; k++) {
+		give_grants(m, k);
+		registry_add(m->hpids[k], twin);
+	}
+	/* given once: the table holds them now */
+	free(m->grants);
+	m->grants = NULL;
+	m->ngrants = 0;
 	/*
-	 * CRIU left it stopped (--leave-stopped): it runs from here on, under
-	 * its own fence too (a migrd that dies now leaves no copy running
-	 * beside a source that resumed)
+	 * CRIU left it stopped (--leave-stopped): it runs from here on, each
+	 * migr process under its own fence too (a migrd that dies now leaves
+	 * no copy running beside a source that resumed)
 	 */
 	signal_tree(pid, SIGCONT);
 	snprintf(imgs, sizeof(imgs), "fence %d\n",
 		 io_left_ms(m->deadline) ?: 1);
-	if (proc_request(pid, imgs, 10000, &fenced, err, errlen))
+	if (ask_movers(m, imgs, 10000, "fence", NULL, err, errlen))
 		return -1;
-	ok = proc_verdict(fenced, "fence", err, errlen);
-	free(fenced);
-	if (!ok)
-		return -1;
-	/* The plugin left it parked (MIGR_RESUME_BY=migrd): resumed here */
+	/*
+	 * The plugin left them parked (MIGR_RESUME_BY=migrd): resumed here,
+	 * side by side
+	 */
 	snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
-	if (proc_request(pid, imgs, io_left_ms(deadline), report, err, errlen))
+	if (ask_movers(m, imgs, io_left_ms(deadline), "resume", report, why,
+		       sizeof(why))) {
+		snprintf(err, errlen, "resume on %s failed: %.300s", dev, why);
 		return -1;
+	}
 	return 0;
 }
 
@@ -534,7 +621,7 @@ static void do_restore(const struct req *r, const struct client *c,
 		       struct sbuf *out)
 {
 	long long t0 = io_now_ms(), deadline = t0 + MIG_RESTORE_MS;
-	char err[512], why[400];
+	char err[512];
 	struct dest_mig *m;
 	char *report = NULL;
 	double ms = 0;
@@ -552,11 +639,6 @@ static void do_restore(const struct req *r, const struct client *c,
 		 r->dev);
 	if (restore(m, r->dev, deadline, &ms, &report, err, sizeof(err)))
 		goto fail;
-	if (!proc_verdict(report, "resume", why, sizeof(why))) {
-		snprintf(err, sizeof(err), "resume on %s failed: %s", r->dev,
-			 why);
-		goto fail;
-	}
 	pthread_mutex_lock(&lock);
 	m->state = D_RESTORED;
 	if (pthread_create(&th, NULL, fence, m)) {
@@ -569,8 +651,8 @@ static void do_restore(const struct req *r, const struct client *c,
 	pthread_mutex_unlock(&lock);
 	log_info("migration %s: pid %d restored and resumed on %s in %.0f ms; waiting for the commit",
 		 r->id, m->pid, r->dev, io_now_ms() - (double)t0);
-	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"restore_ms\":%.1f,\"report\":%s}",
-		  REQ_VERSION, m->pid, ms, report);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"restore_ms\":%.1f,\"reports\":%s}",
+		  REQ_VERSION, m->pid, ms, report ? report : "[]");
 	free(report);
 	return;
 fail:
@@ -593,17 +675,23 @@ fail:
  */
 static int commit_copy(struct dest_mig *m, char *err, size_t errlen)
 {
-	char *reply = NULL, why[256];
-	int ret = 0;
+	char *reply, why[256];
+	int k, ret = 0;
 
-	if (proc_request(m->pid, "commit\n", 2000, &reply, why,
-			 sizeof(why)) ||
-	    !proc_verdict(reply, "commit", why, sizeof(why))) {
-		snprintf(err, errlen, "the restored copy did not take the commit: %.200s",
-			 why);
-		ret = -1;
+	for (k = 0; k < m->nmovers; k++) {
+		reply = NULL;
+		if (proc_request(m->hpids[k], "commit\n", 2000, &reply, why,
+				 sizeof(why)) ||
+		    !proc_verdict(reply, "commit", why, sizeof(why))) {
+			snprintf(err, errlen,
+				 "pid %d did not take the commit: %.200s",
+				 m->hpids[k], why);
+			/* one that ended on its own after its resume ran here */
+			if (!proc_ended(m->hpids[k], m->hstarts[k]))
+				ret = -1;
+		}
+		free(reply);
 	}
-	free(reply);
 	return ret;
 }
 
@@ -624,8 +712,7 @@ static void do_end(const struct req *r, struct sbuf *out)
 		 * A copy that ended on its own after its resume ran on here:
 		 * the source must not run that again, so it is committed too
 		 */
-		if (waits && commit_copy(m, err, sizeof(err)) &&
-		    !proc_ended(m->pid, m->start)) {
+		if (waits && commit_copy(m, err, sizeof(err))) {
 			log_warn("migration %s: %s: its restored copy (pid %d) is killed",
 				 m->id, err, m->pid);
 			kill_copy(m);
@@ -634,7 +721,7 @@ static void do_end(const struct req *r, struct sbuf *out)
 			m->state = D_DONE;
 		} else if (waits) {
 			if (err[0])
-				log_info("migration %s: committed; pid %d ended on its own after its resume (%s)",
+				log_info("migration %s: committed; pid %d runs here, but a process of it ended on its own after its resume (%s)",
 					 m->id, m->pid, err);
 			else
 				log_info("migration %s: committed; pid %d runs here",

@@ -209,12 +209,19 @@ one_line_error migrate_needs_root "only root may migrate" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups migrctl migrate --pid "$SP" --to 127.0.0.1
 one_line_error migrate_unknown_pid "no migr process with pid 4000000" migrctl migrate --pid 4000000 --to 127.0.0.1
 # A tree whose root is not its migr process (a shell that started it,
-# which it does not exec): named, before anything is touched
+# which it does not exec) passes the tree's checks (its migr process moves
+# with it): this one is then refused for its destination, this host
 sh -c "\"$SELFPAIR\" migr_rxe0 0 >$LOGDIR/migrd-tree.log 2>&1; :" &
 SH=$!
 for _ in $(seq 100); do grep -q rounds= "$LOGDIR/migrd-tree.log" && break; sleep 0.1; done
-one_line_error migrate_tree_root_not_migr "pid $SH is not a migr process, but pid [0-9]* in its tree is" \
+one_line_error migrate_tree_root_not_migr "127.0.0.1 is this host" \
 	migrctl migrate --pid "$SH" --to 127.0.0.1
+# A tree without a migr process is not migrctl's to move
+sleep 600 &
+SL=$!
+one_line_error migrate_tree_without_migr "no migr process with pid $SL, nor in its tree" \
+	migrctl migrate --pid "$SL" --to 127.0.0.1
+kill "$SL"
 pkill -TERM -P "$SH"
 wait "$SH" 2>/dev/null
 check tree_child_ran_on grep -q "selfpair: OK" "$LOGDIR/migrd-tree.log"

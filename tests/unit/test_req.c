@@ -53,7 +53,7 @@ static void test_requests(void)
 	CHECK(refused("migrd/1 frobnicate\n", "unknown request 'frobnicate'"));
 	CHECK(refused("migrd/1 switch 7 rxe1\n", "wrong number"));
 	CHECK(refused("migrd/1 hello x\n", "wrong number"));
-	CHECK(refused("migrd/1 status 1 2 3 4 5 6 7\n", "too many"));
+	CHECK(refused("migrd/1 status 1 2 3 4 5 6 7 8\n", "too many"));
 	CHECK(refused("migrd/1 status abc\n", "invalid pid 'abc'"));
 	CHECK(refused("migrd/1 status -1\n", "invalid pid"));
 	CHECK(refused("migrd/1 status 0\n", "invalid pid"));
@@ -251,7 +251,7 @@ static void test_migrate(void)
 	      !strcmp(r.ns.mac, "02:00:0a:09:00:32") &&
 	      !strcmp(r.ns.addr, "10.9.0.50") && r.ns.prefix == 24);
 	CHECK(req_format(&r, line, sizeof(line)) > 0 &&
-	      strstr(line, " own,eth1,02:00:0a:09:00:32,10.9.0.50/24\n") &&
+	      strstr(line, " own,eth1,02:00:0a:09:00:32,10.9.0.50/24 9\n") &&
 	      !parse(line, &r2) && r2.ns.own_netns && r2.ns.prefix == 24);
 	CHECK(!parse("migrd/1 mig-check " MID " 9 rxe0 4.1.1 9 own,-,-,-\n",
 		     &r) &&
@@ -282,6 +282,24 @@ static void test_migrate(void)
 		      "thread id list"));
 	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,-2 host,-,-,-\n",
 		      "thread id list"));
+	/* the tree's migr processes: the root alone unless named */
+	CHECK(!parse("migrd/1 mig-check " MID " 9 rxe0 4.1.1 9 own,-,-,-\n",
+		     &r) &&
+	      r.nmovers == 1 && r.movers[0] == 9);
+	CHECK(!parse("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,5,7 own,-,-,- 5,7\n",
+		     &r) &&
+	      r.nmovers == 2 && r.movers[0] == 5 && r.movers[1] == 7);
+	CHECK(req_format(&r, line, sizeof(line)) > 0 &&
+	      strstr(line, " own,-,-,- 5,7\n") && !parse(line, &r2) &&
+	      r2.nmovers == 2 && r2.movers[1] == 7);
+	CHECK(refused("migrd/1 mig-check " MID " 1 r 4 1 own,-,-,- 5,,7\n",
+		      "migr process list"));
+	CHECK(refused("migrd/1 mig-check " MID " 1 r 4 1 own,-,-,- 0\n",
+		      "migr process list"));
+	CHECK(refused("migrd/1 mig-check " MID " 1 r 4 1 own,-,-,- 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n",
+		      "at most 16"));
+	CHECK(refused("migrd/1 mig-check " MID " 1 r 4 1 own,-,-,- 5 6\n",
+		      "too many words"));
 	/* at most REQ_MIG_TIDS_MAX thread ids */
 	for (i = n = 0; i <= REQ_MIG_TIDS_MAX; i++)
 		n += snprintf(tids + n, sizeof(tids) - n, "%s%d", i ? "," : "",
@@ -331,6 +349,20 @@ static void test_grants(void)
 	p = one;
 	CHECK(req_grant_next(&p, &g) == 1 &&
 	      g.qpn == 0xffffff && g.ppid == REQ_PID_MAX);
+	/* with its owner, one of the tree's migr processes */
+	CHECK(!parse("migrd/1 mig-grants " MID " 77/abc/" G32 "/-/12,78/1/" G32 "/-\n",
+		     &r));
+	p = r.line;
+	CHECK(req_grant_next(&p, &g) == 1 && g.owner == 12 && !g.host[0]);
+	CHECK(req_grant_next(&p, &g) == 1 && g.owner == 0 && g.ppid == 78);
+	g.owner = REQ_PID_MAX;
+	strcpy(g.host, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255");
+	g.ppid = REQ_PID_MAX;
+	CHECK(req_grant_format(&g, one, sizeof(one)) > 0);
+	p = one;
+	CHECK(req_grant_next(&p, &g) == 1 && g.owner == REQ_PID_MAX);
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/0\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/1/2\n", "grant list"));
 	CHECK(refused("migrd/1 mig-grants " MID " 0/1/" G32 "/-\n", "grant list"));
 	CHECK(refused("migrd/1 mig-grants " MID " 1/1000000/" G32 "/-\n", "grant list"));
 	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/host.example\n", "grant list"));
