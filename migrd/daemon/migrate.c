@@ -326,35 +326,121 @@ static int tree_checks(struct mig *m)
 	return 0;
 }
 
+#define QPS_RTR 3 /* enum ibv_qp_state's IBV_QPS_RTR, in a status reply */
+
+/* A connected RC QP of one of the tree's migr processes, from its status */
+struct tree_qp {
+	int mover;
+	uint32_t qpn, dest; /* virtual: as the applications know them */
+	char lower[32];
+};
+
+static int tree_qp_cmp(const void *a, const void *b)
+{
+	const struct tree_qp *x = a, *y = b;
+	int c = strcmp(x->lower, y->lower);
+
+	return c ? c : (x->qpn > y->qpn) - (x->qpn < y->qpn);
+}
+
+/* The connected QPs of one status reply, appended to *v */
+static int tree_qps(int mover, const json_t *j, struct tree_qp **v,
+		    size_t *n)
+{
+	const json_t *ctx, *qp;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(j, "contexts"), i, ctx) {
+		char lower[32];
+
+		if (!migr_json_text(ctx, "lower", lower, sizeof(lower)))
+			continue;
+		json_array_foreach(json_object_get(ctx, "qps"), k, qp) {
+			struct tree_qp *w, e = { .mover = mover };
+
+			e.qpn = migr_json_int(qp, "qpn", 0, 0xffffff, 0);
+			e.dest = migr_json_int(qp, "dest_qpn", 0, 0xffffff, 0);
+			/* connected (RTR or later), to another process */
+			if (!e.dest || json_is_true(json_object_get(qp, "self")) ||
+			    migr_json_int(qp, "state", 0, 16, 0) < QPS_RTR)
+				continue;
+			memcpy(e.lower, lower, sizeof(lower));
+			w = realloc(*v, (*n + 1) * sizeof(**v));
+			if (!w)
+				return -1;
+			*v = w;
+			(*v)[(*n)++] = e;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Two migr processes of the tree that are each other's RDMA partners
+ * would each wait for the other at the park: not supported yet, refused
+ * before anything is touched
+ */
+static int partners_within(struct mig *m, struct tree_qp *v, size_t n)
+{
+	size_t i;
+
+	qsort(v, n, sizeof(*v), tree_qp_cmp);
+	for (i = 0; i < n; i++) {
+		struct tree_qp key = v[i], *f;
+
+		key.qpn = v[i].dest;
+		f = bsearch(&key, v, n, sizeof(*v), tree_qp_cmp);
+		if (f && f->mover != v[i].mover && f->dest == v[i].qpn)
+			return fail(m, "pids %d and %d of the tree are each other's RDMA partners (QPs 0x%x and 0x%x on %s): moving both is not supported yet",
+				    m->movers[v[i].mover], m->movers[f->mover],
+				    v[i].qpn, f->qpn, v[i].lower);
+	}
+	return 0;
+}
+
 /* Each migr process runs (not parked), over a migr device: its own */
 static int movers_check(struct mig *m)
 {
 	char *reply, err[512], from[REQ_NAME_MAX];
+	struct tree_qp *qps = NULL;
+	size_t nqps = 0;
 	json_t *j, *ctx;
-	int i;
+	int i, ret = 0;
 
 	for (i = 0; i < m->nmovers; i++) {
 		int pid = m->movers[i];
 
 		if (proc_request(pid, "status\n", 10000, &reply, err,
-				 sizeof(err)))
+				 sizeof(err))) {
+			free(qps);
 			return fail(m, "%s", err);
+		}
 		j = migr_json_parse(reply, strlen(reply));
 		free(reply);
 		if (json_object_get(j, "parked")) {
 			json_decref(j);
+			free(qps);
 			return fail(m, "pid %d is parked: resume it first", pid);
 		}
 		ctx = json_array_get(json_object_get(j, "contexts"), 0);
 		if (!ctx || !migr_json_text(ctx, "lower", from, sizeof(from))) {
 			json_decref(j);
+			free(qps);
 			return fail(m, "pid %d has no open migr device", pid);
+		}
+		if (m->nmovers > 1 && tree_qps(i, j, &qps, &nqps)) {
+			json_decref(j);
+			free(qps);
+			return fail(m, "out of memory");
 		}
 		json_decref(j);
 		if (!i)
 			snprintf(m->from, sizeof(m->from), "%s", from);
 	}
-	return 0;
+	if (nqps)
+		ret = partners_within(m, qps, nqps);
+	free(qps);
+	return ret;
 }
 
 static int checks(struct mig *m)

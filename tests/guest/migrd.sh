@@ -216,6 +216,20 @@ SH=$!
 for _ in $(seq 100); do grep -q rounds= "$LOGDIR/migrd-tree.log" && break; sleep 0.1; done
 one_line_error migrate_tree_root_not_migr "127.0.0.1 is this host" \
 	migrctl migrate --pid "$SH" --to 127.0.0.1
+# Two migr processes of one tree that are each other's RDMA partners
+# (not supported yet): refused before anything is touched, both run on
+# to their end (30 s)
+# shellcheck disable=SC2016 # the shell's own $0
+sh -c 'migr-traffic -d migr_rxe0 --server --port 18650 -D 30 -r 1 >"$0.server" 2>&1 &
+	migr-traffic -d migr_rxe0 --client 127.0.0.1 --port 18650 --connect-timeout 30 -D 30 -r 1 >"$0.client" 2>&1
+	wait' "$LOGDIR/migrd-pair" &
+PAIR=$!
+for _ in $(seq 300); do grep -q ' ops=' "$LOGDIR/migrd-pair.client" 2>/dev/null && break; sleep 0.1; done
+one_line_error migrate_tree_partners_refused "pids [0-9]* and [0-9]* of the tree are each other's RDMA partners" \
+	migrctl migrate --pid "$PAIR" --to 10.0.0.99
+# they end by themselves, each checking every WR and byte
+timeout 120 tail --pid="$PAIR" -f /dev/null
+check tree_partners_ran_on sh -c "grep -q 'migr-traffic: PASS' $LOGDIR/migrd-pair.server && grep -q 'migr-traffic: PASS' $LOGDIR/migrd-pair.client"
 # A tree without a migr process is not migrctl's to move
 sleep 600 &
 SL=$!
