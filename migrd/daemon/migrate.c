@@ -307,9 +307,13 @@ static int find_movers(struct mig *m)
 	return 0;
 }
 
+#define RDMA_CM_FILE "/dev/infiniband/rdma_cm"
+
 /* Said before anything is touched, naming the process to move */
 static int tree_checks(struct mig *m)
 {
+	int fd, pid;
+
 	if (ptree_read(m->r->pid, m->pids, &m->npids, m->tids, &m->ntids,
 		       MIG_TREE_MAX)) {
 		if (kill(m->r->pid, 0) && errno == ESRCH)
@@ -318,6 +322,15 @@ static int tree_checks(struct mig *m)
 		return fail(m, "pid %d: its process tree is gone or has more than %d threads",
 			    m->r->pid, MIG_TREE_MAX);
 	}
+	/*
+	 * librdmacm's connections live in the kernel (the rdma_cm file's
+	 * ids, bound to this host's device and address): CRIU cannot dump
+	 * them, nor could they be rebuilt there
+	 */
+	fd = ptree_fd_to(m->pids, m->npids, RDMA_CM_FILE, &pid);
+	if (fd >= 0)
+		return fail(m, "pid %d uses the RDMA connection manager (fd %d %s): its connections are kernel state that cannot move (not supported)",
+			    pid, fd, RDMA_CM_FILE);
 	if (find_movers(m))
 		return -1;
 	if (!m->nmovers)

@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "ptree.h"
 
@@ -66,4 +68,34 @@ void ptree_signal(const int *pids, int n, int sig)
 
 	for (i = 0; i < n; i++)
 		kill(pids[i], sig);
+}
+
+int ptree_fd_to(const int *pids, int n, const char *target, int *pid)
+{
+	char path[300], link[256];
+	struct dirent *d;
+	int i, fd = -1;
+	DIR *dir;
+
+	for (i = 0; i < n && fd < 0; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd", pids[i]);
+		dir = opendir(path);
+		while (dir && fd < 0 && (d = readdir(dir))) {
+			ssize_t l;
+
+			snprintf(path, sizeof(path), "/proc/%d/fd/%s", pids[i],
+				 d->d_name);
+			l = readlink(path, link, sizeof(link) - 1);
+			if (l <= 0)
+				continue;
+			link[l] = 0;
+			if (!strcmp(link, target)) {
+				fd = atoi(d->d_name);
+				*pid = pids[i];
+			}
+		}
+		if (dir)
+			closedir(dir);
+	}
+	return fd;
 }

@@ -11,6 +11,12 @@
  */
 int ptree_read(int pid, int *pids, int *npids, int *tids, int *ntids, int max);
 
+/*
+ * The first fd of the tree's processes open on target (a path), its
+ * process in *pid; -1 if none
+ */
+int ptree_fd_to(const int *pids, int n, const char *target, int *pid);
+
 /* sig to every process of the tree */
 void ptree_signal(const int *pids, int n, int sig);
 

@@ -230,6 +230,16 @@ one_line_error migrate_tree_partners_refused "pids [0-9]* and [0-9]* of the tree
 # they end by themselves, each checking every WR and byte
 timeout 120 tail --pid="$PAIR" -f /dev/null
 check tree_partners_ran_on sh -c "grep -q 'migr-traffic: PASS' $LOGDIR/migrd-pair.server && grep -q 'migr-traffic: PASS' $LOGDIR/migrd-pair.client"
+# A process of librdmacm's (its connections are kernel state): refused
+# before anything is touched, naming its rdma_cm file
+RDMAV_STACKED_DEVICES=first rping -s -a 10.0.0.1 -p 18660 >"$LOGDIR/migrd-rping.log" 2>&1 &
+RP=$!
+for _ in $(seq 100); do migrctl status | grep -q "^$RP " && break; sleep 0.1; done
+one_line_error migrate_rdma_cm_refused "pid $RP uses the RDMA connection manager (fd [0-9]* /dev/infiniband/rdma_cm)" \
+	migrctl migrate --pid "$RP" --to 10.0.0.99
+check rdma_cm_process_runs_on kill -0 "$RP"
+kill "$RP"
+wait "$RP" 2>/dev/null
 # A tree without a migr process is not migrctl's to move
 sleep 600 &
 SL=$!
