@@ -28,7 +28,7 @@ if [ "$role" = a ]; then
 	export VERBS_LOG_FILE=$LOGDIR/criu-two-selfpair.verbs.log
 	rm -f "$VERBS_LOG_FILE"
 	echo 29999 >/proc/sys/kernel/ns_last_pid
-	setsid "$SELFPAIR" migr_rxe0 0 </dev/null >>"$OUT" 2>&1 &
+	setsid "$SELFPAIR" migr_rxe0 0 --idle-us 50 </dev/null >>"$OUT" 2>&1 &
 	SP=$!
 	echo "$SP" >"$SYNC/pid"
 	NAME=a_started ok progressing

@@ -77,7 +77,7 @@ if [ "$role" = a ]; then
 	# shellcheck disable=SC2016 # the shell's own $0 and $@
 	ns_run wl "$TRAFFIC" python3 "$MIGR_TOP/tests/guest/ns_tcp.py" hold "$SRV_ADDR" "$SRV_PORT" "$TCPLOG" -- \
 		sh -c 'migr-traffic "$@" >"$0" 2>&1 & migr-traffic "$@"; wait' "$TRAFFIC2" \
-		-d migr_rxe0 --loopback -D 1500 --stall-timeout 120 -r 2
+		-d migr_rxe0 --loopback --rate 200 -D 1500 --stall-timeout 120 -r 2
 	WP=$NS_PID
 	echo "    the workload: pid $WP here"
 	NAME=a_started ok tree_started "$WP"

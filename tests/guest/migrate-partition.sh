@@ -38,7 +38,7 @@ if [ "$role" = a ]; then
 	say a-up
 	await b-up 120 || fail a_saw_b
 	echo 29999 >/proc/sys/kernel/ns_last_pid
-	setsid "$SELFPAIR" migr_rxe0 0 </dev/null >>"$OUT" 2>&1 &
+	setsid "$SELFPAIR" migr_rxe0 0 --idle-us 50 </dev/null >>"$OUT" 2>&1 &
 	SP=$!
 	echo "$SP" >"$SYNC/pid"
 	NAME=a_started ok progressing

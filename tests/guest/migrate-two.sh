@@ -35,7 +35,7 @@ if [ "$role" = a ]; then
 	say a-up
 	await b-up 120 || fail a_saw_b
 	echo 29999 >/proc/sys/kernel/ns_last_pid
-	setsid "$SELFPAIR" migr_rxe0 0 </dev/null >>"$OUT" 2>&1 &
+	setsid "$SELFPAIR" migr_rxe0 0 --idle-us 50 </dev/null >>"$OUT" 2>&1 &
 	SP=$!
 	# the same here: for the way back (its threads are the ids after it)
 	echo $((SP + 5000)) >/proc/sys/kernel/ns_last_pid

@@ -27,7 +27,7 @@ for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
 
 if [ "$role" = a ]; then
 	rm -f "$INFO" "$DONE"
-	"$SELFPAIR" migr_rxe0 0 >"$LOGDIR/migrd-two-selfpair.log" 2>&1 &
+	"$SELFPAIR" migr_rxe0 0 --idle-us 50 >"$LOGDIR/migrd-two-selfpair.log" 2>&1 &
 	SP=$!
 	for _ in $(seq 100); do grep -q rounds= "$LOGDIR/migrd-two-selfpair.log" && break; sleep 0.1; done
 	qpn=$(migrctl status --pid "$SP" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["qps"][0]["phys"])')

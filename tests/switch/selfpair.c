@@ -6,8 +6,12 @@
  *
  * usage: selfpair DEVICE SECONDS [--events] [--gid-index N] [--pairs N]
  *                 [--threads N] [--uc] [--stall S]
- *                 [--stall-read] [--mw2] [--mem MIB]
+ *                 [--stall-read] [--mw2] [--mem MIB] [--idle-us N]
  * SECONDS 0: run until SIGTERM or SIGINT.
+ *
+ * With --idle-us N, a poll that finds nothing rests N microseconds before
+ * the next: a WR is still in flight as often, but the process leaves the
+ * CPU to others (a one-CPU test guest's migrd and CRIU) while it waits.
  *
  * SIGUSR1 (RC, polling): the first thread lets B's RECVs run out, posts
  * one more SEND (which the responder refuses, receiver not ready, and
@@ -74,6 +78,7 @@ struct side {
 };
 
 static struct ibv_context *ctx;
+static unsigned int idle_us; /* --idle-us */
 static struct ibv_mr *mr;
 static uint8_t *buf;
 static struct side *as, *bs;
@@ -237,8 +242,11 @@ static int get_wc(struct ibv_cq *cq, struct ibv_comp_channel *channel,
 
 		if (n)
 			return n;
-		if (!events)
+		if (!events) {
+			if (idle_us)
+				usleep(idle_us);
 			continue;
+		}
 		pfd.fd = channel->fd;
 		pfd.events = POLLIN;
 		if (ibv_req_notify_cq(cq, 0))
@@ -559,7 +567,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S] [--stall-read] [--mw2] [--mem MIB]\n",
+			"usage: %s DEVICE SECONDS [--events] [--gid-index N] [--pairs N] [--threads N] [--uc] [--stall S] [--stall-read] [--mw2] [--mem MIB] [--idle-us N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -580,6 +588,8 @@ int main(int argc, char **argv)
 			stall_read = true;
 		else if (!strcmp(argv[i], "--mw2"))
 			mw2 = true;
+		else if (!strcmp(argv[i], "--idle-us") && i + 1 < argc)
+			idle_us = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--mem") && i + 1 < argc)
 			mem_words = (strtoull(argv[++i], NULL, 10) << 20) /
 				    sizeof(uint64_t);
