@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Asking the migrd of another host (migrd to migrd over TCP): one
- * connection per request, TLS 1.3 (tls.h), one request frame, one reply;
- * and the TLS contexts of both sides, keyed once
+ * Asking the migrd of another host (migrd to migrd over TCP): TLS 1.3
+ * (tls.h), one request frame, one reply, on a connection of its own or
+ * one kept from the call before; and the TLS contexts of both sides,
+ * keyed once
  */
 #include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +125,7 @@ struct peer_conn {
 	SSL *s;
 	uint8_t *buf; /* WIRE_BODY_MAX: one reply */
 	char host[REQ_HOST_MAX];
+	unsigned int calls; /* requests made by peer_call() */
 };
 
 void peer_close(struct peer_conn *pc)
@@ -202,15 +206,94 @@ int peer_ask(struct peer_conn *pc, const char *line, int timeout_ms,
 	return peer_reply(pc, timeout_ms, out, err, errlen);
 }
 
+/*
+ * One idle connection per host is kept for the next call: a TLS handshake
+ * took 0.5 to 1 s in a busy test guest, and a partner's park makes three
+ * calls in a row. It is kept well within the server's bounds (30 s idle,
+ * 64 requests: peer_serve.c) and dropped if the peer closed it meanwhile
+ * (a migrd that restarted), so a request is never sent twice.
+ */
+#define KEEP_MS 10000
+#define KEEP_CALLS 48
+#define KEEP_MAX 8
+
+static struct {
+	struct peer_conn *pc;
+	long long since; /* io_now_ms() */
+} kept[KEEP_MAX];
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Still open, and nothing from the peer waits on it */
+static bool idle_open(struct peer_conn *pc)
+{
+	struct pollfd p = { .fd = pc->fd, .events = POLLIN };
+
+	return !SSL_pending(pc->s) && poll(&p, 1, 0) == 0;
+}
+
+static struct peer_conn *kept_take(const char *host)
+{
+	struct peer_conn *pc = NULL, *old;
+	long long now = io_now_ms();
+	int i;
+
+	pthread_mutex_lock(&kept_lock);
+	for (i = 0; i < KEEP_MAX; i++) {
+		old = kept[i].pc;
+		if (!old)
+			continue;
+		if (!pc && !strcmp(old->host, host)) {
+			pc = old;
+			kept[i].pc = NULL;
+			if (now - kept[i].since > KEEP_MS || !idle_open(pc)) {
+				peer_close(pc);
+				pc = NULL;
+			}
+		} else if (now - kept[i].since > KEEP_MS) {
+			peer_close(old);
+			kept[i].pc = NULL;
+		}
+	}
+	pthread_mutex_unlock(&kept_lock);
+	return pc;
+}
+
+static void kept_put(struct peer_conn *pc)
+{
+	int i, slot = -1;
+
+	if (pc->calls >= KEEP_CALLS) {
+		peer_close(pc);
+		return;
+	}
+	pthread_mutex_lock(&kept_lock);
+	for (i = 0; i < KEEP_MAX && slot < 0; i++)
+		if (!kept[i].pc)
+			slot = i;
+	if (slot >= 0) {
+		kept[slot].pc = pc;
+		kept[slot].since = io_now_ms();
+		pc = NULL;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	peer_close(pc);
+}
+
 int peer_call(const char *host, const char *line, int timeout_ms,
 	      struct sbuf *out, char *err, size_t errlen)
 {
-	struct peer_conn *pc = peer_open(host, err, errlen);
+	struct peer_conn *pc = kept_take(host);
 	int ret;
 
 	if (!pc)
+		pc = peer_open(host, err, errlen);
+	if (!pc)
 		return -1;
+	pc->calls++;
 	ret = peer_ask(pc, line, timeout_ms, out, err, errlen);
-	peer_close(pc);
+	if (ret)
+		peer_close(pc);
+	else
+		kept_put(pc);
 	return ret;
 }
