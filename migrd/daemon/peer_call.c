@@ -267,9 +267,15 @@ static void kept_put(struct peer_conn *pc)
 		return;
 	}
 	pthread_mutex_lock(&kept_lock);
-	for (i = 0; i < KEEP_MAX && slot < 0; i++)
-		if (!kept[i].pc)
+	/* one per host: the server takes 4 at once from an address */
+	for (i = 0; i < KEEP_MAX; i++) {
+		if (kept[i].pc && !strcmp(kept[i].pc->host, pc->host)) {
+			slot = -1;
+			break;
+		}
+		if (!kept[i].pc && slot < 0)
 			slot = i;
+	}
 	if (slot >= 0) {
 		kept[slot].pc = pc;
 		kept[slot].since = io_now_ms();
