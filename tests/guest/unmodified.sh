@@ -37,12 +37,13 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 # that its program ran on at least 2 s after its own last move
 # (ran_on_after_moves): the moves came well inside the run, and traffic
 # went on after them. perftest runs for a fixed time: bandwidth 34 s,
-# latency 24 s, UD 60 s, ib_write_bw over rdma_cm 34 s, qperf 40 s; the
+# latency 24 s, UD 75 s, ib_write_bw over rdma_cm 34 s, qperf 40 s; the
 # others for a number of iterations. On a fast day bandwidth 24 s and latency 16 s left
 # 4 to 18 s; on a slow one (2026-12-01 here: a switch with its partner
 # following took 5 to 20 s) they, UD at 45 s, rdma_cm at 22 s, qperf at
 # 28 s and ibv_srq_pingpong at 14,000 iterations left 0.1 to 1.9 s on
-# nine programs; now a third more or so.
+# nine programs; now a third more or so. UD went from 60 to 75 s on
+# 2026-12-02: its B side ran 1.7 s after its last move.
 # Each program's port is its own. rdma_cm programs take the twin listed first.
 CM="env RDMAV_STACKED_DEVICES=first"
 PROGRAMS=(
@@ -161,7 +162,7 @@ fi
 # side's migr learns the new address through the two migrd (its address
 # handle then leads there), so datagrams go on arriving where the moved QP
 # is now, which the device's receive counter shows.
-UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 60 -s 512 -p 18730"
+UD_ARGS="-d migr_rxe0 -x 1 -F -c UD -D 75 -s 512 -p 18730"
 pkts() { cat "/sys/class/infiniband/$2/ports/1/hw_counters/$1_pkts"; }
 # ud_move NAME PID DEV: one switch, checked once the program ended
 # (verify_moves): moved, nothing lost; UD has no partner QPs
