@@ -450,17 +450,21 @@ void migrate_dest_sweep(const char *id)
  */
 static int find_movers(struct dest_mig *m, int root, char *err, size_t errlen)
 {
-	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt, i, k;
+	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], nspids[MIG_TREE_MAX];
+	int np, nt, i, k;
 
 	if (ptree_read(root, pids, &np, tids, &nt, MIG_TREE_MAX)) {
 		snprintf(err, errlen, "the restored tree of pid %d is gone",
 			 root);
 		return -1;
 	}
+	/* each process's number in its namespace, read once */
+	for (i = 0; i < np; i++)
+		nspids[i] = ns_pid(pids[i]);
 	for (k = 0; k < m->nmovers; k++) {
 		m->hpids[k] = 0;
 		for (i = 0; i < np && !m->hpids[k]; i++)
-			if (ns_pid(pids[i]) == m->movers[k])
+			if (nspids[i] == m->movers[k])
 				m->hpids[k] = pids[i];
 		if (!m->hpids[k] || proc_start(m->hpids[k], &m->hstarts[k])) {
 			snprintf(err, errlen,
