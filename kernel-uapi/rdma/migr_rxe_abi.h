@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * migr's methods in rdma_rxe (the migr-rxe-dkms module): a rebuilt object
+ * asks for the number it had, so that after a switch or a migration the
+ * numbers an application knows are the device's again. Driver-namespace
+ * ids of the uverbs ioctl framework; the module's ABI version below.
+ * See migr_rxe(7).
+ */
+#ifndef MIGR_RXE_ABI_USER_H
+#define MIGR_RXE_ABI_USER_H
+
+#include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+
+#define MIGR_RXE_ABI 1
+
+/* A global object: its methods act on the calling file's context */
+enum migr_rxe_objects {
+	MIGR_RXE_OBJECT_MIGR = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum migr_rxe_methods {
+	/* what the module offers, and the ranges of each kind of number */
+	MIGR_RXE_METHOD_QUERY_CAPS = (1U << UVERBS_ID_NS_SHIFT),
+	/*
+	 * The next object of a kind created on this context takes exactly
+	 * the value, or its create fails (EBUSY: in use; ERANGE: outside the
+	 * kind's range); one value per kind, consumed by that create either
+	 * way, replaced by a later call
+	 */
+	MIGR_RXE_METHOD_SET_NEXT,
+};
+
+enum migr_rxe_kind {
+	MIGR_RXE_KIND_QPN = 1, /* a QP's number */
+	MIGR_RXE_KIND_MR_KEY, /* a user MR's lkey (= rkey): index << 8 | key */
+	MIGR_RXE_KIND_MW_KEY, /* a memory window's rkey */
+	MIGR_RXE_KIND_MAX = MIGR_RXE_KIND_MW_KEY,
+};
+
+enum migr_rxe_caps_flags {
+	MIGR_RXE_CAP_SET_NEXT = 1 << 0,
+};
+
+/* ranges[2 * (kind - 1)] and [+ 1]: the lowest and highest value of kind */
+#define MIGR_RXE_RANGES (2 * MIGR_RXE_KIND_MAX)
+
+enum migr_rxe_query_caps_attrs {
+	MIGR_RXE_ATTR_CAPS_ABI = (1U << UVERBS_ID_NS_SHIFT), /* out u32 */
+	MIGR_RXE_ATTR_CAPS_FLAGS, /* out u64: migr_rxe_caps_flags */
+	MIGR_RXE_ATTR_CAPS_RANGES, /* out u32[MIGR_RXE_RANGES] */
+};
+
+enum migr_rxe_set_next_attrs {
+	MIGR_RXE_ATTR_NEXT_KIND = (1U << UVERBS_ID_NS_SHIFT), /* const: kind */
+	MIGR_RXE_ATTR_NEXT_VALUE, /* in u32 */
+};
+
+#endif /* MIGR_RXE_ABI_USER_H */
