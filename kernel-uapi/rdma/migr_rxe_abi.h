@@ -26,7 +26,7 @@ enum migr_rxe_methods {
 	 * The next object of a kind created on this context takes exactly
 	 * the value, or its create fails (EBUSY: in use; ERANGE: outside the
 	 * kind's range); one value per kind, consumed by that create either
-	 * way, replaced by a later call
+	 * way, replaced by a later call; 0 takes it back
 	 */
 	MIGR_RXE_METHOD_SET_NEXT,
 };

@@ -9,6 +9,10 @@
  *                                      no migr methods (the stock module)
  *        rxe_methods DEVICE --fuzz N   N calls with random kinds, values,
  *                                      sizes and flags, then the checks
+ *        rxe_methods DEVICE --hold QPN holds a QP numbered QPN (hex) until
+ *                                      killed: a number taken on a device
+ *                                      a process moves to ("holding" once
+ *                                      it has it; exit 1 if it cannot)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
@@ -144,6 +149,15 @@ static void qp_checks(const uint32_t *ranges)
 	      "qpn_chosen_anywhere_in_range", "0x%x", ranges[1] - 7);
 	if (again)
 		ibv_destroy_qp(again);
+	/* 0 takes a number back: the next create is an ordinary one */
+	err = set_next(MIGR_RXE_KIND_QPN, ranges[1] - 9);
+	if (!err)
+		err = set_next(MIGR_RXE_KIND_QPN, 0);
+	again = new_qp();
+	check(!err && again && again->qp_num != ranges[1] - 9, "qpn_taken_back",
+	      "set_next %d, QP 0x%x", err, again ? again->qp_num : 0);
+	if (again)
+		ibv_destroy_qp(again);
 	check(set_next(MIGR_RXE_KIND_QPN, ranges[0] - 1) == -ERANGE &&
 		      set_next(MIGR_RXE_KIND_QPN, ranges[1] + 1) == -ERANGE,
 	      "qpn_out_of_range_refused", "below 0x%x or above 0x%x",
@@ -235,6 +249,23 @@ static void fuzz(long n, const uint32_t *ranges)
 	      n);
 }
 
+static int hold(uint32_t qpn)
+{
+	struct ibv_qp *qp;
+	int err = set_next(MIGR_RXE_KIND_QPN, qpn);
+
+	qp = err ? NULL : new_qp();
+	if (!qp || qp->qp_num != qpn) {
+		fprintf(stderr, "rxe_methods: cannot hold QP 0x%x: %s\n", qpn,
+			err ? strerror(-err) : strerror(errno));
+		return 1;
+	}
+	printf("rxe_methods: holding QP 0x%x\n", qpn);
+	fflush(stdout);
+	pause();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t abi = 0, ranges[MIGR_RXE_RANGES];
@@ -260,6 +291,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rxe_methods: no PD or CQ on %s\n", argv[1]);
 		return 2;
 	}
+	if (argc > 3 && !strcmp(argv[2], "--hold"))
+		return hold(strtoul(argv[3], NULL, 16));
 	err = query_caps(&abi, &flags, ranges);
 	if (err == -EPROTONOSUPPORT) {
 		printf("rxe_methods: %s has no migr methods (the stock rdma_rxe)\n",
