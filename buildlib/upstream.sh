@@ -1,7 +1,8 @@
 #!/bin/bash
 # Prepare the rdma-core fork: fetch Debian's pinned rdma-core orig tarball,
 # unpack it, apply rdma-core/patches/series and put providers-migr/ in place
-# as providers/migr, and migrd/ (daemon and tool) as migrd.
+# as providers/migr, migrd/ (daemon and tool) as migrd, and the uapi header
+# of migr's rdma_rxe methods (kernel-uapi/rdma/) in kernel-headers/rdma/.
 #
 # usage: buildlib/upstream.sh [--dest DIR] [--copy] [--force]
 #   --dest DIR  where the prepared tree goes (default build/src/rdma-core-VER)
@@ -54,10 +55,12 @@ if [ $copy -eq 1 ]; then
 	cp -a "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
 	cp -a "$MIGR_TOP/migrd" "$dest.tmp/migrd"
 	cp -a "$MIGR_TOP/criu" "$dest.tmp/criu"
+	cp "$MIGR_TOP/kernel-uapi/rdma/migr_rxe_abi.h" "$dest.tmp/kernel-headers/rdma/"
 else
 	ln -s "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
 	ln -s "$MIGR_TOP/migrd" "$dest.tmp/migrd"
 	ln -s "$MIGR_TOP/criu" "$dest.tmp/criu"
+	ln -s "$MIGR_TOP/kernel-uapi/rdma/migr_rxe_abi.h" "$dest.tmp/kernel-headers/rdma/"
 fi
 echo "$stamp" >"$dest.tmp/.migr-stamp"
 mv "$dest.tmp" "$dest"
