@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <ccan/list.h>
 #include <infiniband/driver.h>
+#include <rdma/migr_rxe_abi.h>
 #include <util/util.h>
 
 #include "gid.h"
@@ -62,9 +63,18 @@ struct migr_ud_hosts {
 	char h[MIGR_UD_HOSTS_MAX][46]; /* INET6_ADDRSTRLEN */
 };
 
+/* What the lower device lets a rebuilt object ask for (numbers.c) */
+struct migr_numbers {
+	bool can_ask; /* migr's rdma_rxe: the next create takes a number */
+	uint32_t ranges[MIGR_RXE_RANGES]; /* lowest, highest of each kind */
+	/* objects rebuilt on this lower that asked: given it, or not */
+	unsigned int kept, moved;
+};
+
 struct migr_context {
 	struct verbs_context vctx;
 	struct ibv_context *lower;
+	struct migr_numbers numbers;
 	struct migr_xlate xlate; /* this process's own identifiers */
 	/*
 	 * Partners' identifiers for QPs not tied to a peer context yet (and

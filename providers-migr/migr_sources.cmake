@@ -49,6 +49,7 @@ set(MIGR_PROVIDER_SOURCES
   verbs/gid.c
   verbs/mr.c
   verbs/mr_mark.c
+  verbs/numbers.c
   verbs/pd.c
   verbs/qp.c
   verbs/quirks.c

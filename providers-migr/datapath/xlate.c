@@ -46,6 +46,21 @@ static void mark_active(struct migr_xlate *x)
 	__atomic_store_n(&x->active, true, __ATOMIC_RELEASE);
 }
 
+/*
+ * No data map holds an entry any more (every object has its number again,
+ * migr_rxe(7)): readers go back to the fast path, where every lookup
+ * answers what the empty maps would. Writer lock held.
+ */
+static void settle(struct migr_xlate *x)
+{
+	int i;
+
+	for (i = 0; i < MIGR_XLATE_NKINDS; i++)
+		if (x->map[i].live || (x->map[i].spare & MIGR_U32MAP_SPARE_SET))
+			return;
+	__atomic_store_n(&x->active, false, __ATOMIC_RELEASE);
+}
+
 void migr_xlate_init(struct migr_xlate *x)
 {
 	memset(x, 0, sizeof(*x));
@@ -188,6 +203,10 @@ int migr_xlate_remap(struct migr_xlate *x, enum migr_xlate_kind kind,
 		goto out;
 	unmap_local(x, kind, virt, old);
 	ret = map_local(x, kind, virt, phys);
+	/* back to the identity too: partners' replicas must learn it */
+	if (old != value_of(kind, virt, phys))
+		__atomic_add_fetch(&x->gen, 1, __ATOMIC_RELEASE);
+	settle(x);
 out:
 	pthread_mutex_unlock(&x->lock);
 	return ret;
@@ -204,6 +223,7 @@ void migr_xlate_gone(struct migr_xlate *x, enum migr_xlate_kind kind,
 	if (migr_u32map_get(&x->live[kind], key_of(kind, virt), &phys)) {
 		migr_u32map_del(&x->live[kind], key_of(kind, virt));
 		unmap_local(x, kind, virt, phys);
+		settle(x);
 	}
 	pthread_mutex_unlock(&x->lock);
 }
@@ -255,6 +275,13 @@ int migr_xlate_set(struct migr_xlate *x, enum migr_xlate_kind kind,
 	int ret;
 
 	pthread_mutex_lock(&x->lock);
+	if (from == to) {
+		/* the partner's object has its number: no entry */
+		migr_u32map_del(&x->map[kind], key_of(kind, from));
+		settle(x);
+		pthread_mutex_unlock(&x->lock);
+		return 0;
+	}
 	ret = migr_u32map_put(&x->map[kind], key_of(kind, from),
 			      is_key(kind) ? migr_key_entry(from, to) : to);
 	if (!ret)
@@ -288,5 +315,6 @@ void migr_xlate_forget(struct migr_xlate *x, enum migr_xlate_kind kind,
 {
 	pthread_mutex_lock(&x->lock);
 	migr_u32map_del(&x->map[kind], key_of(kind, from));
+	settle(x);
 	pthread_mutex_unlock(&x->lock);
 }

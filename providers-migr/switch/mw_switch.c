@@ -21,6 +21,7 @@
 #include "qp_move.h"
 #include "rebuild.h"
 #include "switch_objects.h"
+#include "verbs.h"
 
 #define BIND_WAIT_MS 2000
 
@@ -139,6 +140,38 @@ static int bind_again(struct bind_qp *b, struct migr_mw *mmw, char *why,
 	return EIO;
 }
 
+/* key's index with the key byte before its own: what a bind turns into key */
+static uint32_t key_before(uint32_t key)
+{
+	return (key & ~0xffu) | ((key - 1) & 0xffu);
+}
+
+/*
+ * A new lower window of type, with the rkey it had where the device can:
+ * want, the key it must have once allocated (a bind makes the next one)
+ */
+static struct ibv_mw *alloc_mw_again(struct migr_context *ctx,
+				     struct migr_mw *mmw, enum ibv_mw_type type,
+				     uint32_t want)
+{
+	bool asked = migr_numbers_ask(ctx, MIGR_RXE_KIND_MW_KEY, want);
+	struct ibv_mw *mw = ibv_alloc_mw(lower_pd(mmw->mw.pd), type);
+	int err;
+
+	if (!mw && asked) {
+		err = errno;
+		migr_numbers_unask(ctx, MIGR_RXE_KIND_MW_KEY);
+		/* the key is another window's here: a new one, translated */
+		if (migr_numbers_taken(err))
+			mw = ibv_alloc_mw(lower_pd(mmw->mw.pd), type);
+		else
+			errno = err;
+	}
+	if (mw)
+		migr_numbers_count(ctx, asked, want, mw->rkey);
+	return mw;
+}
+
 /* A type 1 window anew, bound as the application last bound it */
 static int type1_rebuild(struct migr_context *ctx, struct bind_qp *b,
 			 struct migr_mw *mmw, char *why, size_t why_len)
@@ -146,7 +179,9 @@ static int type1_rebuild(struct migr_context *ctx, struct bind_qp *b,
 	struct ibv_pd *pd = lower_pd(mmw->mw.pd);
 	int ret;
 
-	mmw->lower = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	mmw->lower = alloc_mw_again(ctx, mmw, IBV_MW_TYPE_1,
+				    mmw->mr ? key_before(mmw->mw.rkey) :
+					      mmw->mw.rkey);
 	if (!mmw->lower) {
 		ret = errno ? errno : ENOMEM;
 		snprintf(why, why_len, "allocating a memory window failed: %s",
@@ -198,7 +233,9 @@ static int type2_alloc(struct migr_context *ctx, struct migr_mw *mmw, char *why,
 {
 	int ret;
 
-	mmw->lower = ibv_alloc_mw(lower_pd(mmw->mw.pd), IBV_MW_TYPE_2);
+	mmw->lower = alloc_mw_again(ctx, mmw, IBV_MW_TYPE_2,
+				    mmw->qp ? key_before(mmw->cur_rkey) :
+					      mmw->cur_rkey);
 	if (!mmw->lower) {
 		ret = errno ? errno : ENOMEM;
 		snprintf(why, why_len, "allocating a memory window failed: %s",

@@ -244,6 +244,34 @@ void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah)
 		return errno ? errno : EIO;                                    \
 	} while (0)
 
+/* mmr's region registered anew, with the key it had where the device can */
+static struct ibv_mr *reg_mr_again(struct migr_context *ctx,
+				   struct migr_mr *mmr)
+{
+	struct ibv_mr *mr = &mmr->vmr.ibv_mr, *lower;
+	/* one key for both: the device's (rxe's) way, else nothing to ask */
+	bool asked = mr->lkey == mr->rkey &&
+		     migr_numbers_ask(ctx, MIGR_RXE_KIND_MR_KEY, mr->lkey);
+	int err;
+
+	lower = ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr, mr->length,
+				 mmr->iova, mmr->vmr.access);
+	if (!lower && asked) {
+		err = errno;
+		migr_numbers_unask(ctx, MIGR_RXE_KIND_MR_KEY);
+		/* the key is another region's here: a new one, translated */
+		if (migr_numbers_taken(err))
+			lower = ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr,
+						 mr->length, mmr->iova,
+						 mmr->vmr.access);
+		else
+			errno = err;
+	}
+	if (lower)
+		migr_numbers_count(ctx, asked, mr->lkey, lower->lkey);
+	return lower;
+}
+
 static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
 {
 	struct migr_mr *mmr;
@@ -267,10 +295,7 @@ static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
 						   mmr->dm->lower, mmr->iova,
 						   mr->length, mmr->vmr.access);
 		else
-			mmr->lower = ibv_reg_mr_iova2(lower_pd(mr->pd),
-						      mr->addr, mr->length,
-						      mmr->iova,
-						      mmr->vmr.access);
+			mmr->lower = reg_mr_again(ctx, mmr);
 		if (!mmr->lower)
 			FAIL("registering the MR at %p (%zu bytes) failed: %s",
 			     mr->addr, mr->length, strerror(errno));
@@ -341,15 +366,29 @@ int migr_rebuild_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 {
 	struct migr_context *ctx = mqp->ctx;
 	struct ibv_qp_init_attr_ex lattr;
+	bool asked;
 
 	errno = 0;
 	migr_qp_lower_attr(&lattr, &mqp->init, mqp);
 	lattr.comp_mask |= IBV_QP_INIT_ATTR_PD;
 	lattr.pd = lower_pd(mqp->vqp.qp.pd);
+	asked = migr_numbers_ask(ctx, MIGR_RXE_KIND_QPN, mqp->vqp.qp.qp_num);
 	mqp->lower = migr_qp_create_lower(mqp, ctx->lower, &lattr);
+	if (!mqp->lower && asked) {
+		int err = errno;
+
+		migr_numbers_unask(ctx, MIGR_RXE_KIND_QPN);
+		/* the number is another QP's here: a new one, translated */
+		if (migr_numbers_taken(err))
+			mqp->lower =
+				migr_qp_create_lower(mqp, ctx->lower, &lattr);
+		else
+			errno = err;
+	}
 	if (!mqp->lower)
 		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
 		     strerror(errno));
+	migr_numbers_count(ctx, asked, mqp->vqp.qp.qp_num, mqp->lower->qp_num);
 	mqp->vqp.qp.handle = mqp->lower->handle;
 	mqp->marker.granted = false;
 	migr_srq_rekey_qp(mqp);

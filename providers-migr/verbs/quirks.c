@@ -27,4 +27,5 @@ void migr_quirks_init(struct migr_context *ctx)
 	const struct verbs_device *vdev = verbs_get_device(ctx->lower->device);
 
 	ctx->wc_inv = inv_flags(vdev->ops ? vdev->ops->name : NULL);
+	migr_numbers_probe(ctx);
 }

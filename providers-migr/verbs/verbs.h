@@ -103,6 +103,19 @@ void migr_unimport_dm(struct ibv_dm *dm);
 /* quirks.c */
 void migr_quirks_init(struct migr_context *ctx);
 
+/*
+ * numbers.c: a rebuilt object asks for its number (migr's rdma_rxe). ask
+ * before the create (false: not asked, the device cannot), unask after a
+ * create that failed, again without the number if it was taken
+ */
+void migr_numbers_probe(struct migr_context *ctx);
+bool migr_numbers_ask(struct migr_context *ctx, enum migr_rxe_kind kind,
+		      uint32_t value);
+void migr_numbers_unask(struct migr_context *ctx, enum migr_rxe_kind kind);
+bool migr_numbers_taken(int err);
+void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
+			uint32_t got);
+
 /* cq.c */
 struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
 			      struct ibv_comp_channel *channel,

@@ -226,6 +226,49 @@ static void test_qpn_swap(void)
 	migr_xlate_destroy(&x);
 }
 
+/*
+ * Objects rebuilt with their own numbers (migr_rxe(7)): the tables empty
+ * again and lookups back on the fast path; a partner that learns of it
+ * fetches again (gen moved); a replica told "same number" holds nothing.
+ */
+static void test_numbers_kept(void)
+{
+	struct migr_xlate x, r;
+	uint32_t q, k;
+	uint64_t gen;
+
+	migr_xlate_init(&x);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_QPN, 0x11, &q) == 0 && q == 0x11);
+	CHECK(migr_xlate_born(&x, MIGR_XLATE_LKEY, 0x1234, &k) == 0 &&
+	      k == 0x1234);
+	CHECK(!x.active);
+	/* a move without the module: translated */
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, q, 0x19) == 0);
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_LKEY, k, 0x5634) == 0);
+	CHECK(x.active && migr_lkey_to_phys(&x, 0x1234) == 0x5634);
+	/* the next one with it: each number its own again */
+	gen = x.gen;
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, q, 0x11) == 0);
+	CHECK(x.active && x.gen > gen); /* the key is still translated */
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_LKEY, k, 0x1234) == 0);
+	CHECK(!x.active);
+	CHECK(migr_qpn_to_virt(&x, 0x11) == 0x11 &&
+	      migr_lkey_to_phys(&x, 0x1234) == 0x1234);
+	/* a later translated move turns it on again */
+	CHECK(migr_xlate_remap(&x, MIGR_XLATE_QPN, q, 0x21) == 0);
+	CHECK(x.active && migr_qpn_to_virt(&x, 0x21) == 0x11);
+	migr_xlate_destroy(&x);
+
+	migr_xlate_init(&r);
+	CHECK(migr_xlate_set(&r, MIGR_XLATE_RKEY, 0x1234, 0x1234) == 0);
+	CHECK(!r.active && r.map[MIGR_XLATE_RKEY].live == 0);
+	CHECK(migr_xlate_set(&r, MIGR_XLATE_QPN_PHYS, 0x11, 0x19) == 0);
+	CHECK(r.active && migr_remote_qpn_to_phys(&r, 0x11) == 0x19);
+	CHECK(migr_xlate_set(&r, MIGR_XLATE_QPN_PHYS, 0x11, 0x11) == 0);
+	CHECK(!r.active && migr_remote_qpn_to_phys(&r, 0x11) == 0x11);
+	migr_xlate_destroy(&r);
+}
+
 /* A fresh QPN stays a 24-bit number other than 0 and 1 */
 static void test_fresh_qpn_range(void)
 {
@@ -398,6 +441,7 @@ int main(void)
 	test_identity_until_collision();
 	test_key_bytes();
 	test_qpn_swap();
+	test_numbers_kept();
 	test_fresh_qpn_range();
 	test_many_switches();
 	test_concurrent_readers();

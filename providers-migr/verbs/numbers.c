@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Numbers a rebuilt object asks the lower device for. With migr's rdma_rxe
+ * (migr_rxe(7)) a QP, MR or memory window created by a switch or after a
+ * migration can take exactly the number the application knows, so nothing
+ * needs translating and the data path stays the identity path. Any other
+ * device, or the stock module, offers nothing here: objects get new
+ * numbers and are translated, as before.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/cmd_ioctl.h>
+#include <rdma/migr_rxe_abi.h>
+
+#include "migr.h"
+#include "verbs.h"
+
+static bool is_rxe(struct ibv_context *lower)
+{
+	const struct verbs_device *vdev = verbs_get_device(lower->device);
+
+	/* Driver-namespace ids mean something else to every other driver */
+	return vdev->ops && vdev->ops->name && !strcmp(vdev->ops->name, "rxe");
+}
+
+/* ctx->lower was opened: can its objects be given their numbers? */
+void migr_numbers_probe(struct migr_context *ctx)
+{
+	DECLARE_COMMAND_BUFFER(cmd, MIGR_RXE_OBJECT_MIGR,
+			       MIGR_RXE_METHOD_QUERY_CAPS, 3);
+	struct migr_numbers *n = &ctx->numbers;
+	uint32_t abi = 0, ranges[MIGR_RXE_RANGES];
+	uint64_t flags = 0;
+
+	/* counts of this lower device's rebuilds */
+	n->can_ask = false;
+	n->kept = n->moved = 0;
+	if (!is_rxe(ctx->lower) || getenv("MIGR_NO_NUMBERS"))
+		return;
+	fill_attr_out_ptr(cmd, MIGR_RXE_ATTR_CAPS_ABI, &abi);
+	fill_attr_out_ptr(cmd, MIGR_RXE_ATTR_CAPS_FLAGS, &flags);
+	fill_attr_out_ptr_array(cmd, MIGR_RXE_ATTR_CAPS_RANGES, ranges,
+				MIGR_RXE_RANGES);
+	/* the stock module has no such method: translation, as always */
+	if (execute_ioctl(ctx->lower, cmd) || abi != MIGR_RXE_ABI ||
+	    !(flags & MIGR_RXE_CAP_SET_NEXT))
+		return;
+	memcpy(n->ranges, ranges, sizeof(n->ranges));
+	n->can_ask = true;
+}
+
+static int set_next(struct migr_context *ctx, enum migr_rxe_kind kind,
+		    uint32_t value)
+{
+	DECLARE_COMMAND_BUFFER(cmd, MIGR_RXE_OBJECT_MIGR,
+			       MIGR_RXE_METHOD_SET_NEXT, 2);
+
+	fill_attr_const_in(cmd, MIGR_RXE_ATTR_NEXT_KIND, kind);
+	fill_attr_in_uint32(cmd, MIGR_RXE_ATTR_NEXT_VALUE, value);
+	return execute_ioctl(ctx->lower, cmd);
+}
+
+bool migr_numbers_ask(struct migr_context *ctx, enum migr_rxe_kind kind,
+		      uint32_t value)
+{
+	struct migr_numbers *n = &ctx->numbers;
+
+	if (!n->can_ask || kind < MIGR_RXE_KIND_QPN ||
+	    kind > MIGR_RXE_KIND_MAX || value < n->ranges[2 * (kind - 1)] ||
+	    value > n->ranges[2 * (kind - 1) + 1])
+		return false;
+	return !set_next(ctx, kind, value);
+}
+
+void migr_numbers_unask(struct migr_context *ctx, enum migr_rxe_kind kind)
+{
+	/* a create that failed before the device took the number leaves it */
+	if (ctx->numbers.can_ask)
+		set_next(ctx, kind, 0);
+}
+
+bool migr_numbers_taken(int err)
+{
+	return err == EBUSY || err == ERANGE;
+}
+
+void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
+			uint32_t got)
+{
+	if (!asked)
+		return;
+	if (want == got)
+		ctx->numbers.kept++;
+	else
+		ctx->numbers.moved++;
+}
