@@ -173,6 +173,15 @@ void show_status(const json_t *j, int detail)
 					 sizeof(state) - strlen(state),
 					 "%scannot switch: %s",
 					 state[0] ? "; " : "", blocker);
+			/* after a move: its own numbers, or translated ones */
+			if (migr_json_int(c, "switches", 0, U32, 0))
+				snprintf(state + strlen(state),
+					 sizeof(state) - strlen(state),
+					 "%snumbers %s", state[0] ? "; " : "",
+					 json_is_true(json_object_get(
+						 c, "translating")) ?
+						 "translated" :
+						 "its own");
 			printf("%-8d %-6u %-16s %-12s %-8s %-8lld %-4u %s\n",
 			       pid, uid, comm, dev, lower,
 			       migr_json_int(c, "switches", 0, U32, 0), nqps,

@@ -226,6 +226,25 @@ static bool status_parked(FILE *out)
 	return true;
 }
 
+/*
+ * Closes the QP list with ctx's MRs: the key the application knows and
+ * the device's (equal unless translated). rec.lock held.
+ */
+static void status_mrs(FILE *out, struct migr_context *ctx)
+{
+	struct migr_mr *mmr;
+	bool first = true;
+
+	fputs("],\"mrs\":[", out);
+	list_for_each (&ctx->rec.mrs, mmr, entry) {
+		fprintf(out, "%s{\"lkey\":%u,\"phys\":%u}", first ? "" : ",",
+			mmr->vmr.ibv_mr.lkey,
+			mmr->lower ? mmr->lower->lkey : 0);
+		first = false;
+	}
+	fputs("]", out);
+}
+
 static void do_status(FILE *out)
 {
 	struct migr_context *ctx, **v;
@@ -268,9 +287,15 @@ static void do_status(FILE *out)
 				mqp->self ? "true" : "false");
 			qfirst = false;
 		}
+		status_mrs(out, ctx);
 		pthread_mutex_unlock(&ctx->rec.lock);
+		fprintf(out,
+			",\"numbers\":{\"can_ask\":%s,\"kept\":%u,\"moved\":%u},\"translating\":%s",
+			ctx->numbers.can_ask ? "true" : "false",
+			ctx->numbers.kept, ctx->numbers.moved,
+			ctx->xlate.active ? "true" : "false");
 		pthread_rwlock_unlock(&ctx->ctl_lock);
-		fprintf(out, "]}");
+		fprintf(out, "}");
 		first = false;
 	}
 	migr_contexts_unlock();

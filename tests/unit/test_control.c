@@ -147,6 +147,7 @@ static void fake_ctx_init(void)
 	pthread_rwlock_init(&mctx.ctl_lock, NULL);
 	pthread_mutex_init(&mctx.rec.lock, NULL);
 	list_head_init(&mctx.rec.qps);
+	list_head_init(&mctx.rec.mrs);
 }
 
 static double now(void)
