@@ -2,28 +2,18 @@
 # In one guest: migr's rdma_rxe (buildlib/build-rxe-module.sh) in place of
 # the stock module, then its methods (tests/kernel/rxe_methods): numbers
 # asked for are given exactly or refused, a fuzz run of random calls, and
-# the kernel log stays clean (no warning, oops or leak report).
+# the kernel log stays clean (no warning, oops or leak report); a process
+# moved between devices keeps its numbers (migrctl status).
 # usage: kernel-methods.sh [FUZZ_CALLS]     (default 20000)
 . "$(dirname "$0")/lib.sh"
-KO=${MIGR_BUILD:-$MIGR_TOP/build}/kernel/rxe/rdma_rxe.ko
+KO=$MIGR_RXE_KO
 TOOL=$MIGR_BUILD_DIR/tests/kernel/rxe_methods
 FUZZ=${1:-20000}
 
 [ -f "$KO" ] || { echo "kernel-methods: no $KO (buildlib/build-rxe-module.sh)"; exit 2; }
 mark=$(dmesg | wc -l)
 
-# swap_module KO: the rxe links as they are, the module replaced, the
-# links made again over the same netdevs
-swap_module() {
-	local links
-	links=$(rdma link show | awk '$2 ~ /^rxe/ { split($2, a, "/"); for (i = 1; i <= NF; i++) if ($i == "netdev") print a[1], $(i + 1) }')
-	while read -r dev _; do rdma link delete "$dev"; done <<<"$links"
-	rmmod rdma_rxe && insmod "$1" || return 1
-	while read -r dev nd; do rdma link add "$dev" type rxe netdev "$nd" || return 1; done <<<"$links"
-	for _ in $(seq 100); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && return 0; sleep 0.1; done
-	return 1
-}
-if swap_module "$KO"; then pass migr_module_loaded; else fail migr_module_loaded; fi
+if load_migr_rxe "$KO"; then pass migr_module_loaded; else fail migr_module_loaded; fi
 
 "$TOOL" rxe0 --fuzz "$FUZZ" >"$LOGDIR/kernel-methods.log" 2>&1
 rc=$?
@@ -31,6 +21,70 @@ sed 's/^/    /' "$LOGDIR/kernel-methods.log"
 [ $rc = 0 ] && pass methods_and_fuzz || fail methods_and_fuzz
 # ordinary traffic over the module, every WR and byte checked
 check traffic_over_migr_module migr-traffic -d rxe0 --loopback -D 5
+
+# numbers NAME PID [QPN]: migrctl status --pid shows every QP and MR of
+# PID on the number the application knows (the module gave each its own),
+# the tables empty; with QPN (hex), that QP alone on another number
+# (taken on the device: translated), traffic going on regardless
+numbers() {
+	migrctl status --pid "$2" --json >"$LOGDIR/$1.json" 2>&1
+	check "$1" python3 - "$LOGDIR/$1.json" "${3:-}" <<'PY'
+import json, sys
+want = int(sys.argv[2], 16) if sys.argv[2] else None
+p = json.load(open(sys.argv[1]))["processes"][0]
+ctxs = p["status"]["contexts"]
+moved = []
+for c in ctxs:
+    assert c["numbers"]["can_ask"], c["numbers"]
+    for q in c["qps"]:
+        if q["qpn"] != q["phys"]:
+            moved.append(q["qpn"])
+    for m in c["mrs"]:
+        assert m["lkey"] == m["phys"], ("MR key translated", m)
+    print("    %s on %s: %d QPs, %d MRs, numbers %s, translating %s" % (
+        c["device"], c["lower"], len(c["qps"]), len(c["mrs"]), c["numbers"],
+        c["translating"]))
+if want is None:
+    assert not moved, ["0x%x" % n for n in moved]
+    assert not any(c["translating"] for c in ctxs)
+else:
+    assert moved == [want], ["0x%x" % n for n in moved]
+    assert any(c["translating"] for c in ctxs)
+PY
+	cat "$LOGDIR/$1.log"
+}
+
+# A process moved between rxe0 and rxe1 (both on this module) keeps its
+# numbers; one taken on the target is translated alone; back where it is
+# free, it is the device's again
+RUN=/run/migr-kernel-methods MIGRD_SOCKET=/run/migr-kernel-methods/migrd.sock
+export MIGRD_SOCKET
+mkdir -p "$RUN"
+start_test_migrd kernel-methods "$LOGDIR/kernel-methods-migrd.log"
+if ensure_rxe1; then pass rxe1_on_migr_module; else fail rxe1_on_migr_module; fi
+TLOG=$LOGDIR/kernel-numbers-traffic.log
+migr-traffic -d migr_rxe0 --loopback -q 4 --mw -D 600 --stall-timeout 30 >"$TLOG" 2>&1 &
+TP=$!
+started $TP
+sleep 1
+switch_to numbers_switch_to_rxe1 $TP rxe1 0
+numbers numbers_own_on_rxe1 $TP
+switch_to numbers_switch_to_rxe0 $TP rxe0 0
+numbers numbers_own_on_rxe0 $TP
+# one QP's number taken on rxe1 by another process
+qpn=$(python3 -c 'import json,sys; print("%x" % json.load(open(sys.argv[1]))["processes"][0]["status"]["contexts"][0]["qps"][0]["qpn"])' "$LOGDIR/numbers_own_on_rxe0.json")
+"$TOOL" rxe1 --hold "$qpn" >"$LOGDIR/kernel-numbers-hold.log" 2>&1 &
+HP=$!
+for _ in $(seq 100); do grep -q holding "$LOGDIR/kernel-numbers-hold.log" && break; sleep 0.1; done
+check numbers_held_elsewhere grep -q "holding QP 0x$qpn" "$LOGDIR/kernel-numbers-hold.log"
+switch_to numbers_switch_to_taken $TP rxe1 0
+numbers numbers_taken_one_translated $TP "$qpn"
+switch_to numbers_switch_back_free $TP rxe0 0
+numbers numbers_own_again $TP
+kill $HP 2>/dev/null
+kill -TERM $TP
+traffic_verdict numbers_traffic_verified $TP "$TLOG"
+kill $MIGRD 2>/dev/null
 
 dmesg | tail -n +"$((mark + 1))" >"$LOGDIR/kernel-methods.dmesg"
 check kernel_log_clean sh -c "! grep -E 'WARNING|BUG|Oops|general protection|leak|refcount' $LOGDIR/kernel-methods.dmesg"

@@ -264,6 +264,21 @@ ensure_rxe1() {
 	return 1
 }
 
+# load_migr_rxe [KO]: migr's rdma_rxe (buildlib/build-rxe-module.sh) in
+# place of the stock module: the rxe links as they are, the module
+# replaced, the links made again over the same netdevs
+MIGR_RXE_KO=${MIGR_BUILD:-$MIGR_TOP/build}/kernel/rxe/rdma_rxe.ko
+load_migr_rxe() {
+	local links ko=${1:-$MIGR_RXE_KO}
+	[ -f "$ko" ] || { echo "load_migr_rxe: no $ko (buildlib/build-rxe-module.sh)"; return 1; }
+	links=$(rdma link show | awk '$2 ~ /^rxe/ { split($2, a, "/"); for (i = 1; i <= NF; i++) if ($i == "netdev") print a[1], $(i + 1) }')
+	while read -r dev _; do [ -z "$dev" ] || rdma link delete "$dev"; done <<<"$links"
+	rmmod rdma_rxe && insmod "$ko" || return 1
+	while read -r dev nd; do [ -z "$dev" ] || rdma link add "$dev" type rxe netdev "$nd" || return 1; done <<<"$links"
+	for _ in $(seq 100); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state && return 0; sleep 0.1; done
+	return 1
+}
+
 # switch_traffic MODE:CQ:API[:srq|ud|mw]...: for each, migr-traffic
 # --loopback (two contexts on migr_rxe0, every op checked end to end; with
 # srq, the RC QPs of each receive through one SRQ; with ud, a UD QP pair
