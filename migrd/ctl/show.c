@@ -210,6 +210,16 @@ static unsigned int count(const json_t *obj, const char *key)
 	return migr_json_int(obj, key, 0, U32, 0);
 }
 
+/* Rebuilt objects on the numbers they had (migr_rxe(7)), or translated */
+static void show_numbers(const json_t *n)
+{
+	unsigned int kept = count(n, "kept"), tr = count(n, "translated");
+
+	if (kept + tr)
+		printf("  numbers: %u objects kept theirs, %u translated\n",
+		       kept, tr);
+}
+
 static void show_ctx(const json_t *c)
 {
 	char dev[64], from[64], to[64], err[256], key[32];
@@ -239,8 +249,10 @@ static void show_ctx(const json_t *c)
 	       count(o, "pds"), count(o, "dms"), count(o, "mrs"),
 	       count(o, "mws"), count(o, "channels"), count(o, "cqs"),
 	       count(o, "srqs"), count(o, "qps"), count(o, "ahs"));
-	printf("  partners followed: %u QPs in other processes (busy partners waited out %u times)\n",
-	       count(c, "partners"), count(c, "retries"));
+	printf("  partners followed: %u QPs in other processes, %u on their own numbers (busy partners waited out %u times)\n",
+	       count(c, "partners"), count(c, "partners_kept"),
+	       count(c, "retries"));
+	show_numbers(json_object_get(c, "numbers"));
 	printf("  held WRs %u, replayed WRs %u (partners %u), reposted receives %u (flushed %u), shadowed completions %u, lost %u\n",
 	       count(c, "held_wrs"), count(c, "replayed_wrs"),
 	       count(c, "partner_replayed_wrs"), count(c, "reposted_recvs"),
@@ -356,6 +368,7 @@ void show_migrate(const json_t *j)
 		       migr_json_num(j, "partner_blackout_ms", 0),
 		       (int)migr_json_num(j, "partners", 0));
 	printf("  %-40s %10.1f ms\n", "total", migr_json_num(j, "total_ms", 0));
+	show_numbers(json_object_get(j, "numbers"));
 	printf("  pre-copy rounds %zu, %.1f MiB; final images %.1f MiB\n",
 	       json_array_size(json_object_get(j, "rounds")),
 	       migr_json_num(j, "precopy_bytes", 0) / 1048576.0,

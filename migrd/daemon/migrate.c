@@ -61,6 +61,9 @@ struct mig {
 	/* the longest any partner elsewhere held its posts: its blackout */
 	double ms_partner_blackout;
 	unsigned int partners; /* QPs whose partner is in another process */
+	unsigned int partners_kept; /* of them, on their own numbers still */
+	/* objects rebuilt there on the numbers they had (migr_rxe(7)), or not */
+	unsigned int numbers_kept, numbers_translated;
 	uint64_t final_pages, final_sent;
 	long long t_park; /* io_now_ms(): the application stopped */
 	bool answered; /* the last ask() had a reply, ok or not */
@@ -805,10 +808,12 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 
 	m->ms_restore = json_real_value(json_object_get(j, "restore_ms"));
 	m->ms_rebuild = m->ms_partner = m->ms_partner_blackout = 0;
-	m->partners = 0;
+	m->partners = m->partners_kept = 0;
+	m->numbers_kept = m->numbers_translated = 0;
 	json_array_foreach(all, i, one) {
 		const json_t *v = json_array_get(json_object_get(one, "resume"), 0);
 		const json_t *ph = json_object_get(v, "phases_ms");
+		const json_t *n = json_object_get(v, "numbers");
 		double rebuild =
 			json_number_value(json_object_get(ph, "rebuild")) +
 			json_number_value(json_object_get(ph, "replay"));
@@ -824,6 +829,12 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 		if (held > m->ms_partner_blackout)
 			m->ms_partner_blackout = held;
 		m->partners += json_integer_value(json_object_get(v, "partners"));
+		m->partners_kept +=
+			json_integer_value(json_object_get(v, "partners_kept"));
+		m->numbers_kept +=
+			json_integer_value(json_object_get(n, "kept"));
+		m->numbers_translated +=
+			json_integer_value(json_object_get(n, "translated"));
 	}
 }
 
@@ -977,18 +988,21 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 			  k ? "," : "", m->rounds[k].pages, m->rounds[k].sent,
 			  m->rounds[k].ms_dump, m->rounds[k].ms_send);
 	}
-	sb_printf(out,
-		  "],\"phases_ms\":{\"check\":%.1f,\"precopy\":%.1f,\"park\":%.1f,\"dump\":%.1f,"
-		  "\"transfer\":%.1f,\"restore\":%.1f,\"rebuild\":%.1f,"
-		  "\"partner_reconnect\":%.1f},\"blackout_ms\":%.1f,"
-		  "\"partners\":%u,\"partner_blackout_ms\":%.1f,"
-		  "\"total_ms\":%.1f,\"precopy_bytes\":%" PRIu64
-		  ",\"final_bytes\":%" PRIu64 ",\"final_pages_bytes\":%" PRIu64
-		  "}",
-		  m->ms_check, m->ms_precopy, m->ms_park, m->ms_dump, m->ms_send,
-		  m->ms_restore, m->ms_rebuild, m->ms_partner, m->ms_blackout,
-		  m->partners, m->ms_partner_blackout, (double)(io_now_ms() - t0), pre, m->final_sent,
-		  m->final_pages);
+	sb_printf(
+		out,
+		"],\"phases_ms\":{\"check\":%.1f,\"precopy\":%.1f,\"park\":%.1f,\"dump\":%.1f,"
+		"\"transfer\":%.1f,\"restore\":%.1f,\"rebuild\":%.1f,"
+		"\"partner_reconnect\":%.1f},\"blackout_ms\":%.1f,"
+		"\"partners\":%u,\"partners_kept\":%u,\"partner_blackout_ms\":%.1f,"
+		"\"numbers\":{\"kept\":%u,\"translated\":%u},"
+		"\"total_ms\":%.1f,\"precopy_bytes\":%" PRIu64
+		",\"final_bytes\":%" PRIu64 ",\"final_pages_bytes\":%" PRIu64
+		"}",
+		m->ms_check, m->ms_precopy, m->ms_park, m->ms_dump, m->ms_send,
+		m->ms_restore, m->ms_rebuild, m->ms_partner, m->ms_blackout,
+		m->partners, m->partners_kept, m->ms_partner_blackout,
+		m->numbers_kept, m->numbers_translated,
+		(double)(io_now_ms() - t0), pre, m->final_sent, m->final_pages);
 }
 
 /* 1: m was handed to a settle thread */

@@ -91,17 +91,19 @@ static void json_report(FILE *out, const char *dev, int ret,
 	fprintf(out,
 		",\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
 		"\"release\":%.3f,\"rebuild\":%.3f,\"partner_reconnect\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
-		"\"partner_held_ms\":%.1f,\"partners\":%u,\"retries\":%u,"
+		"\"partner_held_ms\":%.1f,\"partners\":%u,\"partners_kept\":%u,\"retries\":%u,"
+		"\"numbers\":{\"kept\":%u,\"translated\":%u},"
 		"\"objects\":{\"pds\":%u,\"dms\":%u,\"mrs\":%u,\"mws\":%u,\"channels\":%u,\"cqs\":%u,\"srqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"replayed_wrs\":%u,\"partner_replayed_wrs\":%u,\"reposted_recvs\":%u,\"flushed\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
 		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
-		r->ms_total, r->ms_partner_held, r->partners, r->retries,
-		r->pds, r->dms, r->mrs, r->mws, r->channels, r->cqs, r->srqs,
-		r->qps, r->ahs, r->held_wrs, r->replayed_wrs,
-		r->partner_replayed_wrs, r->reposted_recvs, r->flushed,
-		r->shadowed, r->lost, r->device_fds, r->device_maps);
+		r->ms_total, r->ms_partner_held, r->partners, r->partners_kept,
+		r->numbers_kept, r->numbers_translated, r->retries, r->pds,
+		r->dms, r->mrs, r->mws, r->channels, r->cqs, r->srqs, r->qps,
+		r->ahs, r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
+		r->reposted_recvs, r->flushed, r->shadowed, r->lost,
+		r->device_fds, r->device_maps);
 }
 
 /* One try of a switch (or a park) of all the process's contexts */

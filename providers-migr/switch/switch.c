@@ -576,14 +576,19 @@ static int partners_reconnect(struct sw_set *set, bool rollback,
 			      struct migr_switch_report *rep)
 {
 	char why[256];
+	unsigned int i;
 	int ret;
 
 	if (!set->npartners)
 		return 0;
 	ret = migr_partners_reconnect(set->partners, set->npartners, why,
 				      sizeof(why));
-	if (!ret)
+	if (!ret) {
+		for (i = 0; i < set->npartners; i++)
+			if (set->partners[i].new_qpn == set->partners[i].qpn)
+				rep->partners_kept++;
 		return 0;
+	}
 	if (!rollback) {
 		snprintf(rep->error, sizeof(rep->error), "%s", why);
 		return ret;
@@ -629,12 +634,16 @@ static int rebuild_set_at(struct sw_set *set, const char *name,
 	double t;
 	int ret;
 
+	/* what this try gave (a rollback's, after a failed one) */
+	rep->numbers_kept = rep->numbers_translated = rep->partners_kept = 0;
 	for_each_ctx (set, i, c) {
 		to = migr_open_by_name(name, rep);
 		if (!to)
 			return ENODEV;
 		ret = migr_rebuild_objects(c, to, rep->error + off,
 					   sizeof(rep->error) - off);
+		rep->numbers_kept += c->numbers.kept;
+		rep->numbers_translated += c->numbers.moved;
 		if (ret)
 			return ret;
 	}

@@ -20,6 +20,10 @@ struct migr_switch_report {
 	unsigned int contexts, pds, dms, mrs, mws, channels, cqs, srqs, qps,
 		ahs;
 	unsigned int partners; /* QPs whose partner is in another process */
+	/* of them, partners whose new QP has the number of their old one */
+	unsigned int partners_kept;
+	/* rebuilt objects given the number they had (migr_rxe(7)), or not */
+	unsigned int numbers_kept, numbers_translated;
 	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
 	unsigned int
