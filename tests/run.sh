@@ -198,16 +198,16 @@ step "two guests, two NICs: UD peers; perftest, rping, traffic; every rxe pairin
 # plugin; migrctl migrate of a bare process with its faults, of a workload
 # in its own namespaces with a TCP connection, of a process whose partner
 # follows it (10 moves, as issue 17 asks; tests/soak.sh makes 20), of
-# unmodified programs mid-run
 # unmodified programs mid-run: in CI a client that moves (ib_write_bw),
 # a server that moves (ib_send_bw), pingpong and a peer that dies;
-# tests/soak.sh adds ib_read_bw and ib_send_lat
+# tests/soak.sh adds ib_read_bw and ib_send_lat. Last, both guests on
+# migr's rdma_rxe: two moves whose objects and partners keep their numbers
 MIGRATION=(criu-two migrate-two migrate-ns migrate-partner)
 APPS="ib_write_bw ib_send_bw ibv_rc_pingpong dead_partner"
 step "two guests, two NICs: processes moved between hosts by CRIU and migrctl migrate" \
 	vm --two --nics 2 --timeout 2400 \
-	--a "$(in_turn a "${MIGRATION[@]/%/.sh a}" "migrate-apps.sh a $APPS")" \
-	--b "$(in_turn b "${MIGRATION[@]/%/.sh b}" "migrate-apps.sh b $APPS")"
+	--a "$(in_turn a "${MIGRATION[@]/%/.sh a}" "migrate-apps.sh a $APPS" "migrate-partner.sh a --module")" \
+	--b "$(in_turn b "${MIGRATION[@]/%/.sh b}" "migrate-apps.sh b $APPS" "migrate-partner.sh b --module")"
 step "two guests, two NICs: a server's two clients share QP numbers; a late client; partners follow a switch" \
 	vm --two --nics 2 --timeout 2400 \
 	--a "$(in_turn a 'partner-many.sh a' 'late-client.sh a' 'partner.sh a')" \

@@ -91,8 +91,11 @@ void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
 {
 	if (!asked)
 		return;
-	if (want == got)
+	if (want == got) {
 		ctx->numbers.kept++;
-	else
-		ctx->numbers.moved++;
+		return;
+	}
+	ctx->numbers.moved++;
+	verbs_info(&ctx->vctx, "0x%x is taken on %s: translated (0x%x there)\n",
+		   want, ibv_get_device_name(ctx->lower->device), got);
 }

@@ -15,24 +15,37 @@
 #    network namespace of its own (10.9.0.60): on the destination host
 #    every other move, on the other host the others. Each move's report
 #    names the 4 partner QPs and the blackout the partner saw.
-# usage: migrate-partner.sh a|b    (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
+# With --module, both guests on migr's rdma_rxe (migr_rxe(7)) and part 2
+# alone, MIGR_MIGRATIONS times (default 2): each move's report says every
+# partner QP kept its number, and on A, where the workload's numbers are
+# free, that every rebuilt object has its own (on B its partner's objects,
+# made in the same order on a device as new, hold the same numbers: there
+# the workload's are translated, and its traffic is checked all the same).
+# usage: migrate-partner.sh a|b [--module]   (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns.sh"
 role=${1:?a or b}
+MODULE=
+[ "${2:-}" = --module ] && MODULE=1
 A_IP=10.9.0.1
 B_IP=10.9.0.2
 WL_ADDR=10.9.0.50 WL_MAC=02:00:0a:09:00:32 # the workload's
 PT_ADDR=10.9.0.60 PT_MAC=02:00:0a:09:00:3c # its partner's, on B
-MIGRATIONS=${MIGR_MIGRATIONS:-10}
+MIGRATIONS=${MIGR_MIGRATIONS:-${MODULE:+2}}
+MIGRATIONS=${MIGRATIONS:-10}
 CONTROL=$MIGR_TOP/tests/switch/control.py
-two_host_env migrate-partner
+NAME=migrate-partner${MODULE:+-module}
+two_host_env "$NAME"
+if [ -n "$MODULE" ]; then
+	load_migr_rxe && pass "migr_rxe_loaded_$role" || fail "migr_rxe_loaded_$role"
+fi
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event --rate 200 -D 1500 --stall-timeout 120"
-WL_LOG=$LOGDIR/migrate-partner-workload.log # on the share: the same path in both
+WL_LOG=$LOGDIR/$NAME-workload.log # on the share: the same path in both
 printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
 export MIGRD_CONF=$RUN/migrd.conf
-start_test_migrd migrate-partner "$LOGDIR/migrate-partner-migrd-$role.log"
+start_test_migrd "$NAME" "$LOGDIR/$NAME-migrd-$role.log"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" ||
-	fail "migrd_starts_$role" "$LOGDIR/migrate-partner-migrd-$role.log"
+	fail "migrd_starts_$role" "$LOGDIR/$NAME-migrd-$role.log"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
 
 # park_resume NAME PID DEV HOLD_S: park PID (partners hold for 60 s at
@@ -69,10 +82,17 @@ PY
 move() {
 	local name=move-$1 pid=$2 to=$3
 	timeout 600 migrctl migrate --pid "$pid" --to "$to" --json >"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
-	check "migrated_${1}_to_$to" python3 - "$LOGDIR/$name.json" <<'PY'
+	check "migrated_${1}_to_$to" python3 - "$LOGDIR/$name.json" "$MODULE" "$to" "$A_IP" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["ok"] and r["partners"] == 4 and r["partner_blackout_ms"] > 0, r
+if sys.argv[2]:
+    n = r["numbers"]
+    print("    numbers: %d kept, %d translated; partner QPs on their own numbers: %d" % (
+        n["kept"], n["translated"], r["partners_kept"]))
+    assert r["partners_kept"] == 4, r
+    assert n["kept"] + n["translated"] > 0, r
+    assert sys.argv[3] != sys.argv[4] or n["translated"] == 0, r
 ph = r["phases_ms"]
 print("    pid %d -> %s (pid %d there): blackout %.0f ms, seen from the partner %.0f ms;"
       " park %.0f, dump %.0f, transfer %.0f, restore %.0f, rebuild %.0f, partners reconnect %.0f ms" % (
@@ -126,23 +146,25 @@ where_now() {
 
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" "$WL_LOG" && mkdir -p "$SYNC"
-	# 1. park and resume, by hand
-	migr-traffic $TRAFFIC --server >"$LOGDIR/migrate-partner-a.log" 2>&1 &
-	TR=$!
-	say a.up
-	await b.up || fail b_up
-	started "$TR" || fail a_started
-	sleep 3
-	# longer than a switch's lease (10 s beyond the drain bound): the
-	# park's own keeps the partner waiting
-	park_resume park_hold "$TR" rxe1 18
-	sleep 3
-	park_resume park_back "$TR" rxe0 2
-	sleep 3
-	say a.parked
-	await b.stopping || fail b_stopping
-	kill -TERM "$TR" 2>/dev/null
-	traffic_verdict traffic_a_verified "$TR" "$LOGDIR/migrate-partner-a.log"
+	if [ -z "$MODULE" ]; then
+		# 1. park and resume, by hand
+		migr-traffic $TRAFFIC --server >"$LOGDIR/$NAME-a.log" 2>&1 &
+		TR=$!
+		say a.up
+		await b.up || fail b_up
+		started "$TR" || fail a_started
+		sleep 3
+		# longer than a switch's lease (10 s beyond the drain bound): the
+		# park's own keeps the partner waiting
+		park_resume park_hold "$TR" rxe1 18
+		sleep 3
+		park_resume park_back "$TR" rxe0 2
+		sleep 3
+		say a.parked
+		await b.stopping || fail b_stopping
+		kill -TERM "$TR" 2>/dev/null
+		traffic_verdict traffic_a_verified "$TR" "$LOGDIR/$NAME-a.log"
+	fi
 
 	# 2. migrations: the workload with its own network namespace and
 	# address, as nobody (in the host's pid namespace: CRIU dumps no
@@ -174,30 +196,32 @@ if [ "$role" = a ]; then
 	tail -n 2 "$WL_LOG" | sed 's/^/    /'
 	[ "$host" = a ] && kill -KILL "$last" 2>/dev/null
 	for n in $(ip netns list | awk '/^migr-/ { print $1 }') wl; do ns_del "$n"; done
-	check grants_came_with_each_move_here sh -c "[ \$(grep -c 'has 4 of 4 partner grants' $LOGDIR/migrate-partner-migrd-a.log) -ge $((MIGRATIONS / 2)) ]"
+	check grants_came_with_each_move_here sh -c "[ \$(grep -c 'has 4 of 4 partner grants' $LOGDIR/$NAME-migrd-a.log) -ge $((MIGRATIONS / 2)) ]"
 	say a.done
 else
-	await a.up || fail a_up
-	migr-traffic $TRAFFIC --client $A_IP --connect-timeout 60 >"$LOGDIR/migrate-partner-b.log" 2>&1 &
-	TR=$!
-	started "$TR" || fail b_started
-	say b.up
-	await a.parked 300 || fail a_parked
-	sleep 3
-	say b.stopping
-	kill -TERM "$TR" 2>/dev/null
-	traffic_verdict traffic_b_verified "$TR" "$LOGDIR/migrate-partner-b.log"
-	grep -q "QP 0x[0-9a-f]*: now 0x" "$VERBS_LOG_FILE" && pass partner_side_reconnected ||
-		fail partner_side_reconnected "$VERBS_LOG_FILE"
+	if [ -z "$MODULE" ]; then
+		await a.up || fail a_up
+		migr-traffic $TRAFFIC --client $A_IP --connect-timeout 60 >"$LOGDIR/$NAME-b.log" 2>&1 &
+		TR=$!
+		started "$TR" || fail b_started
+		say b.up
+		await a.parked 300 || fail a_parked
+		sleep 3
+		say b.stopping
+		kill -TERM "$TR" 2>/dev/null
+		traffic_verdict traffic_b_verified "$TR" "$LOGDIR/$NAME-b.log"
+		grep -q "QP 0x[0-9a-f]*: now 0x" "$VERBS_LOG_FILE" && pass partner_side_reconnected ||
+			fail partner_side_reconnected "$VERBS_LOG_FILE"
+	fi
 
 	# 2. the partner of the migrations, in a network namespace of its own
 	await a.workload_up 300 || fail a_workload_up
 	ns_del pt
 	ns_make pt "$PT_ADDR/24" "$PT_MAC" && pass b_netns_made || fail b_netns_made
-	export VERBS_LOG_FILE=$LOGDIR/migrate-partner-pt.verbs.log
+	export VERBS_LOG_FILE=$LOGDIR/$NAME-pt.verbs.log
 	rm -f "$VERBS_LOG_FILE"
 	nsenter --net=/run/netns/pt migr-traffic $TRAFFIC --port 18720 --client $WL_ADDR --connect-timeout 60 \
-		>"$LOGDIR/migrate-partner-pt.log" 2>&1 &
+		>"$LOGDIR/$NAME-pt.log" 2>&1 &
 	PT=$!
 	ns_started "$PT" && pass partner_started || fail partner_started
 	say b.partner_up
@@ -209,14 +233,14 @@ else
 	read -r last host < <(where_now)
 	[ "$host" = b ] && kill -TERM "$last" 2>/dev/null
 	kill -TERM "$PT" 2>/dev/null
-	traffic_verdict partner_traffic_verified "$PT" "$LOGDIR/migrate-partner-pt.log"
+	traffic_verdict partner_traffic_verified "$PT" "$LOGDIR/$NAME-pt.log"
 	check partner_reconnected_each_move sh -c "[ \$(grep -c 'QP 0x[0-9a-f]*: now 0x' $VERBS_LOG_FILE) -ge $((4 * MIGRATIONS)) ]"
-	check grants_came_with_each_move_here sh -c "[ \$(grep -c 'has 4 of 4 partner grants' $LOGDIR/migrate-partner-migrd-b.log) -ge $((MIGRATIONS / 2)) ]"
+	check grants_came_with_each_move_here sh -c "[ \$(grep -c 'has 4 of 4 partner grants' $LOGDIR/$NAME-migrd-b.log) -ge $((MIGRATIONS / 2)) ]"
 	await a.done 300 || fail a_done
 	ns_del pt
 fi
 # CRIU's logs of every migration, for whoever looks into one
-cp -r "$RUN/state/migrations" "$LOGDIR/migrate-partner-criu-logs-$role" 2>/dev/null
+cp -r "$RUN/state/migrations" "$LOGDIR/$NAME-criu-logs-$role" 2>/dev/null
 kill -TERM "$MIGRD" 2>/dev/null
 wait "$MIGRD" 2>/dev/null
-summary "migrate-partner $role"
+summary "$NAME $role"
