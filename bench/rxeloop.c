@@ -284,9 +284,15 @@ static void measure(const char *path, struct pair *lower, struct pair *migr)
 	report(path, &sl, &sm);
 }
 
-/* Ask this process's own control socket for a live switch */
-static void switch_self(const char *target)
+/*
+ * Ask this process's own control socket for a live switch; the label of
+ * the rows after it: "kept" if every rebuilt object got its number back
+ * (migr's rdma_rxe, migr_rxe(7)), else "translated"
+ */
+static const char *switch_self(const char *target)
 {
+	unsigned int kept = 0, translated = 1;
+	const char *nums;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char req[128], reply[8192];
 	size_t len = 0;
@@ -316,7 +322,13 @@ static void switch_self(const char *target)
 		fprintf(stderr, "migr-bench-rxe: switch failed: %s\n", reply);
 		exit(1);
 	}
-	printf("# switched to %s\n", target);
+	nums = strstr(reply, "\"numbers\":{");
+	if (nums)
+		sscanf(nums, "\"numbers\":{\"kept\":%u,\"translated\":%u", &kept,
+		       &translated);
+	printf("# switched to %s: %u objects on their own numbers, %u translated\n",
+	       target, kept, translated);
+	return kept && !translated ? "kept" : "translated";
 }
 
 int main(int argc, char **argv)
@@ -328,6 +340,7 @@ int main(int argc, char **argv)
 		{}
 	};
 	struct pair lower, migr;
+	const char *after;
 	int c, cpu = -1;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -363,9 +376,9 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	/* never traffic on two devices at once: the old pair goes first */
 	pair_close(&lower);
-	switch_self(argv[optind + 2]);
+	after = switch_self(argv[optind + 2]);
 	pair_open(&lower, argv[optind + 2]);
-	measure("translated", &lower, &migr);
+	measure(after, &lower, &migr);
 	pair_close(&lower);
 	pair_close(&migr);
 	return 0;
