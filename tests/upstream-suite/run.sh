@@ -4,7 +4,8 @@
 # then on migr_rxe0, and compares the two.
 #
 # The rxe0 run is the baseline. It depends on the guest build (our
-# libibverbs and its providers: migr's is loaded beside rxe's; pyverbs),
+# libibverbs, rxe's provider and pyverbs; migr's provider is loaded beside
+# rxe's, but rxe0's tests never call it, so it is left out of the key),
 # upstream's tests, the test bed (kernel, initramfs, root, its packages) and
 # the scripts that boot and run it, and on nothing else. Its log is cached
 # under ~/.cache/migr/upstream-baseline/KEY/, KEY the sha256 of all of
@@ -30,8 +31,10 @@ key() {
 	local tb=$MIGR_CACHE/testbed
 	set -o pipefail
 	{
+		# not migr's provider: the rxe0 run calls rxe alone, and a change
+		# of migr's that breaks listing devices shows in the migr_rxe0 run
 		(cd "$rdma" && find lib python etc -name __pycache__ -prune -o \( -type f -o -type l \) -print0 |
-			sort -z | xargs -0 sha256sum) || return 1
+			grep -zv '^lib/libmigr-rdmav[0-9]*\.so$' | sort -z | xargs -0 sha256sum) || return 1
 		(cd "$src" && find tests -name __pycache__ -prune -o -type f -print0 | sort -z | xargs -0 sha256sum) || return 1
 		cat "$tb/stamps/kernel" "$tb/stamps/initramfs" "$tb/stamps/rootfs" "$tb/stamps/modules" || return 1
 		sha256sum "$tb/rootfs/var/lib/dpkg/status" || return 1
