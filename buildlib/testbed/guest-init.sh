@@ -18,7 +18,7 @@ ln -sf /proc/self/fd /dev/fd 2>/dev/null
 
 ROLE=$(sed -n 's/.*migr\.role=\([^ ]*\).*/\1/p' /proc/cmdline)
 # shellcheck disable=SC1090
-. "/migr/env-$ROLE" # MIGR_SHARES, MIGR_IP, MIGR_IP1, MIGR_TIMEOUT
+. "/migr/env-$ROLE" # MIGR_SHARES, MIGR_IP, MIGR_IP1, MIGR_TIMEOUT, MIGR_RXE_KO
 
 finish() { # finish RC: record the result and power off
 	dmesg >"/migr/dmesg-$ROLE.txt" 2>/dev/null
@@ -59,6 +59,11 @@ done
 # Soft-RoCE: rxe0 on veth0 (one VM) or on eth0 (two VMs on a QEMU socket link),
 # and with MIGR_IP1 (run.sh --two --nics 2) rxe1 on eth1.
 modprobe rdma_rxe || setup_failed "modprobe rdma_rxe"
+# MIGR_RXE_KO (run.sh's MIGR_TESTBED_RXE_KO): migr's rdma_rxe in its place,
+# its dependencies loaded by the stock one's modprobe above
+if [ -n "${MIGR_RXE_KO:-}" ]; then
+	{ rmmod rdma_rxe && insmod "$MIGR_RXE_KO"; } || setup_failed "insmod $MIGR_RXE_KO"
+fi
 if [ -z "$MIGR_IP" ]; then
 	modprobe veth || setup_failed "modprobe veth"
 	{ ip link add veth0 type veth peer name veth1 &&

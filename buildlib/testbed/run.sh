@@ -22,6 +22,9 @@
 # run with the host's cwd, MIGR_GUEST=1, by bash. A single CMD word is a shell
 # string (bash -c); several words are an argv.
 # A run whose VM did not boot (a guest kernel panic) is retried once.
+# MIGR_TESTBED_RXE_KO=PATH (a .ko under the repo or $MIGR_BUILD, e.g. what
+# buildlib/build-rxe-module.sh prints): the guests load that rdma_rxe
+# (migr's, migr_rxe(7)) instead of the stock one, for a whole suite on it.
 # Exit code: the command's; 124 if it timed out; 125 if a VM failed (no boot,
 # QEMU error). Logs: $MIGR_BUILD/testbed-logs/<run>/ (console-*.log = kernel).
 set -euo pipefail
@@ -29,6 +32,8 @@ set -euo pipefail
 
 TB=$MIGR_CACHE/testbed
 K=$(sed -n 's/^linux-image-\(.*\)=.*/\1/p' "$TB/stamps/kernel" 2>/dev/null || true)
+[ -z "${MIGR_TESTBED_RXE_KO:-}" ] || [ -f "$MIGR_TESTBED_RXE_KO" ] ||
+	die "MIGR_TESTBED_RXE_KO: no module $MIGR_TESTBED_RXE_KO (buildlib/build-rxe-module.sh)"
 BOOT_TIMEOUT=${MIGR_BOOT_TIMEOUT:-240} # boot to rxe0 takes ~5 s; generous for a loaded host
 KEEP_LOGS=40
 # The emulated CPU: Westmere (SSE4.2, POPCNT, PCLMULQDQ for rxe's CRC; no
@@ -129,7 +134,8 @@ write_job() { # write_job ROLE IP[,IP1] CMD...: IP on eth0, IP1 on eth1 (--nics 
 	local role=$1 ip=${2%%,*} ip1=""
 	[ "$ip" = "$2" ] || ip1=${2#*,}
 	shift 2
-	printf 'MIGR_SHARES=%q\nMIGR_IP=%q\nMIGR_IP1=%q\nMIGR_TIMEOUT=%q\n' "${shares[*]}" "$ip" "$ip1" "$timeout" >"$run/env-$role"
+	printf 'MIGR_SHARES=%q\nMIGR_IP=%q\nMIGR_IP1=%q\nMIGR_TIMEOUT=%q\nMIGR_RXE_KO=%q\n' \
+		"${shares[*]}" "$ip" "$ip1" "$timeout" "${MIGR_TESTBED_RXE_KO:-}" >"$run/env-$role"
 	{
 		echo "# job $role of run.sh"
 		printf 'cd -- %q || exit 125\n' "$cwd"
@@ -321,8 +327,11 @@ if [ "$final" != 0 ] && [ "$tries" -lt 2 ]; then
 		if [ ! -f "$run/up-$r" ]; then
 			log "a VM did not boot; running the command once more"
 		elif [ ! -f "$run/rc-$r" ] && grep -qE "Oops: double fault|Kernel panic" "$run/console-$r.log" 2>/dev/null; then
-			what=$(grep -m1 -aoE 'BUG: [^]*|Oops: double fault|Kernel panic - [^]*' "$run/console-$r.log")
-			rip=$(grep -m1 -aoE 'RIP: 0010:[^ ]+' "$run/console-$r.log")
+			what=$(grep -m1 -aoE 'BUG: [^
+]*|Oops: double fault|Kernel panic - [^
+]*' "$run/console-$r.log")
+			rip=$(grep -m1 -aoE 'RIP: 0010:[^ 
+]+' "$run/console-$r.log")
 			log "VM $r: the guest kernel died (${what:-panic}${rip:+ at ${rip#RIP: 0010:}}; logs: $run); running the command once more"
 		else
 			continue
