@@ -16,7 +16,6 @@ set -euo pipefail
 
 out=$MIGR_BUILD/kernel/rxe
 kdir=$MIGR_TOP/kernel/rxe
-src=$MIGR_CACHE/kernel-src/$KSRC_VERSION # the pristine rxe directory
 # The module's DKMS version: the packages' (debian/changelog), as in migr-rxe-dkms
 ver=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' "$MIGR_TOP/debian/changelog")
 [ -n "$ver" ] || die "no version in debian/changelog"
@@ -30,25 +29,16 @@ if [ -f "$out/rdma_rxe.ko" ] && [ "$(cat "$out/.migr-stamp" 2>/dev/null)" = "$st
 	exit 0
 fi
 
-# Only rxe's directory of the 150 MB tarball, kept: unpacking takes a while
-if [ ! -f "$src/drivers/infiniband/sw/rxe/rxe.c" ]; then
-	deb=$(fetch_trixie_deb "$KSRC_PACKAGE=$KSRC_VERSION" "$MIGR_CACHE/dl")
-	log "unpacking rxe's source from $deb"
-	rm -rf "$src.tmp" && mkdir -p "$src.tmp"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./$KSRC_TARBALL" |
-		tar -xJ -C "$src.tmp" --strip-components=1 "$KSRC_PACKAGE/drivers/infiniband/sw/rxe"
-	rm -rf "$src" && mv "$src.tmp" "$src"
-fi
-
+rxe=$(rxe_source)
 rm -rf "$out"
 mkdir -p "$out/dkms/src" "$out/dkms/tree"
-"$kdir/dkms-source.sh" "$src/drivers/infiniband/sw/rxe" "$out/dkms/src/migr-rxe-$ver" "$ver" ||
+"$kdir/dkms-source.sh" "$rxe" "$out/dkms/src/migr-rxe-$ver" "$ver" ||
 	die "could not lay out the DKMS source of migr-rxe $ver"
 # dkms build (which adds the module first) with the source and the DKMS tree
 # under $out, which the build root sees at the same path. dkms signs
-# nothing here: the root has no openssl to make a key with (so it says
-# "modules won't be signed"), like the stock rdma_rxe an unsigned module
-# only taints a kernel that does not enforce signatures (the test bed's).
+# nothing here: the root has no openssl to make its key with (so it says
+# "modules won't be signed"); an unsigned module only taints a kernel that
+# does not enforce signatures, as the test bed's does not.
 log "dkms build -m migr-rxe -v $ver -k $KERNEL"
 "$MIGR_TOP/buildlib/buildroot.sh" run -- dkms build -m migr-rxe -v "$ver" -k "$KERNEL" \
 	--sourcetree "$out/dkms/src" --dkmstree "$out/dkms/tree" >&2 ||
