@@ -16,11 +16,14 @@
 #   dpkg-source does) + Debian's rdma-core_56.1-1.debian.tar.xz (sha256-pinned)
 #   + debian/patches/series applied to Debian's packaging, debian/add/* copied
 #   in, debian/changelog prepended to Debian's changelog
-#   + rdma-core/patches/* and a patch generated from providers-migr/ appended
-#   to debian/patches (quilt), so dpkg-source applies them like Debian's own.
+#   + rdma-core/patches/* and patches generated from providers-migr/, migrd/,
+#   criu/, kernel/ and kernel-uapi/ appended to debian/patches (quilt), so
+#   dpkg-source applies them like Debian's own. migr-rxe-dkms's rxe source
+#   comes from Debian's linux-source-6.12, a Build-Depends-Indep.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 . "$MIGR_TOP/buildlib/upstream.conf"
+. "$MIGR_TOP/kernel/rxe/source.conf"
 
 DEBIAN_TAR=rdma-core_56.1-1.debian.tar.xz
 DEBIAN_TAR_SHA256=4e27344a0ecfd591bd1081486a2006d2edb52782d209cd744da7faf3b8f0ded4
@@ -73,7 +76,7 @@ inroot() {
 
 # What the packages are made of (working tree, tracked or trackable files).
 inputs=$( (cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard -z debian rdma-core/patches \
-	providers-migr migrd buildlib/build-debs.sh buildlib/upstream.conf | sort -z | xargs -0 sha256sum
+	providers-migr migrd criu kernel kernel-uapi buildlib/build-debs.sh buildlib/upstream.conf | sort -z | xargs -0 sha256sum
 	echo "$DEBIAN_TAR_SHA256 $UPSTREAM_ORIG_SHA256") | sha256sum | cut -d' ' -f1)
 if [ $if_changed = 1 ] && [ "$(cat "$OUT/.inputs" 2>/dev/null)" = "$inputs" ]; then
 	log "packages in $OUT are up to date"
@@ -144,11 +147,23 @@ gen_patch() {
 gen_patch providers-migr providers/migr providers-migr verbs/device.c "the migr stacking verbs provider"
 gen_patch migrd migrd migrd daemon/migrd.c "migrd and migrctl, migr's daemon and tool"
 gen_patch criu criu criu migr_plugin.c "migr's CRIU plugin"
+# migr-rxe-dkms: debian/rules runs kernel/rxe/dkms-source.sh (patches and
+# dkms.conf beside it, the uapi header in kernel-uapi/) on the rxe directory
+# of /usr/src/linux-source-6.12.tar.xz
+gen_patch kernel kernel kernel rxe/dkms.conf "migr's rdma_rxe: patches over Linux 6.12's rxe, dkms.conf"
+gen_patch kernel-uapi kernel-uapi kernel-uapi rdma/migr_rxe_abi.h "migr's uapi header of rdma_rxe's methods"
 fi
+# The linux-source-6.12 that debian/control pins must be the one the patches are for.
+grep -q "^ *$KSRC_PACKAGE (= $KSRC_VERSION)" "$TREE/debian/control" ||
+	die "debian/control does not build-depend on $KSRC_PACKAGE (= $KSRC_VERSION) (kernel/rxe/source.conf)"
 
 # 3. The packaging build root: trixie buildd + exactly the Build-Depends + lintian.
-build_deps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$TREE/debian/control" | sed '$d')
-want_stamp=$(printf '%s\n%s\nlintian ccache\n' "$(trixie_apt_lines)" "$build_deps")
+build_deps=$(sed -n '/^Build-Depends\(-Indep\)\{0,1\}:/,/^[A-Z]/p' "$TREE/debian/control" | grep -v '^Rules-Requires-Root:')
+# migr-rxe-dkms build-depends on exactly the linux-source-6.12 its patches are
+# for (kernel/rxe/source.conf), which trixie's updates may have superseded:
+# apt's build-dep resolver takes only candidates, so that version is pinned.
+ksrc_pin=$(printf 'Package: %s\nPin: version %s\nPin-Priority: 1001\n' "$KSRC_PACKAGE" "$KSRC_VERSION")
+want_stamp=$(printf '%s\n%s\n%s\nlintian ccache\n' "$(trixie_apt_lines)" "$build_deps" "$ksrc_pin")
 if [ ! -x "$ROOT/usr/bin/dpkg-buildpackage" ] || [ "$(cat "$ROOT/etc/migr-pkgroot.stamp" 2>/dev/null)" != "$want_stamp" ]; then
 	apt_install mmdebstrap
 	if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
@@ -163,6 +178,8 @@ if [ ! -x "$ROOT/usr/bin/dpkg-buildpackage" ] || [ "$(cat "$ROOT/etc/migr-pkgroo
 		mv "$ROOT.tmp" "$ROOT"
 	fi
 	trixie_apt_lines >"$ROOT/etc/apt/sources.list"
+	mkdir -p "$ROOT/etc/apt/preferences.d"
+	echo "$ksrc_pin" >"$ROOT/etc/apt/preferences.d/migr-kernel-source.pref"
 	log "installing rdma-core's Build-Depends in the packaging root"
 	{ inroot apt-get -q update && inroot sh -c "cd '$TREE' && apt-get -q -y --no-install-recommends build-dep ./" &&
 		inroot apt-get -q -y --no-install-recommends install lintian ccache && inroot apt-get clean; } \
@@ -207,7 +224,7 @@ fi
 # Every package Debian 13's rdma-core 56.1-1 builds, at our version, plus ours.
 expect="ibacm ibverbs-providers ibverbs-providers-migr ibverbs-utils infiniband-diags libibmad-dev
 libibmad5 libibnetdisc-dev libibnetdisc5t64 libibumad-dev libibumad3 libibverbs-dev libibverbs1
-librdmacm-dev librdmacm1t64 migr-tools python3-pyverbs rdma-core rdmacm-utils srptools"
+librdmacm-dev librdmacm1t64 migr-rxe-dkms migr-tools python3-pyverbs rdma-core rdmacm-utils srptools"
 for p in $expect; do
 	[ -f "$OUT/${p}_${version}_$arch.deb" ] || [ -f "$OUT/${p}_${version}_all.deb" ] ||
 		die "package $p $version was not built"
@@ -247,6 +264,18 @@ m=ibverbs-providers-migr ma=$(inroot dpkg-architecture -qDEB_HOST_MULTIARCH)
 	check "$t: migrd.conf is its only conffile" sh -c "[ \"\$(dpkg-deb -I '$(deb $t)' conffiles)\" = /etc/migr/migrd.conf ]"
 	check "$t depends on $m (= $version)" field_has $t Depends "$m (= $version)"
 	check "migr(7) refers to migrd(8)" man_has $m /usr/share/man/man7/migr.7.gz migrd
+	check "$m: migr_rxe(7)" has $m ./usr/share/man/man7/migr_rxe.7.gz
+	r=migr-rxe-dkms rs=./usr/src/migr-rxe-$version
+	for f in dkms.conf Makefile rxe.c rxe_migr.c rxe_pool.c include/rdma/migr_rxe_abi.h; do
+		check "$r: $rs/$f" has $r "$rs/$f"
+	done
+	check "$r: only $rs" sh -c "! dpkg-deb -c '$(deb $r)' | sed -E 's/^([^ ]+ +){5}//' | grep -v -e '^./usr/share/doc/' -e '^$rs/' | grep -vx -e ./ -e ./usr/ -e ./usr/src/ -e ./usr/share/ -e ./usr/share/doc/"
+	check "$r: no .orig or .rej file" lacks $r '\.orig$\|\.rej$'
+	check "$r: dkms.conf: migr-rxe $version, rdma_rxe" sh -c "dpkg-deb --fsys-tarfile '$(deb $r)' | tar -xOf - '$rs/dkms.conf' | grep -x 'PACKAGE_VERSION=\"$version\"' && dpkg-deb --fsys-tarfile '$(deb $r)' | tar -xOf - '$rs/dkms.conf' | grep -x 'PACKAGE_NAME=\"migr-rxe\"' && dpkg-deb --fsys-tarfile '$(deb $r)' | tar -xOf - '$rs/dkms.conf' | grep -x 'BUILT_MODULE_NAME\[0\]=\"rdma_rxe\"'"
+	check "$r: an out-of-tree Makefile" sh -c "dpkg-deb --fsys-tarfile '$(deb $r)' | tar -xOf - '$rs/Makefile' | grep -x 'obj-m += rdma_rxe.o'"
+	check "$r depends on dkms" sh -c "dpkg-deb -f '$(deb $r)' Depends | tr ',' '\n' | grep -q '^ *dkms\b'"
+	check "$r: postinst adds, builds and installs migr-rxe $version (dh_dkms)" sh -c "dpkg-deb -I '$(deb $r)' postinst | grep -x 'DKMS_NAME=migr-rxe' && dpkg-deb -I '$(deb $r)' postinst | grep -xF 'DKMS_VERSION=$version' && dpkg-deb -I '$(deb $r)' postinst | grep -q /usr/lib/dkms/common.postinst"
+	check "$r: prerm removes migr-rxe $version (dh_dkms)" sh -c "dpkg-deb -I '$(deb $r)' prerm | grep -xF 'DKMS_VERSION=$version' && dpkg-deb -I '$(deb $r)' prerm | grep -q 'dkms remove -m .DKMS_NAME -v .DKMS_VERSION --all'"
 } >"$OUT/checks.txt"
 cat "$OUT/checks.txt" >&2
 [ $fail -eq 0 ] || die "$fail check(s) of the packages failed (see $OUT/checks.txt)"

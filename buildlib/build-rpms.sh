@@ -57,6 +57,18 @@ for d in providers-migr migrd criu; do
 		tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
 		gzip -n >"$TOPDIR/SOURCES/$d.tar.gz"
 done
+# migr-rxe-dkms: kernel/ and kernel-uapi/ (Source4), and the rxe directory of
+# Debian's linux-source-6.12 (Source5; the spec's migr_rxe_ksrc must be
+# kernel/rxe/source.conf's version)
+(cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard kernel kernel-uapi) |
+	tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
+	gzip -n >"$TOPDIR/SOURCES/migr-kernel.tar.gz"
+( . "$MIGR_TOP/kernel/rxe/source.conf"
+  grep -qx "%global migr_rxe_ksrc $KSRC_VERSION" "$SPEC" ||
+	die "redhat/rdma-core.spec's migr_rxe_ksrc is not $KSRC_VERSION (kernel/rxe/source.conf)"
+  rxe=$(rxe_source)
+  tar -C "$(dirname "$rxe")" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - rxe |
+	gzip -n >"$TOPDIR/SOURCES/rxe-linux-source-$KSRC_VERSION.tar.gz" )
 cp "$SPEC" "$TOPDIR/SPECS/"
 
 log "rpmbuild -ba --nodeps (about 3 minutes on 2 cores; log: $TOPDIR/rpmbuild.log)"
@@ -128,6 +140,16 @@ libibumad ibacm iwpmd srp_daemon infiniband-diags python3-pyverbs migr-tools"
 	check "ibacm: systemd scriptlets" script_has "$(rpmf ibacm)" "systemctl --no-reload preset ibacm.service"
 	check "rdma-core: udevadm trigger in post" script_has "$(rpmf rdma-core)" "udevadm trigger"
 	check "libibverbs-utils has ibv_devices" has_file "$(rpmf libibverbs-utils)" /usr/bin/ibv_devices
+	check "libibverbs-migr has the man page migr_rxe(7)" has_file "$m" /usr/share/man/man7/migr_rxe.7.gz
+	k=$OUT/RPMS/noarch/migr-rxe-dkms-$ver.noarch.rpm ks=/usr/src/migr-rxe-$ver
+	check "package migr-rxe-dkms built (noarch)" test -f "$k"
+	for f in dkms.conf Makefile rxe.c rxe_migr.c include/rdma/migr_rxe_abi.h; do
+		check "migr-rxe-dkms has $ks/$f" has_file "$k" "$ks/$f"
+	done
+	check "migr-rxe-dkms: dkms.conf's version is the package's" sh -c "rpm2cpio '$k' | (cd \"\$(mktemp -d)\" && cpio -idm --quiet '.$ks/dkms.conf' && grep -x 'PACKAGE_VERSION=\"$ver\"' '.$ks/dkms.conf')"
+	check "migr-rxe-dkms requires dkms" requires "$k" dkms
+	check "migr-rxe-dkms: dkms add, build and install in post" script_has "$k" "dkms install -m migr-rxe -v $ver"
+	check "migr-rxe-dkms: dkms remove in preun" script_has "$k" "dkms remove -m migr-rxe -v $ver"
 	py=$(rpmf python3-pyverbs)
 	check "python3-pyverbs has pyverbs/device*.so" sh -c "rpm -qpl '$py' | grep -q '/pyverbs/device.*\.so$'"
 } >"$OUT/checks.txt"

@@ -28,8 +28,11 @@ PACKAGES=(
 	libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev libdrm-dev
 	libssl-dev libjansson-dev libcriu-dev
 	python3-dev cython3 pandoc python3-docutils valgrind ccache
-	# migr's rdma_rxe (buildlib/build-rxe-module.sh): the test bed's kernel
-	linux-headers-6.12.107+deb13-amd64
+	# migr's rdma_rxe (buildlib/build-rxe-module.sh): the test bed's kernel's
+	# headers, and dkms, which builds it as the migr-rxe-dkms package does.
+	# (The headers bring linux-kbuild, whose objtool and resolve_btfids come
+	# built, with libelf1t64 and pahole: no libelf-dev needed.)
+	linux-headers-6.12.107+deb13-amd64 dkms
 )
 
 usage() { sed -n '6,8s/^# \{0,1\}//p' "$0" >&2; exit 2; }

@@ -131,3 +131,24 @@ fetch_trixie_deb() {
 	fetch_verified "$2" "$dir/${2##*/}" "$3"
 	echo "$dir/${2##*/}"
 }
+
+# rxe_source: print the directory of Linux's rxe driver (drivers/infiniband/
+# sw/rxe) that kernel/rxe/patches apply to, from the linux-source deb of
+# kernel/rxe/source.conf (fetched from trixie's archive and checked against
+# its index). Only that directory of the 150 MB tarball is kept, in
+# $MIGR_CACHE/kernel-src: unpacking takes a while.
+rxe_source() {
+	local KSRC_PACKAGE KSRC_VERSION KSRC_TARBALL KERNEL src deb
+	. "$MIGR_TOP/kernel/rxe/source.conf"
+	src=$MIGR_CACHE/kernel-src/$KSRC_VERSION
+	if [ ! -f "$src/drivers/infiniband/sw/rxe/rxe.c" ]; then
+		deb=$(fetch_trixie_deb "$KSRC_PACKAGE=$KSRC_VERSION" "$MIGR_CACHE/dl") || exit 1
+		log "unpacking rxe's source from $deb"
+		rm -rf "$src.tmp" && mkdir -p "$src.tmp"
+		dpkg-deb --fsys-tarfile "$deb" | tar -xO "./$KSRC_TARBALL" |
+			tar -xJ -C "$src.tmp" --strip-components=1 "$KSRC_PACKAGE/drivers/infiniband/sw/rxe" ||
+			die "no drivers/infiniband/sw/rxe in $deb"
+		rm -rf "$src" && mv "$src.tmp" "$src"
+	fi
+	echo "$src/drivers/infiniband/sw/rxe"
+}
