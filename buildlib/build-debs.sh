@@ -152,6 +152,10 @@ gen_patch criu criu criu migr_plugin.c "migr's CRIU plugin"
 # of /usr/src/linux-source-6.12.tar.xz
 gen_patch kernel kernel kernel rxe/dkms.conf "migr's rdma_rxe: patches over Linux 6.12's rxe, dkms.conf"
 gen_patch kernel-uapi kernel-uapi kernel-uapi rdma/migr_rxe_abi.h "migr's uapi header of rdma_rxe's methods"
+# the same header where the provider includes it from, as a kernel header
+# (rdma-core/patches/0010 lists it in kernel-headers/CMakeLists.txt)
+gen_patch kernel-uapi/rdma kernel-headers/rdma kernel-headers-migr-rxe-abi migr_rxe_abi.h \
+	"the uapi header of migr's rdma_rxe methods, as kernel-headers/update would place it"
 fi
 # The linux-source-6.12 that debian/control pins must be the one the patches are for.
 grep -q "^ *$KSRC_PACKAGE (= $KSRC_VERSION)" "$TREE/debian/control" ||
