@@ -12,6 +12,13 @@
 #include <linux/types.h>
 #include <rdma/ib_user_ioctl_cmds.h>
 
+/*
+ * The ABI version changes only when an id or attribute already published
+ * changes meaning or layout. Adding a method or a caps flag does not: an
+ * older caller never names them, and a newer one tests the flag first (on
+ * a module without the method the call fails, as for any unknown method,
+ * with EPROTONOSUPPORT).
+ */
 #define MIGR_RXE_ABI 1
 
 /* A global object: its methods act on the calling file's context */
@@ -29,6 +36,13 @@ enum migr_rxe_methods {
 	 * way, replaced by a later call; 0 takes it back
 	 */
 	MIGR_RXE_METHOD_SET_NEXT,
+	/*
+	 * Re-point a drained RC QP in RTS to another peer in place: new
+	 * destination GID, QP number and PSNs, the QP's own number, queues
+	 * and posted receives kept (migr_rxe(7)). EBUSY while anything is in
+	 * flight or queued, EINVAL if not an RC QP in RTS; never a half change
+	 */
+	MIGR_RXE_METHOD_QP_REPOINT,
 };
 
 enum migr_rxe_kind {
@@ -40,6 +54,7 @@ enum migr_rxe_kind {
 
 enum migr_rxe_caps_flags {
 	MIGR_RXE_CAP_SET_NEXT = 1 << 0,
+	MIGR_RXE_CAP_QP_REPOINT = 1 << 1,
 };
 
 /* ranges[2 * (kind - 1)] and [+ 1]: the lowest and highest value of kind */
@@ -54,6 +69,14 @@ enum migr_rxe_query_caps_attrs {
 enum migr_rxe_set_next_attrs {
 	MIGR_RXE_ATTR_NEXT_KIND = (1U << UVERBS_ID_NS_SHIFT), /* const: kind */
 	MIGR_RXE_ATTR_NEXT_VALUE, /* in u32 */
+};
+
+enum migr_rxe_qp_repoint_attrs {
+	MIGR_RXE_ATTR_REPOINT_QP = (1U << UVERBS_ID_NS_SHIFT), /* idr: the QP */
+	MIGR_RXE_ATTR_REPOINT_DGID, /* in u8[16]: the peer's GID */
+	MIGR_RXE_ATTR_REPOINT_DEST_QPN, /* in u32: the peer's QPN, 24 bits */
+	MIGR_RXE_ATTR_REPOINT_SQ_PSN, /* in u32: first PSN sent, 24 bits */
+	MIGR_RXE_ATTR_REPOINT_RQ_PSN, /* in u32: first PSN expected, 24 bits */
 };
 
 #endif /* MIGR_RXE_ABI_USER_H */

@@ -1,9 +1,11 @@
 #!/bin/bash
 # In one guest: migr's rdma_rxe (buildlib/build-rxe-module.sh) in place of
 # the stock module, then its methods (tests/kernel/rxe_methods): numbers
-# asked for are given exactly or refused, a fuzz run of random calls, and
-# the kernel log stays clean (no warning, oops or leak report); a process
-# moved between devices keeps its numbers (migrctl status).
+# asked for are given exactly or refused, a drained RC QP re-pointed to
+# another peer (on a second address of veth0, 10.0.0.3, for the checks'
+# time) or refused, a fuzz run of random calls, and the kernel log stays
+# clean (no warning, oops or leak report); a process moved between
+# devices keeps its numbers (migrctl status).
 # usage: kernel-methods.sh [FUZZ_CALLS]     (default 20000)
 . "$(dirname "$0")/lib.sh"
 KO=$MIGR_RXE_KO
@@ -15,8 +17,12 @@ mark=$(dmesg | wc -l)
 
 if load_migr_rxe "$KO"; then pass migr_module_loaded; else fail migr_module_loaded; fi
 
+# a second address of rxe0: a QP re-pointed to a peer there no longer
+# hears its old peer (rxe checks a packet's source address)
+ip addr add 10.0.0.3/24 dev veth0
 "$TOOL" rxe0 --fuzz "$FUZZ" >"$LOGDIR/kernel-methods.log" 2>&1
 rc=$?
+ip addr del 10.0.0.3/24 dev veth0
 sed 's/^/    /' "$LOGDIR/kernel-methods.log"
 [ $rc = 0 ] && pass methods_and_fuzz || fail methods_and_fuzz
 # ordinary traffic over the module, every WR and byte checked

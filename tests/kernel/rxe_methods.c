@@ -2,7 +2,8 @@
 /*
  * rxe_methods: migr's rdma_rxe methods (kernel-uapi/rdma/migr_rxe_abi.h)
  * called as any process could, through the uverbs ioctl of a plain rxe
- * context: what they promise, and what they refuse.
+ * context: what they promise, and what they refuse. The re-point checks
+ * use RC QPs of one device talking to each other (never rxe0 to rxe1).
  *
  * usage: rxe_methods DEVICE            checks, one line each; exit 1 if
  *                                      any failed, 77 if DEVICE's rxe has
@@ -14,7 +15,9 @@
  *                                      a process moves to ("holding" once
  *                                      it has it; exit 1 if it cannot)
  */
+#define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,20 +54,22 @@ static void check(bool ok, const char *name, const char *fmt, ...)
 	ok ? passed++ : failed++;
 }
 
-/* One method call: 0 or -errno */
+/* One method call (up to 8 attributes): 0 or -errno */
 static int call(uint16_t method, struct ib_uverbs_attr *attrs, int n)
 {
 	struct {
 		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attrs[4];
+		struct ib_uverbs_attr attrs[8];
 	} req = {
-		.hdr = { .length = sizeof(req.hdr) + n * sizeof(*attrs),
-			 .object_id = MIGR_RXE_OBJECT_MIGR,
+		.hdr = { .object_id = MIGR_RXE_OBJECT_MIGR,
 			 .method_id = method,
-			 .num_attrs = n,
 			 .driver_id = RDMA_DRIVER_RXE },
 	};
 
+	if (n > 8)
+		n = 8;
+	req.hdr.length = sizeof(req.hdr) + n * sizeof(*attrs);
+	req.hdr.num_attrs = n;
 	memcpy(req.attrs, attrs, n * sizeof(*attrs));
 	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req) ? -errno : 0;
 }
@@ -212,14 +217,778 @@ static void mw_checks(void)
 		ibv_dealloc_mw(again);
 }
 
+/*
+ * Re-point: RC QPs of their own CQ on this device, buffers in 64-byte
+ * slots of one MR, addressed by the device's IPv4-mapped GIDs: gid, and
+ * gid2 for the QP a re-pointed one is given (another address of the
+ * device if it has one, kernel-methods.sh adds it; else gid again)
+ */
+static union ibv_gid gid, gid2;
+static int gid_idx = -1, gid2_idx = -1;
+static char tbuf[64 * 64];
+static struct ibv_mr *tmr;
+
+struct rc {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+};
+
+static bool find_gid(void)
+{
+	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+	union ibv_gid g;
+	int i, tries;
+
+	/* a second address may take a moment to appear in the GID table */
+	for (tries = 0; tries < 30 && gid2_idx < 0; tries++) {
+		if (tries)
+			usleep(100000);
+		for (i = 0; i < 16; i++) {
+			if (ibv_query_gid(ctx, 1, i, &g) ||
+			    memcmp(g.raw, v4, sizeof(v4)))
+				continue;
+			if (gid_idx < 0) {
+				gid = g;
+				gid_idx = i;
+			} else if (i != gid_idx) {
+				gid2 = g;
+				gid2_idx = i;
+				break;
+			}
+		}
+		if (gid_idx < 0)
+			return false;
+	}
+	if (gid2_idx < 0) {
+		gid2 = gid;
+		gid2_idx = gid_idx;
+	}
+	printf("rxe_methods: re-point on GID %d (%u.%u.%u.%u), peers on GID %d (%u.%u.%u.%u)\n",
+	       gid_idx, gid.raw[12], gid.raw[13], gid.raw[14], gid.raw[15],
+	       gid2_idx, gid2.raw[12], gid2.raw[13], gid2.raw[14], gid2.raw[15]);
+	return true;
+}
+
+static bool rc_new(struct rc *r, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr attr = {
+		.qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	r->qp = NULL;
+	r->cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!r->cq)
+		return false;
+	attr.send_cq = attr.recv_cq = r->cq;
+	r->qp = ibv_create_qp(pd, &attr);
+	return r->qp;
+}
+
+static void rc_free(struct rc *r)
+{
+	if (r->qp)
+		ibv_destroy_qp(r->qp);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	r->qp = NULL;
+	r->cq = NULL;
+}
+
+/*
+ * The retry count of the next RC QPs brought to RTS: 7, rxe's "retry for
+ * ever"; less for a QP whose sends are to fail
+ */
+static int rc_retry_cnt = 7;
+
+/*
+ * An RC QP up to state upto (from RESET or INIT), from the device's GID
+ * sidx to the QP dest at dgid
+ */
+static int rc_connect_at(struct ibv_qp *qp, int sidx, const union ibv_gid *dgid,
+			 uint32_t dest, uint32_t sq_psn, uint32_t rq_psn,
+			 enum ibv_qp_state upto)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+	int err;
+
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (err || upto == IBV_QPS_INIT)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *dgid;
+	a.ah_attr.grh.sgid_index = sidx;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					    IBV_QP_MAX_DEST_RD_ATOMIC |
+					    IBV_QP_MIN_RNR_TIMER);
+	if (err || upto == IBV_QPS_RTR)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = rc_retry_cnt;
+	a.rnr_retry = 7; /* an RNR wait lasts until a receive is posted */
+	a.sq_psn = sq_psn;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+					     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* The same from and to gid */
+static int rc_connect(struct ibv_qp *qp, uint32_t dest, uint32_t sq_psn,
+		      uint32_t rq_psn, enum ibv_qp_state upto)
+{
+	return rc_connect_at(qp, gid_idx, &gid, dest, sq_psn, rq_psn, upto);
+}
+
+static int ud_up(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = 0x11111111 };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x123;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static int post_recv(struct ibv_qp *qp, int slot)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(tbuf + 64 * slot),
+			       .length = 64, .lkey = tmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1 },
+			   *bad;
+
+	memset(tbuf + 64 * slot, 0, 64);
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct ibv_qp *qp, int slot, const char *msg)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(tbuf + 64 * slot),
+			       .length = strlen(msg) + 1, .lkey = tmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = slot, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+
+	snprintf(tbuf + 64 * slot, 64, "%s", msg);
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* One completion of cq within ms milliseconds: 0, or -1 */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	int i, n;
+
+	for (i = 0; i < ms; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n > 0 ? 0 : -1;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/*
+ * from sends msg (slot sslot) to to, into its receive at slot rslot: both
+ * ends complete, the bytes arrive; "" or what went wrong
+ */
+static const char *transfer(struct rc *from, struct rc *to, int sslot,
+			    int rslot, const char *msg)
+{
+	static char why[128];
+	struct ibv_wc wc;
+
+	if (post_send(from->qp, sslot, msg))
+		return "post_send failed";
+	if (wait_wc(from->cq, &wc, 5000))
+		return "no send completion";
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_SEND) {
+		snprintf(why, sizeof(why), "send completed with %s",
+			 ibv_wc_status_str(wc.status));
+		return why;
+	}
+	if (wait_wc(to->cq, &wc, 5000))
+		return "no receive completion";
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+	    wc.wr_id != (uint64_t)rslot || wc.qp_num != to->qp->qp_num ||
+	    strcmp(tbuf + 64 * rslot, msg)) {
+		snprintf(why, sizeof(why),
+			 "receive %s, wr_id %llu (want %d), qp 0x%x, \"%.20s\"",
+			 ibv_wc_status_str(wc.status),
+			 (unsigned long long)wc.wr_id, rslot, wc.qp_num,
+			 tbuf + 64 * rslot);
+		return why;
+	}
+	return "";
+}
+
+/* qp (its own peer) sends to itself: a send and a receive complete */
+static const char *self_transfer(struct rc *q)
+{
+	struct ibv_wc wc[2];
+	int i, n = 0, sends = 0, recvs = 0;
+
+	if (post_recv(q->qp, 50) || post_send(q->qp, 51, "to itself"))
+		return "post failed";
+	for (i = 0; i < 5000 && n < 2; i++) {
+		int got = ibv_poll_cq(q->cq, 2 - n, wc + n);
+
+		if (got < 0)
+			return "poll_cq failed";
+		n += got;
+		if (n < 2)
+			usleep(1000);
+	}
+	for (i = 0; i < n; i++) {
+		sends += wc[i].status == IBV_WC_SUCCESS &&
+			 wc[i].opcode == IBV_WC_SEND;
+		recvs += wc[i].status == IBV_WC_SUCCESS &&
+			 wc[i].opcode == IBV_WC_RECV && wc[i].wr_id == 50;
+	}
+	return sends == 1 && recvs == 1 && !strcmp(tbuf + 64 * 50, "to itself") ?
+		       "" : "no send and receive completions";
+}
+
+static int repoint(uint64_t handle, const union ibv_gid *dgid, uint32_t qpn,
+		   uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct ib_uverbs_attr a[] = {
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_QP,
+		  .flags = UVERBS_ATTR_F_MANDATORY, .data = handle },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DGID, .len = sizeof(*dgid),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = (uintptr_t)dgid->raw },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DEST_QPN, .len = 4,
+		  .flags = UVERBS_ATTR_F_MANDATORY, .data = qpn },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_SQ_PSN, .len = 4,
+		  .flags = UVERBS_ATTR_F_MANDATORY, .data = sq_psn },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_RQ_PSN, .len = 4,
+		  .flags = UVERBS_ATTR_F_MANDATORY, .data = rq_psn },
+	};
+
+	return call(MIGR_RXE_METHOD_QP_REPOINT, a, 5);
+}
+
+/* qp's peer and PSNs as the device reports them (sq_psn ~0: any) */
+static bool peer_is(struct ibv_qp *qp, const union ibv_gid *dgid,
+		    uint32_t dest, uint32_t sq_psn, uint32_t rq_psn, char *why,
+		    size_t n)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr init;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN |
+					 IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
+			 &init)) {
+		snprintf(why, n, "query_qp: %s", strerror(errno));
+		return false;
+	}
+	snprintf(why, n,
+		 "state %d, dest 0x%x (0x%x), sq_psn 0x%x (0x%x), rq_psn 0x%x (0x%x), dgid ..%u.%u (..%u.%u), sgid %u, port %u",
+		 a.qp_state, a.dest_qp_num, dest, a.sq_psn, sq_psn, a.rq_psn,
+		 rq_psn, a.ah_attr.grh.dgid.raw[14], a.ah_attr.grh.dgid.raw[15],
+		 dgid->raw[14], dgid->raw[15], a.ah_attr.grh.sgid_index,
+		 a.ah_attr.port_num);
+	return a.qp_state == IBV_QPS_RTS && a.dest_qp_num == dest &&
+	       (sq_psn == ~0u || a.sq_psn == sq_psn) && a.rq_psn == rq_psn &&
+	       !memcmp(a.ah_attr.grh.dgid.raw, dgid->raw, sizeof(*dgid)) &&
+	       a.ah_attr.grh.sgid_index == gid_idx && a.ah_attr.port_num == 1;
+}
+
+/*
+ * A connected to B, traffic both ways, then A re-pointed to C (on gid2,
+ * brought up to A with matching PSNs): a receive A posted before still
+ * completes, with what C sends; A's number and queues are the same, B's
+ * sends no longer reach it (when gid2 is another address). Then a second
+ * re-point of A (twice) and of C, and the refusals on A, drained
+ */
+static void repoint_works(uint64_t flags)
+{
+	struct rc a = {}, b = {}, c = {};
+	struct ibv_wc wc;
+	uint32_t aqpn;
+	const char *r;
+	char why[200];
+	int err, i;
+
+	check(flags & MIGR_RXE_CAP_QP_REPOINT, "repoint_cap", "flags 0x%llx",
+	      (unsigned long long)flags);
+	if (!rc_new(&a, IBV_QPT_RC) || !rc_new(&b, IBV_QPT_RC) ||
+	    !rc_new(&c, IBV_QPT_RC)) {
+		check(false, "repoint_qps_created", "%s", strerror(errno));
+		goto out;
+	}
+	aqpn = a.qp->qp_num;
+	err = rc_connect(a.qp, b.qp->qp_num, 0x100, 0x200, IBV_QPS_RTS);
+	rc_retry_cnt = 2; /* B's late send fails once A is re-pointed */
+	if (!err)
+		err = rc_connect(b.qp, a.qp->qp_num, 0x200, 0x100, IBV_QPS_RTS);
+	rc_retry_cnt = 7;
+	for (i = 10; i < 13 && !err; i++) /* A's receives: 10, 11, 12 */
+		err = post_recv(a.qp, i);
+	if (!err)
+		err = post_recv(b.qp, 20);
+	if (err) {
+		check(false, "repoint_setup", "%s", strerror(errno));
+		goto out;
+	}
+	r = transfer(&a, &b, 0, 20, "A to B");
+	check(!*r, "repoint_traffic_a_to_b", "%s", r);
+	r = transfer(&b, &a, 1, 10, "B to A");
+	check(!*r, "repoint_traffic_b_to_a", "%s", r);
+
+	/* drained: every completion seen. A to C, then C up to A */
+	err = repoint(a.qp->handle, &gid2, c.qp->qp_num, 0x300, 0x400);
+	check(!err, "repoint_a_to_c", "%s", err ? strerror(-err) : "0");
+	check(peer_is(a.qp, &gid2, c.qp->qp_num, 0x300, 0x400, why,
+		      sizeof(why)),
+	      "repoint_a_reports_c", "%s", why);
+	err = rc_connect_at(c.qp, gid2_idx, &gid, aqpn, 0x400, 0x300,
+			    IBV_QPS_RTS);
+	if (!err)
+		err = post_recv(c.qp, 30);
+	if (err) {
+		check(false, "repoint_c_setup", "%s", strerror(errno));
+		goto out;
+	}
+	/* A's receive 11, posted before the re-point, takes C's message */
+	r = transfer(&c, &a, 2, 11, "C to A");
+	check(!*r, "repoint_recv_posted_before_completes", "%s", r);
+	r = transfer(&a, &c, 3, 30, "A to C");
+	check(!*r, "repoint_traffic_a_to_c", "%s", r);
+	check(a.qp->qp_num == aqpn &&
+		      peer_is(a.qp, &gid2, c.qp->qp_num, 0x301, 0x401, why,
+			      sizeof(why)),
+	      "repoint_a_keeps_its_number", "0x%x: %s", aqpn, why);
+	if (gid2_idx != gid_idx) {
+		/* B, on A's old peer address: dropped, never taken by A */
+		err = post_send(b.qp, 7, "B to A, late");
+		err = err || wait_wc(b.cq, &wc, 10000);
+		check(!err && wc.status == IBV_WC_RETRY_EXC_ERR &&
+			      ibv_poll_cq(a.cq, 1, &wc) == 0,
+		      "repoint_old_peer_cut_off", "B's send: %s",
+		      err ? "no completion" : ibv_wc_status_str(wc.status));
+	}
+
+	/* a second request, twice, and the partner re-pointed too */
+	err = repoint(a.qp->handle, &gid2, c.qp->qp_num, 0x500, 0x600);
+	if (!err)
+		err = repoint(a.qp->handle, &gid2, c.qp->qp_num, 0x500, 0x600);
+	if (!err)
+		err = repoint(c.qp->handle, &gid, aqpn, 0x600, 0x500);
+	check(!err, "repoint_again_both_ends", "%s",
+	      err ? strerror(-err) : "0");
+	err = post_recv(c.qp, 31);
+	r = err ? "post_recv failed" : transfer(&a, &c, 4, 31, "A to C again");
+	check(!*r, "repoint_again_a_to_c", "%s", r);
+	r = transfer(&c, &a, 5, 12, "C to A again");
+	check(!*r, "repoint_again_c_to_a", "%s", r);
+
+	/* refused on A, drained, in RTS: out of range, bad GIDs */
+	err = repoint(a.qp->handle, &gid, 1 << 24, 0x700, 0x700);
+	check(err == -ERANGE, "repoint_qpn_out_of_range_refused", "%s",
+	      strerror(-err));
+	err = repoint(a.qp->handle, &gid, c.qp->qp_num, 1 << 24, 0x700);
+	i = repoint(a.qp->handle, &gid, c.qp->qp_num, 0x700, 0xffffffff);
+	check(err == -ERANGE && i == -ERANGE, "repoint_psn_out_of_range_refused",
+	      "sq %s, rq %s", strerror(-err), strerror(-i));
+	{
+		union ibv_gid g = { .raw = { 0xff, 0x0e, [15] = 1 } };
+
+		err = repoint(a.qp->handle, &g, c.qp->qp_num, 0x700, 0x700);
+		check(err == -EINVAL, "repoint_multicast_gid_refused", "%s",
+		      strerror(-err));
+		/* an IPv6 GID from the QP's IPv4 source GID */
+		g.raw[0] = 0xfe;
+		g.raw[1] = 0x80;
+		err = repoint(a.qp->handle, &g, c.qp->qp_num, 0x700, 0x700);
+		check(err == -EINVAL, "repoint_other_family_gid_refused", "%s",
+		      strerror(-err));
+		/* an address of the subnet nobody answers for */
+		g = gid;
+		g.raw[15] ^= 0x80;
+		err = repoint(a.qp->handle, &g, c.qp->qp_num, 0x700, 0x700);
+		check(err && err != -EBUSY, "repoint_unresolved_gid_refused",
+		      "%s", strerror(-err));
+	}
+	/* none of these changed A: traffic with C goes on */
+	check(peer_is(a.qp, &gid2, c.qp->qp_num, 0x501, 0x601, why,
+		      sizeof(why)),
+	      "repoint_refusals_changed_nothing", "%s", why);
+	err = post_recv(c.qp, 32);
+	r = err ? "post_recv failed" : transfer(&a, &c, 6, 32, "A to C last");
+	check(!*r, "repoint_traffic_after_refusals", "%s", r);
+out:
+	rc_free(&a);
+	rc_free(&b);
+	rc_free(&c);
+}
+
+struct racer {
+	uint64_t handle;
+	uint32_t dest;
+	int ok, busy, other;
+};
+
+static void *race(void *arg)
+{
+	struct racer *t = arg;
+	int i, err;
+
+	for (i = 0; i < 100; i++) {
+		err = repoint(t->handle, &gid, t->dest, 0x9000, 0xa000);
+		err ? err == -EBUSY ? t->busy++ : t->other++ : t->ok++;
+	}
+	return NULL;
+}
+
+/*
+ * Two threads re-point E to F at once, 100 times each: each call is done
+ * or EBUSY (the QP locked by the other), never anything else; then F to
+ * E, and traffic
+ */
+static void repoint_concurrent(struct rc *e, struct rc *f)
+{
+	struct racer t[2] = { { e->qp->handle, f->qp->qp_num },
+			      { e->qp->handle, f->qp->qp_num } };
+	pthread_t th;
+	const char *r = "";
+	int err;
+
+	if (pthread_create(&th, NULL, race, &t[1])) {
+		check(false, "repoint_concurrent", "no thread");
+		return;
+	}
+	race(&t[0]);
+	pthread_join(th, NULL);
+	err = repoint(f->qp->handle, &gid, e->qp->qp_num, 0xa000, 0x9000);
+	if (err || post_recv(f->qp, 48))
+		r = "re-point or post_recv failed";
+	else
+		r = transfer(e, f, 49, 48, "E to F after the race");
+	check(!t[0].other && !t[1].other && t[0].ok + t[1].ok > 0 && !*r,
+	      "repoint_concurrent", "done %d, EBUSY %d, other %d; %s",
+	      t[0].ok + t[1].ok, t[0].busy + t[1].busy,
+	      t[0].other + t[1].other, *r ? r : "traffic after");
+}
+
+/*
+ * An RDMA read to a QP that drops it (in INIT): EBUSY while it waits (a
+ * read credit out, PSNs not acknowledged); once the retries are spent,
+ * the QP is in ERR: EINVAL
+ */
+static void repoint_read_in_flight(struct rc *d)
+{
+	struct rc g = {};
+	struct ibv_sge sge = { .addr = (uintptr_t)tbuf, .length = 64,
+			       .lkey = tmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 60, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = (uintptr_t)tbuf,
+					       .rkey = tmr->rkey } },
+			   *bad;
+	struct ibv_qp *dq = d->qp;
+	struct ibv_wc wc;
+	int busy = 0, i, err;
+
+	/* d is in RTR: back to RESET, then INIT, where it drops requests */
+	rc_retry_cnt = 2;
+	if (!rc_new(&g, IBV_QPT_RC) ||
+	    ibv_modify_qp(dq, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
+			  IBV_QP_STATE) ||
+	    rc_connect(dq, g.qp->qp_num, 1, 1, IBV_QPS_INIT) ||
+	    rc_connect(g.qp, dq->qp_num, 0x30, 0x40, IBV_QPS_RTS) ||
+	    ibv_post_send(g.qp, &wr, &bad)) {
+		rc_retry_cnt = 7;
+		check(false, "repoint_read_setup", "%s", strerror(errno));
+		goto out;
+	}
+	rc_retry_cnt = 7;
+	for (i = 0; i < 5; i++, usleep(10000))
+		busy += repoint(g.qp->handle, &gid, dq->qp_num, 0x77, 0x77) ==
+			-EBUSY;
+	err = wait_wc(g.cq, &wc, 10000);
+	check(busy == 5, "repoint_read_in_flight_refused", "%d of 5 EBUSY",
+	      busy);
+	err = err ? -1 : wc.status != IBV_WC_RETRY_EXC_ERR ? -2 :
+		  repoint(g.qp->handle, &gid, dq->qp_num, 0x77, 0x77);
+	check(err == -EINVAL, "repoint_qp_in_error_refused", "%s",
+	      err == -1 ? "no completion" :
+	      err == -2 ? ibv_wc_status_str(wc.status) : strerror(-err));
+out:
+	rc_free(&g);
+}
+
+/*
+ * Refusals: a QP not in RTS (EINVAL: only the owner's modify_qp makes it
+ * RTS, waiting does not), a UD QP (EINVAL), a bad or wrong handle (ENOENT,
+ * EINVAL: the uverbs lookup), a send not completed (EBUSY: E waits on
+ * F's RNR NAKs, F has no receive; once F has one, E's send completes as
+ * if nothing happened, and E and F are re-pointed to each other)
+ */
+static void repoint_refusals(void)
+{
+	struct rc d = {}, u = {}, e = {}, f = {};
+	uint32_t other = 0x1234;
+	const char *r;
+	char why[200];
+	int err, busy, i;
+	struct ibv_wc wc;
+	bool ok;
+
+	if (!rc_new(&d, IBV_QPT_RC) || !rc_new(&u, IBV_QPT_UD) ||
+	    !rc_new(&e, IBV_QPT_RC) || !rc_new(&f, IBV_QPT_RC)) {
+		check(false, "repoint_refusal_qps_created", "%s",
+		      strerror(errno));
+		goto out;
+	}
+	err = repoint(d.qp->handle, &gid, other, 1, 1);
+	i = rc_connect(d.qp, other, 1, 1, IBV_QPS_INIT) ? -1 :
+	    repoint(d.qp->handle, &gid, other, 1, 1);
+	busy = rc_connect(d.qp, other, 1, 1, IBV_QPS_RTR) ? -1 :
+	       repoint(d.qp->handle, &gid, other, 1, 1);
+	check(err == -EINVAL && i == -EINVAL && busy == -EINVAL,
+	      "repoint_not_rts_refused", "RESET %s, INIT %s, RTR %s",
+	      strerror(-err), strerror(-i), strerror(-busy));
+	err = ud_up(u.qp) ? -1 : repoint(u.qp->handle, &gid, other, 1, 1);
+	check(err == -EINVAL, "repoint_ud_refused", "%s", strerror(-err));
+	err = repoint(0x7fffffff, &gid, other, 1, 1);
+	i = repoint(e.cq->handle, &gid, other, 1, 1);
+	check(err == -ENOENT && i == -EINVAL, "repoint_bad_handle_refused",
+	      "none %s, a CQ's %s", strerror(-err), strerror(-i));
+
+	err = rc_connect(e.qp, f.qp->qp_num, 0x10, 0x20, IBV_QPS_RTS);
+	if (!err)
+		err = rc_connect(f.qp, e.qp->qp_num, 0x20, 0x10, IBV_QPS_RTS);
+	if (!err)
+		err = post_send(e.qp, 40, "E to F");
+	if (err) {
+		check(false, "repoint_busy_setup", "%s", strerror(errno));
+		goto out;
+	}
+	/* sent, RNR NAKed, sent again...: busy every time, for 200 ms */
+	for (busy = 0, i = 0; i < 20; i++, usleep(10000))
+		busy += repoint(e.qp->handle, &gid, d.qp->qp_num, 0x77,
+				0x77) == -EBUSY;
+	check(busy == 20, "repoint_send_not_completed_refused",
+	      "%d of 20 EBUSY", busy);
+	/* (its sq_psn moves between 0x10 and 0x11 with each retry) */
+	check(ibv_poll_cq(e.cq, 1, &wc) == 0 &&
+		      peer_is(e.qp, &gid, f.qp->qp_num, ~0u, 0x20, why, sizeof(why)),
+	      "repoint_busy_changed_nothing", "%s", why);
+	/* F gets a receive: the send completes, to F */
+	err = post_recv(f.qp, 41);
+	ok = !err && !wait_wc(e.cq, &wc, 5000) &&
+	     wc.status == IBV_WC_SUCCESS && !wait_wc(f.cq, &wc, 5000) &&
+	     wc.status == IBV_WC_SUCCESS && !strcmp(tbuf + 64 * 41, "E to F");
+	check(ok, "repoint_busy_send_completes_after", "%s",
+	      err ? strerror(errno) : ibv_wc_status_str(wc.status));
+	/* drained now: both ends re-pointed to each other */
+	err = repoint(e.qp->handle, &gid, f.qp->qp_num, 0xfffffe, 0x8000);
+	if (!err)
+		err = repoint(f.qp->handle, &gid, e.qp->qp_num, 0x8000,
+			      0xfffffe);
+	check(!err, "repoint_after_busy", "%s", err ? strerror(-err) : "0");
+	/* three messages: E's PSNs wrap past 0xffffff */
+	for (i = 0, r = ""; i < 3 && !*r; i++)
+		r = post_recv(f.qp, 42 + i) ? "post_recv failed" :
+					      transfer(&e, &f, 45, 42 + i, "E to F, wrapping");
+	check(!*r, "repoint_traffic_psn_wrap", "%s", r);
+	err = post_recv(e.qp, 46);
+	r = err ? "post_recv failed" : transfer(&f, &e, 47, 46, "F to E");
+	check(!*r, "repoint_traffic_f_to_e", "%s", r);
+	repoint_concurrent(&e, &f);
+	repoint_read_in_flight(&d);
+out:
+	rc_free(&d);
+	rc_free(&u);
+	rc_free(&e);
+	rc_free(&f);
+}
+
+static void repoint_checks(uint64_t flags)
+{
+	tmr = ibv_reg_mr(pd, tbuf, sizeof(tbuf), IBV_ACCESS_LOCAL_WRITE);
+	if (!tmr || !find_gid()) {
+		check(false, "repoint_setup", "%s",
+		      tmr ? "no IPv4-mapped GID" : strerror(errno));
+		return;
+	}
+	repoint_works(flags);
+	repoint_refusals();
+}
+
+/*
+ * A random re-point call: a valid one (the handle of an RC QP in RTS, its
+ * own peer, or one in RESET, a UD QP, a CQ; this device's GID, 24-bit
+ * values) with up to 3 changes: an attribute's id, flags, size or value
+ * (anything, out of range, a bad pointer), the GID (none, multicast, an
+ * IPv6 one, random bytes), the handle, an attribute left out or twice,
+ * the method's id; the attributes in any order. Results by errno
+ */
+static long fuzz_result[200];
+
+static void fuzz_repoint(const uint64_t *handles, int nh)
+{
+	union ibv_gid g = gid;
+	struct ib_uverbs_attr a[6] = {
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_QP,
+		  .data = handles[random() % nh] },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DGID, .len = 16,
+		  .data = (uintptr_t)g.raw },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DEST_QPN, .len = 4,
+		  .data = random() & 0xffffff },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_SQ_PSN, .len = 4,
+		  .data = random() & 0xffffff },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_RQ_PSN, .len = 4,
+		  .data = random() & 0xffffff },
+	};
+	int i, k, n = 5, changes = random() % 4, method = MIGR_RXE_METHOD_QP_REPOINT;
+	int ret;
+
+	for (i = 0; i < 5; i++)
+		a[i].flags = UVERBS_ATTR_F_MANDATORY;
+	while (changes--) {
+		k = random() % 5;
+		switch (random() % 10) {
+		case 0:
+			a[k].attr_id += random() % 7 - 3;
+			break;
+		case 1:
+			a[k].flags = random() % 8;
+			break;
+		case 2:
+			a[k].len = random() % 32;
+			break;
+		case 3:
+			a[k].data = random() % 2 ? (uint32_t)random() :
+				    ((uint64_t)random() << 32) | (uint32_t)random();
+			break;
+		case 4:
+			a[k].data = 0x1000000 + random() % 4;
+			break;
+		case 5:
+			memset(&g, 0, sizeof(g));
+			if (random() % 3 == 0)
+				g.raw[0] = 0xff; /* multicast */
+			else if (random() % 2)
+				g.raw[0] = 0xfe, g.raw[1] = 0x80, g.raw[15] = 1;
+			else
+				for (i = 0; i < 16; i++)
+					g.raw[i] = random();
+			break;
+		case 6:
+			a[0].data = random() % 2 ? (uint64_t)random() % 64 :
+				    ((uint64_t)random() << 32) | (uint32_t)random();
+			break;
+		case 7:
+			n = random() % 5; /* one or more left out */
+			break;
+		case 8:
+			a[5] = a[k]; /* twice */
+			n = 6;
+			break;
+		default:
+			method += random() % 3 - 1;
+		}
+	}
+	for (i = n - 1; i > 0; i--) {
+		struct ib_uverbs_attr t = a[i];
+
+		k = random() % (i + 1);
+		a[i] = a[k];
+		a[k] = t;
+	}
+	ret = -call(method, a, n);
+	__atomic_fetch_add(&fuzz_result[ret >= 0 && ret < 200 ? ret : 199], 1,
+			   __ATOMIC_RELAXED);
+}
+
+/* A second thread of re-point calls while the fuzz runs */
+static bool fuzz_stop;
+static const uint64_t *fuzz_handles;
+static long fuzz_thread_calls;
+
+static void *fuzz_thread(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&fuzz_stop, __ATOMIC_RELAXED)) {
+		fuzz_repoint(fuzz_handles, 5);
+		fuzz_thread_calls++;
+	}
+	return NULL;
+}
+
+/* "done N, EINVAL N, ..." */
+static const char *fuzz_results(void)
+{
+	static char buf[400];
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < 200 && len < sizeof(buf) - 40; i++)
+		if (fuzz_result[i])
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%s %ld",
+					len ? ", " : "",
+					!i ? "done" : i == 199 ? "other" :
+					strerrorname_np(i) ?: "?",
+					fuzz_result[i]);
+	return buf;
+}
+
 /* Random calls: whatever they return, the kernel must take them */
 static void fuzz(long n, const uint32_t *ranges)
 {
+	struct rc rts = {}, reset = {}, ud = {};
 	uint32_t abi, big[64];
-	uint64_t flags;
-	long i;
+	uint64_t flags, handles[5] = { 0, 1, 0x7fffffff };
+	long i, nrepoint = 0;
+	const char *r = "no QPs";
+	pthread_t th;
 
 	srandom(n);
+	/* for the re-point calls: an RC QP in RTS, its own peer, and others */
+	if (gid_idx >= 0 && rc_new(&rts, IBV_QPT_RC) &&
+	    rc_new(&reset, IBV_QPT_RC) && rc_new(&ud, IBV_QPT_UD) &&
+	    !rc_connect(rts.qp, rts.qp->qp_num, 0x50, 0x50, IBV_QPS_RTS) &&
+	    !ud_up(ud.qp)) {
+		handles[0] = rts.qp->handle;
+		handles[1] = reset.qp->handle;
+		handles[2] = ud.qp->handle;
+		handles[3] = rts.cq->handle;
+		handles[4] = rts.qp->handle;
+		r = "";
+	}
+	fuzz_handles = handles;
+	if (!*r && pthread_create(&th, NULL, fuzz_thread, NULL))
+		r = "no thread";
 	for (i = 0; i < n; i++) {
 		struct ib_uverbs_attr a[3] = {};
 		int k = random() % 6;
@@ -244,9 +1013,30 @@ static void fuzz(long n, const uint32_t *ranges)
 			if (qp)
 				ibv_destroy_qp(qp);
 		}
+		if (!*r && random() % 3 == 0) {
+			fuzz_repoint(handles, 5);
+			nrepoint++;
+		}
 	}
-	check(!query_caps(&abi, &flags, big), "fuzz_survived", "%ld calls",
-	      n);
+	if (!*r) {
+		__atomic_store_n(&fuzz_stop, true, __ATOMIC_RELAXED);
+		pthread_join(th, NULL);
+		nrepoint += fuzz_thread_calls;
+	}
+	check(!query_caps(&abi, &flags, big), "fuzz_survived",
+	      "%ld calls, %ld of them re-point (%ld from a second thread): %s",
+	      n + nrepoint, nrepoint, fuzz_thread_calls, fuzz_results());
+	/* the RC QP, re-pointed to itself again, still carries traffic */
+	if (!*r) {
+		int err = repoint(rts.qp->handle, &gid, rts.qp->qp_num, 0x60,
+				  0x60);
+
+		r = err ? strerror(-err) : self_transfer(&rts);
+	}
+	check(!*r, "fuzz_qp_still_works", "%s", r);
+	rc_free(&rts);
+	rc_free(&reset);
+	rc_free(&ud);
 }
 
 static int hold(uint32_t qpn)
@@ -311,6 +1101,7 @@ int main(int argc, char **argv)
 	qp_checks(ranges);
 	mr_checks();
 	mw_checks();
+	repoint_checks(flags);
 	/* last: the values it leaves named are for creates no check makes */
 	if (argc > 3 && !strcmp(argv[2], "--fuzz"))
 		fuzz(atol(argv[3]), ranges);
