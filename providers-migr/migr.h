@@ -66,6 +66,7 @@ struct migr_ud_hosts {
 /* What the lower device lets a rebuilt object ask for (numbers.c) */
 struct migr_numbers {
 	bool can_ask; /* migr's rdma_rxe: the next create takes a number */
+	bool can_repoint; /* ... and a drained QP changes peers in place */
 	uint32_t ranges[MIGR_RXE_RANGES]; /* lowest, highest of each kind */
 	/* objects rebuilt on this lower that asked: given it, or not */
 	unsigned int kept, moved;

@@ -799,6 +799,61 @@ static void do_give(struct entry *e)
 	RESULT(e, true, "{\"ok\":true}");
 }
 
+/* Its replica says the moved peer's QP is new_qpn now */
+static int learn_new_qpn(struct entry *e, unsigned int new_qpn)
+{
+	struct migr_xlate *x = e->mqp->remote;
+	int ret;
+
+	ret = migr_xlate_set(x, MIGR_XLATE_QPN_PHYS, e->s->peer_qpn, new_qpn);
+	if (!ret)
+		ret = migr_xlate_set(x, MIGR_XLATE_QPN, new_qpn,
+				     e->s->peer_qpn);
+	return ret;
+}
+
+/*
+ * Where the device can (migr_rxe(7)): the lower QP, drained, pointed at
+ * the moved peer in place; its number, its posted RECVs and the windows
+ * bound through it stay. False if it could not: then it is as it was.
+ */
+static bool repoint_one(struct entry *e, const union ibv_gid *gid,
+			unsigned int new_qpn)
+{
+	struct migr_qp *mqp = e->mqp;
+	struct migr_context *ctx = e->ctx;
+	int ret;
+
+	if (!mqp->lower || mqp->vqp.qp.qp_type != IBV_QPT_RC ||
+	    mqp->attr.qp_state != IBV_QPS_RTS)
+		return false;
+	ret = migr_numbers_repoint(ctx, mqp->lower, gid, new_qpn,
+				   mqp->attr.sq_psn, mqp->attr.rq_psn);
+	if (ret) {
+		if (ret != EOPNOTSUPP)
+			verbs_info(
+				&ctx->vctx,
+				"QP 0x%x: re-pointing it in place failed (%s): a new QP instead\n",
+				e->qpn, strerror(ret));
+		return false;
+	}
+	mqp->attr.ah_attr.grh.dgid = *gid;
+	mqp->dest_phys = new_qpn;
+	if (learn_new_qpn(e, new_qpn)) {
+		FAILED(e, "out of memory");
+		return true;
+	}
+	migr_qp_update_slow(mqp);
+	e->s->reconnected = true;
+	verbs_info(
+		&ctx->vctx,
+		"QP 0x%x: re-pointed in place to its moved peer 0x%x (0x%x), its RECVs kept\n",
+		e->qpn, e->s->peer_qpn, new_qpn);
+	RESULT(e, true, "{\"ok\":true,\"qpn\":%u,\"keys\":\"\"}",
+	       mqp->lower->qp_num);
+	return true;
+}
+
 /*
  * The QP's lower QP is replaced: the old one goes to error (its unused
  * RECVs flush, and are dropped: they are posted again on the new one),
@@ -828,6 +883,8 @@ static void reconnect_one(struct entry *e)
 		FAILED(e, "QP 0x%x: its RECV count does not add up", e->qpn);
 		return;
 	}
+	if (repoint_one(e, &gid, new_qpn))
+		return;
 	if (mqp->lower) {
 		ctx->retiring_qpn = mqp->lower->qp_num;
 		ctx->retired_flushes = 0;
@@ -852,11 +909,7 @@ static void reconnect_one(struct entry *e)
 		migr_markers_forget(mqp);
 	}
 	mqp->attr.ah_attr.grh.dgid = gid;
-	ret = migr_xlate_set(mqp->remote, MIGR_XLATE_QPN_PHYS, e->s->peer_qpn,
-			     new_qpn);
-	if (!ret)
-		ret = migr_xlate_set(mqp->remote, MIGR_XLATE_QPN, new_qpn,
-				     e->s->peer_qpn);
+	ret = learn_new_qpn(e, new_qpn);
 	if (ret) {
 		FAILED(e, "out of memory");
 		return;

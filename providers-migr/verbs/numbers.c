@@ -35,7 +35,7 @@ void migr_numbers_probe(struct migr_context *ctx)
 	uint64_t flags = 0;
 
 	/* counts of this lower device's rebuilds */
-	n->can_ask = false;
+	n->can_ask = n->can_repoint = false;
 	n->kept = n->moved = 0;
 	if (!is_rxe(ctx->lower) || getenv("MIGR_NO_NUMBERS"))
 		return;
@@ -49,6 +49,7 @@ void migr_numbers_probe(struct migr_context *ctx)
 		return;
 	memcpy(n->ranges, ranges, sizeof(n->ranges));
 	n->can_ask = true;
+	n->can_repoint = flags & MIGR_RXE_CAP_QP_REPOINT;
 }
 
 static int set_next(struct migr_context *ctx, enum migr_rxe_kind kind,
@@ -98,4 +99,22 @@ void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
 	ctx->numbers.moved++;
 	verbs_info(&ctx->vctx, "0x%x is taken on %s: translated (0x%x there)\n",
 		   want, ibv_get_device_name(ctx->lower->device), got);
+}
+
+int migr_numbers_repoint(struct migr_context *ctx, struct ibv_qp *qp,
+			 const union ibv_gid *dgid, uint32_t dest_qpn,
+			 uint32_t sq_psn, uint32_t rq_psn)
+{
+	DECLARE_COMMAND_BUFFER(cmd, MIGR_RXE_OBJECT_MIGR,
+			       MIGR_RXE_METHOD_QP_REPOINT, 5);
+
+	if (!ctx->numbers.can_repoint)
+		return EOPNOTSUPP;
+	fill_attr_in_obj(cmd, MIGR_RXE_ATTR_REPOINT_QP, qp->handle);
+	fill_attr_in(cmd, MIGR_RXE_ATTR_REPOINT_DGID, dgid->raw,
+		     sizeof(dgid->raw));
+	fill_attr_in_uint32(cmd, MIGR_RXE_ATTR_REPOINT_DEST_QPN, dest_qpn);
+	fill_attr_in_uint32(cmd, MIGR_RXE_ATTR_REPOINT_SQ_PSN, sq_psn);
+	fill_attr_in_uint32(cmd, MIGR_RXE_ATTR_REPOINT_RQ_PSN, rq_psn);
+	return execute_ioctl(ctx->lower, cmd);
 }

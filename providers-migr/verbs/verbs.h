@@ -115,6 +115,14 @@ void migr_numbers_unask(struct migr_context *ctx, enum migr_rxe_kind kind);
 bool migr_numbers_taken(int err);
 void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
 			uint32_t got);
+/*
+ * A drained RC QP in RTS pointed at another peer in place, its number,
+ * queues and posted RECVs kept (migr_rxe(7)): 0, or an errno and the QP
+ * as it was (EOPNOTSUPP: the device cannot)
+ */
+int migr_numbers_repoint(struct migr_context *ctx, struct ibv_qp *qp,
+			 const union ibv_gid *dgid, uint32_t dest_qpn,
+			 uint32_t sq_psn, uint32_t rq_psn);
 
 /* cq.c */
 struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
