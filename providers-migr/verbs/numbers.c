@@ -32,7 +32,9 @@ void migr_numbers_probe(struct migr_context *ctx)
 			       MIGR_RXE_METHOD_QUERY_CAPS, 3);
 	struct migr_numbers *n = &ctx->numbers;
 	uint32_t abi = 0, ranges[MIGR_RXE_RANGES];
+	int saved = errno; /* a device open that succeeds leaves errno be */
 	uint64_t flags = 0;
+	bool ok;
 
 	/* counts of this lower device's rebuilds */
 	n->can_ask = n->can_repoint = false;
@@ -44,23 +46,29 @@ void migr_numbers_probe(struct migr_context *ctx)
 	fill_attr_out_ptr_array(cmd, MIGR_RXE_ATTR_CAPS_RANGES, ranges,
 				MIGR_RXE_RANGES);
 	/* the stock module has no such method: translation, as always */
-	if (execute_ioctl(ctx->lower, cmd) || abi != MIGR_RXE_ABI ||
-	    !(flags & MIGR_RXE_CAP_SET_NEXT))
+	ok = !execute_ioctl(ctx->lower, cmd) && abi == MIGR_RXE_ABI &&
+	     (flags & MIGR_RXE_CAP_SET_NEXT);
+	errno = saved;
+	if (!ok)
 		return;
 	memcpy(n->ranges, ranges, sizeof(n->ranges));
 	n->can_ask = true;
 	n->can_repoint = flags & MIGR_RXE_CAP_QP_REPOINT;
 }
 
+/* 0 or an errno; errno itself as it was (the create after it sets it) */
 static int set_next(struct migr_context *ctx, enum migr_rxe_kind kind,
 		    uint32_t value)
 {
 	DECLARE_COMMAND_BUFFER(cmd, MIGR_RXE_OBJECT_MIGR,
 			       MIGR_RXE_METHOD_SET_NEXT, 2);
+	int saved = errno, ret;
 
 	fill_attr_const_in(cmd, MIGR_RXE_ATTR_NEXT_KIND, kind);
 	fill_attr_in_uint32(cmd, MIGR_RXE_ATTR_NEXT_VALUE, value);
-	return execute_ioctl(ctx->lower, cmd);
+	ret = execute_ioctl(ctx->lower, cmd);
+	errno = saved;
+	return ret;
 }
 
 bool migr_numbers_ask(struct migr_context *ctx, enum migr_rxe_kind kind,
