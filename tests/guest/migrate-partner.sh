@@ -31,6 +31,12 @@ A_IP=10.9.0.1
 B_IP=10.9.0.2
 WL_ADDR=10.9.0.50 WL_MAC=02:00:0a:09:00:32 # the workload's
 PT_ADDR=10.9.0.60 PT_MAC=02:00:0a:09:00:3c # its partner's, on B
+# --module runs after others in the same guests: its own addresses, so
+# that what a failed one left behind does not fail it too
+[ -z "$MODULE" ] || {
+	WL_ADDR=10.9.0.51 WL_MAC=02:00:0a:09:00:33
+	PT_ADDR=10.9.0.61 PT_MAC=02:00:0a:09:00:3d
+}
 MIGRATIONS=${MIGR_MIGRATIONS:-${MODULE:+2}}
 MIGRATIONS=${MIGRATIONS:-10}
 CONTROL=$MIGR_TOP/tests/switch/control.py
