@@ -146,6 +146,23 @@ static uint32_t key_before(uint32_t key)
 	return (key & ~0xffu) | ((key - 1) & 0xffu);
 }
 
+struct mw_create {
+	struct ibv_pd *pd;
+	enum ibv_mw_type type;
+};
+
+static void *mw_create(void *arg)
+{
+	struct mw_create *c = arg;
+
+	return ibv_alloc_mw(c->pd, c->type);
+}
+
+static uint32_t mw_key(const void *mw)
+{
+	return ((const struct ibv_mw *)mw)->rkey;
+}
+
 /*
  * A new lower window of type, with the rkey it had where the device can:
  * want, the key it must have once allocated (a bind makes the next one)
@@ -154,22 +171,10 @@ static struct ibv_mw *alloc_mw_again(struct migr_context *ctx,
 				     struct migr_mw *mmw, enum ibv_mw_type type,
 				     uint32_t want)
 {
-	bool asked = migr_numbers_ask(ctx, MIGR_RXE_KIND_MW_KEY, want);
-	struct ibv_mw *mw = ibv_alloc_mw(lower_pd(mmw->mw.pd), type);
-	int err;
+	struct mw_create c = { lower_pd(mmw->mw.pd), type };
+	const struct migr_numbered how = { mw_create, mw_key, &c };
 
-	if (!mw && asked) {
-		err = errno;
-		migr_numbers_unask(ctx, MIGR_RXE_KIND_MW_KEY);
-		/* the key is another window's here: a new one, translated */
-		if (migr_numbers_taken(err))
-			mw = ibv_alloc_mw(lower_pd(mmw->mw.pd), type);
-		else
-			errno = err;
-	}
-	if (mw)
-		migr_numbers_count(ctx, asked, want, mw->rkey);
-	return mw;
+	return migr_numbers_create(ctx, MIGR_RXE_KIND_MW_KEY, want, &how);
 }
 
 /* A type 1 window anew, bound as the application last bound it */

@@ -244,32 +244,30 @@ void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah)
 		return errno ? errno : EIO;                                    \
 	} while (0)
 
+static void *reg_mr_create(void *arg)
+{
+	struct migr_mr *mmr = arg;
+	struct ibv_mr *mr = &mmr->vmr.ibv_mr;
+
+	return ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr, mr->length,
+				mmr->iova, mmr->vmr.access);
+}
+
+static uint32_t mr_key(const void *mr)
+{
+	return ((const struct ibv_mr *)mr)->lkey;
+}
+
 /* mmr's region registered anew, with the key it had where the device can */
 static struct ibv_mr *reg_mr_again(struct migr_context *ctx,
 				   struct migr_mr *mmr)
 {
-	struct ibv_mr *mr = &mmr->vmr.ibv_mr, *lower;
-	/* one key for both: the device's (rxe's) way, else nothing to ask */
-	bool asked = mr->lkey == mr->rkey &&
-		     migr_numbers_ask(ctx, MIGR_RXE_KIND_MR_KEY, mr->lkey);
-	int err;
+	const struct migr_numbered how = { reg_mr_create, mr_key, mmr };
+	struct ibv_mr *mr = &mmr->vmr.ibv_mr;
 
-	lower = ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr, mr->length,
-				 mmr->iova, mmr->vmr.access);
-	if (!lower && asked) {
-		err = errno;
-		migr_numbers_unask(ctx, MIGR_RXE_KIND_MR_KEY);
-		/* the key is another region's here: a new one, translated */
-		if (migr_numbers_taken(err))
-			lower = ibv_reg_mr_iova2(lower_pd(mr->pd), mr->addr,
-						 mr->length, mmr->iova,
-						 mmr->vmr.access);
-		else
-			errno = err;
-	}
-	if (lower)
-		migr_numbers_count(ctx, asked, mr->lkey, lower->lkey);
-	return lower;
+	/* one key for both: the device's (rxe's) way, else nothing to ask */
+	return migr_numbers_create(ctx, MIGR_RXE_KIND_MR_KEY,
+				   mr->lkey == mr->rkey ? mr->lkey : 0, &how);
 }
 
 static int rebuild_memory(struct migr_context *ctx, char *why, size_t why_len)
@@ -361,34 +359,39 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 	return 0;
 }
 
+struct qp_create {
+	struct migr_qp *mqp;
+	struct ibv_qp_init_attr_ex *attr;
+};
+
+static void *qp_create(void *arg)
+{
+	struct qp_create *c = arg;
+
+	return migr_qp_create_lower(c->mqp, c->mqp->ctx->lower, c->attr);
+}
+
+static uint32_t qp_number(const void *qp)
+{
+	return ((const struct ibv_qp *)qp)->qp_num;
+}
+
 /* A new lower QP for mqp on the lower objects it has now, not connected */
 int migr_rebuild_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 {
-	struct migr_context *ctx = mqp->ctx;
 	struct ibv_qp_init_attr_ex lattr;
-	bool asked;
+	struct qp_create c = { mqp, &lattr };
+	const struct migr_numbered how = { qp_create, qp_number, &c };
 
 	errno = 0;
 	migr_qp_lower_attr(&lattr, &mqp->init, mqp);
 	lattr.comp_mask |= IBV_QP_INIT_ATTR_PD;
 	lattr.pd = lower_pd(mqp->vqp.qp.pd);
-	asked = migr_numbers_ask(ctx, MIGR_RXE_KIND_QPN, mqp->vqp.qp.qp_num);
-	mqp->lower = migr_qp_create_lower(mqp, ctx->lower, &lattr);
-	if (!mqp->lower && asked) {
-		int err = errno;
-
-		migr_numbers_unask(ctx, MIGR_RXE_KIND_QPN);
-		/* the number is another QP's here: a new one, translated */
-		if (migr_numbers_taken(err))
-			mqp->lower =
-				migr_qp_create_lower(mqp, ctx->lower, &lattr);
-		else
-			errno = err;
-	}
+	mqp->lower = migr_numbers_create(mqp->ctx, MIGR_RXE_KIND_QPN,
+					 mqp->vqp.qp.qp_num, &how);
 	if (!mqp->lower)
 		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
 		     strerror(errno));
-	migr_numbers_count(ctx, asked, mqp->vqp.qp.qp_num, mqp->lower->qp_num);
 	mqp->vqp.qp.handle = mqp->lower->handle;
 	mqp->marker.granted = false;
 	migr_srq_rekey_qp(mqp);
@@ -400,7 +403,7 @@ int migr_rebuild_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
 			     mqp->vqp.qp.qp_num);
 		migr_qp_ex_set_ops(mqp);
 	}
-	errno = migr_xlate_remap(&ctx->xlate, MIGR_XLATE_QPN,
+	errno = migr_xlate_remap(&mqp->ctx->xlate, MIGR_XLATE_QPN,
 				 mqp->vqp.qp.qp_num, mqp->lower->qp_num);
 	if (errno)
 		FAIL("remapping QP 0x%x failed", mqp->vqp.qp.qp_num);

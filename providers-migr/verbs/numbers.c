@@ -17,16 +17,8 @@
 #include "migr.h"
 #include "verbs.h"
 
-static bool is_rxe(struct ibv_context *lower)
-{
-	const struct verbs_device *vdev = verbs_get_device(lower->device);
-
-	/* Driver-namespace ids mean something else to every other driver */
-	return vdev->ops && vdev->ops->name && !strcmp(vdev->ops->name, "rxe");
-}
-
-/* ctx->lower was opened: can its objects be given their numbers? */
-void migr_numbers_probe(struct migr_context *ctx)
+/* ctx->lower (of driver) was opened: can its objects be given numbers? */
+void migr_numbers_probe(struct migr_context *ctx, const char *driver)
 {
 	DECLARE_COMMAND_BUFFER(cmd, MIGR_RXE_OBJECT_MIGR,
 			       MIGR_RXE_METHOD_QUERY_CAPS, 3);
@@ -39,7 +31,8 @@ void migr_numbers_probe(struct migr_context *ctx)
 	/* counts of this lower device's rebuilds */
 	n->can_ask = n->can_repoint = false;
 	n->kept = n->moved = 0;
-	if (!is_rxe(ctx->lower) || getenv("MIGR_NO_NUMBERS"))
+	/* driver-namespace ids mean something else to every other driver */
+	if (!driver || strcmp(driver, "rxe") || getenv("MIGR_NO_NUMBERS"))
 		return;
 	fill_attr_out_ptr(cmd, MIGR_RXE_ATTR_CAPS_ABI, &abi);
 	fill_attr_out_ptr(cmd, MIGR_RXE_ATTR_CAPS_FLAGS, &flags);
@@ -71,8 +64,8 @@ static int set_next(struct migr_context *ctx, enum migr_rxe_kind kind,
 	return ret;
 }
 
-bool migr_numbers_ask(struct migr_context *ctx, enum migr_rxe_kind kind,
-		      uint32_t value)
+static bool ask(struct migr_context *ctx, enum migr_rxe_kind kind,
+		uint32_t value)
 {
 	struct migr_numbers *n = &ctx->numbers;
 
@@ -83,23 +76,8 @@ bool migr_numbers_ask(struct migr_context *ctx, enum migr_rxe_kind kind,
 	return !set_next(ctx, kind, value);
 }
 
-void migr_numbers_unask(struct migr_context *ctx, enum migr_rxe_kind kind)
+static void count(struct migr_context *ctx, uint32_t want, uint32_t got)
 {
-	/* a create that failed before the device took the number leaves it */
-	if (ctx->numbers.can_ask)
-		set_next(ctx, kind, 0);
-}
-
-bool migr_numbers_taken(int err)
-{
-	return err == EBUSY || err == ERANGE;
-}
-
-void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
-			uint32_t got)
-{
-	if (!asked)
-		return;
 	if (want == got) {
 		ctx->numbers.kept++;
 		return;
@@ -107,6 +85,28 @@ void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
 	ctx->numbers.moved++;
 	verbs_info(&ctx->vctx, "0x%x is taken on %s: translated (0x%x there)\n",
 		   want, ibv_get_device_name(ctx->lower->device), got);
+}
+
+void *migr_numbers_create(struct migr_context *ctx, enum migr_rxe_kind kind,
+			  uint32_t want, const struct migr_numbered *how)
+{
+	bool asked = want && ask(ctx, kind, want);
+	void *obj = how->create(how->arg);
+	int err;
+
+	if (!obj && asked) {
+		err = errno;
+		/* a create that failed before the device took the number */
+		set_next(ctx, kind, 0);
+		/* the number is another object's here: a new one, translated */
+		if (err == EBUSY || err == ERANGE)
+			obj = how->create(how->arg);
+		else
+			errno = err;
+	}
+	if (obj && asked)
+		count(ctx, want, how->number(obj));
+	return obj;
 }
 
 int migr_numbers_repoint(struct migr_context *ctx, struct ibv_qp *qp,

@@ -25,7 +25,8 @@ static unsigned int inv_flags(const char *driver)
 void migr_quirks_init(struct migr_context *ctx)
 {
 	const struct verbs_device *vdev = verbs_get_device(ctx->lower->device);
+	const char *driver = vdev->ops ? vdev->ops->name : NULL;
 
-	ctx->wc_inv = inv_flags(vdev->ops ? vdev->ops->name : NULL);
-	migr_numbers_probe(ctx);
+	ctx->wc_inv = inv_flags(driver);
+	migr_numbers_probe(ctx, driver);
 }

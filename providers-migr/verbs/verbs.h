@@ -103,18 +103,21 @@ void migr_unimport_dm(struct ibv_dm *dm);
 /* quirks.c */
 void migr_quirks_init(struct migr_context *ctx);
 
+/* numbers.c: a rebuilt object asks for its number (migr's rdma_rxe) */
+void migr_numbers_probe(struct migr_context *ctx, const char *driver);
+/* how to create one object, and read the number it got */
+struct migr_numbered {
+	void *(*create)(void *arg); /* NULL and errno set on failure */
+	uint32_t (*number)(const void *obj);
+	void *arg;
+};
 /*
- * numbers.c: a rebuilt object asks for its number (migr's rdma_rxe). ask
- * before the create (false: not asked, the device cannot), unask after a
- * create that failed, again without the number if it was taken
+ * The object how creates, with number want of kind where the device can
+ * give it (want 0: nothing to ask), else with a number of the device's
+ * (translated); counted in ctx->numbers. NULL and errno as the create's.
  */
-void migr_numbers_probe(struct migr_context *ctx);
-bool migr_numbers_ask(struct migr_context *ctx, enum migr_rxe_kind kind,
-		      uint32_t value);
-void migr_numbers_unask(struct migr_context *ctx, enum migr_rxe_kind kind);
-bool migr_numbers_taken(int err);
-void migr_numbers_count(struct migr_context *ctx, bool asked, uint32_t want,
-			uint32_t got);
+void *migr_numbers_create(struct migr_context *ctx, enum migr_rxe_kind kind,
+			  uint32_t want, const struct migr_numbered *how);
 /*
  * A drained RC QP in RTS pointed at another peer in place, its number,
  * queues and posted RECVs kept (migr_rxe(7)): 0, or an errno and the QP
