@@ -37,9 +37,11 @@ PASSED=0
 FAILED=0
 FAILED_NAMES=()
 
-pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
+# each verdict says when it came (seconds since the script started): where
+# a suite spends its time shows in its log
+pass() { PASSED=$((PASSED + 1)); echo "PASS $1 [${SECONDS}s]"; }
 fail() {
-	FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1"); echo "FAIL $1"
+	FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1"); echo "FAIL $1 [${SECONDS}s]"
 	[ -n "${2:-}" ] && [ -f "$2" ] && sed 's/^/    | /' "$2" | tail -n 25
 	return 0
 }
