@@ -146,7 +146,14 @@ host_collect() { # ID
 export BG_DIR
 export -f host_wait
 
-# Builds and the test bed are prerequisites: stop at the first failure.
+# Builds and the test bed come first: stop at the first failure. What
+# waits on the network and the disk more than on the CPU starts at once,
+# beside the host's build: the test bed (Debian 13's kernel, a rootfs) and
+# migr's rdma_rxe (issue 18), whose build creates the Debian 13 build root
+# on a fresh machine (the guest build waits for it, then both build in it).
+host_start testbed 0 "test bed" buildlib/testbed/prepare.sh
+host_start module 0 "rdma_rxe with migr's methods (DKMS, Debian 13 build root)" \
+	buildlib/build-rxe-module.sh
 step "host build" buildlib/build-host.sh || exit 1
 # The host's unit tests beside the guest build: their 50 s are bounded
 # waits for the most part (6 s of CPU), and the build does not wait.
@@ -154,10 +161,8 @@ host_start units 0 "host unit tests" \
 	ctest --test-dir "$MIGR_BUILD/host" --output-on-failure --parallel "$(nproc)"
 step "guest build (Debian 13 build root)" buildlib/build-guest.sh || { host_collect units; exit 1; }
 host_collect units
-# migr's rdma_rxe for the test bed's kernel (issue 18), loaded by the
-# one-VM step that tests its methods
-step "rdma_rxe with migr's methods (DKMS, Debian 13 build root)" buildlib/build-rxe-module.sh
-step "test bed" buildlib/testbed/prepare.sh || exit 1
+host_collect module
+host_collect testbed || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
 # The Debian packages (a build and lintian, no VM) are made beside the

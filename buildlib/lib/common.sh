@@ -69,12 +69,19 @@ apt_install() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	log "installing ${missing[*]}"
-	if [ ! -f "$MIGR_CACHE/.apt-updated" ] || [ -n "$(find "$MIGR_CACHE/.apt-updated" -mmin +360 2>/dev/null)" ]; then
-		apt-get update -q >/dev/null || die "apt-get update failed"
-		mkdir -p "$MIGR_CACHE" && touch "$MIGR_CACHE/.apt-updated"
-	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
-		die "apt-get install ${missing[*]} failed"
+	# Builds run side by side (tests/run.sh): one apt at a time, in turn,
+	# each waiting a bounded time for the other (and for dpkg's own lock)
+	mkdir -p "$MIGR_CACHE"
+	(
+		flock -w 900 9 || die "another apt-get of ours held $MIGR_CACHE/apt.lock for 15 minutes"
+		if [ ! -f "$MIGR_CACHE/.apt-updated" ] || [ -n "$(find "$MIGR_CACHE/.apt-updated" -mmin +360 2>/dev/null)" ]; then
+			apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null || die "apt-get update failed"
+			touch "$MIGR_CACHE/.apt-updated"
+		fi
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+			--no-install-recommends "${missing[@]}" >/dev/null ||
+			die "apt-get install ${missing[*]} failed"
+	) 9>"$MIGR_CACHE/apt.lock" || exit 1
 }
 
 # The product target: Debian 13 (trixie) with its updates and security suites.
