@@ -43,6 +43,16 @@ enum migr_rxe_methods {
 	 * flight or queued, EINVAL if not an RC QP in RTS; never a half change
 	 */
 	MIGR_RXE_METHOD_QP_REPOINT,
+	/*
+	 * Hold numbers of a kind for this context (a destination before a
+	 * restore): no other create takes them, a create here takes one when
+	 * SET_NEXT names it. Numbers in use are skipped; each held one counts
+	 * as an object of its kind against the device's limit. Held until
+	 * taken, given back by UNRESERVE, or at the context's end (its fd's
+	 * close)
+	 */
+	MIGR_RXE_METHOD_RESERVE,
+	MIGR_RXE_METHOD_UNRESERVE,
 };
 
 enum migr_rxe_kind {
@@ -55,7 +65,11 @@ enum migr_rxe_kind {
 enum migr_rxe_caps_flags {
 	MIGR_RXE_CAP_SET_NEXT = 1 << 0,
 	MIGR_RXE_CAP_QP_REPOINT = 1 << 1,
+	MIGR_RXE_CAP_RESERVE = 1 << 2,
 };
+
+/* at most this many values in one RESERVE or UNRESERVE call */
+#define MIGR_RXE_RESERVE_MAX 4096
 
 /* ranges[2 * (kind - 1)] and [+ 1]: the lowest and highest value of kind */
 #define MIGR_RXE_RANGES (2 * MIGR_RXE_KIND_MAX)
@@ -77,6 +91,13 @@ enum migr_rxe_qp_repoint_attrs {
 	MIGR_RXE_ATTR_REPOINT_DEST_QPN, /* in u32: the peer's QPN, 24 bits */
 	MIGR_RXE_ATTR_REPOINT_SQ_PSN, /* in u32: first PSN sent, 24 bits */
 	MIGR_RXE_ATTR_REPOINT_RQ_PSN, /* in u32: first PSN expected, 24 bits */
+};
+
+enum migr_rxe_reserve_attrs {
+	MIGR_RXE_ATTR_RESERVE_KIND = (1U << UVERBS_ID_NS_SHIFT), /* const: kind */
+	MIGR_RXE_ATTR_RESERVE_VALUES, /* in u32[1..MIGR_RXE_RESERVE_MAX] */
+	/* out u32 (RESERVE only): how many of the values it now holds */
+	MIGR_RXE_ATTR_RESERVE_HELD,
 };
 
 #endif /* MIGR_RXE_ABI_USER_H */

@@ -3,9 +3,10 @@
 # the stock module, then its methods (tests/kernel/rxe_methods): numbers
 # asked for are given exactly or refused, a drained RC QP re-pointed to
 # another peer (on a second address of veth0, 10.0.0.3, for the checks'
-# time) or refused, a fuzz run of random calls, and the kernel log stays
-# clean (no warning, oops or leak report); a process moved between
-# devices keeps its numbers (migrctl status).
+# time) or refused, numbers reserved for a context (given back by its
+# close), a fuzz run of random calls; a process moved between devices
+# keeps its numbers (migrctl status); then the devices and the module go,
+# and the kernel log stays clean (no warning, oops or leak report).
 # usage: kernel-methods.sh [FUZZ_CALLS]     (default 20000)
 . "$(dirname "$0")/lib.sh"
 KO=$MIGR_RXE_KO
@@ -91,6 +92,13 @@ kill $HP 2>/dev/null
 kill -TERM $TP
 traffic_verdict numbers_traffic_verified $TP "$TLOG"
 kill $MIGRD 2>/dev/null
+wait $TP $HP $MIGRD 2>/dev/null
+
+# Last, the devices go and the module with them: a pool that still holds
+# an entry (a reservation or an object never given back) warns as its
+# device is freed, and the module's unload frees whatever else it kept
+for dev in rxe1 rxe0; do rdma link delete "$dev" 2>/dev/null; done
+check module_unloaded rmmod rdma_rxe
 
 dmesg | tail -n +"$((mark + 1))" >"$LOGDIR/kernel-methods.dmesg"
 check kernel_log_clean sh -c "! grep -E 'WARNING|BUG|Oops|general protection|leak|refcount' $LOGDIR/kernel-methods.dmesg"

@@ -54,8 +54,8 @@ static void check(bool ok, const char *name, const char *fmt, ...)
 	ok ? passed++ : failed++;
 }
 
-/* One method call (up to 8 attributes): 0 or -errno */
-static int call(uint16_t method, struct ib_uverbs_attr *attrs, int n)
+/* One method call (up to 8 attributes) on the context of fd: 0 or -errno */
+static int call_fd(int fd, uint16_t method, struct ib_uverbs_attr *attrs, int n)
 {
 	struct {
 		struct ib_uverbs_ioctl_hdr hdr;
@@ -71,7 +71,12 @@ static int call(uint16_t method, struct ib_uverbs_attr *attrs, int n)
 	req.hdr.length = sizeof(req.hdr) + n * sizeof(*attrs);
 	req.hdr.num_attrs = n;
 	memcpy(req.attrs, attrs, n * sizeof(*attrs));
-	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req) ? -errno : 0;
+	return ioctl(fd, RDMA_VERBS_IOCTL, &req) ? -errno : 0;
+}
+
+static int call(uint16_t method, struct ib_uverbs_attr *attrs, int n)
+{
+	return call_fd(ctx->cmd_fd, method, attrs, n);
 }
 
 static int query_caps(uint32_t *abi, uint64_t *flags, uint32_t *ranges)
@@ -195,6 +200,212 @@ static void mr_checks(void)
 	      again ? again->lkey : 0, again ? again->rkey : 0);
 	if (again)
 		ibv_dereg_mr(again);
+}
+
+/* RESERVE (held: out) or UNRESERVE (held NULL) of n values on fd's context */
+static int reserve_fd(int fd, uint64_t kind, const uint32_t *values, int n,
+		      uint32_t *held)
+{
+	struct ib_uverbs_attr a[] = {
+		{ .attr_id = MIGR_RXE_ATTR_RESERVE_KIND,
+		  .len = sizeof(uint64_t),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = kind },
+		{ .attr_id = MIGR_RXE_ATTR_RESERVE_VALUES,
+		  .len = n * sizeof(*values),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = (uintptr_t)values },
+		{ .attr_id = MIGR_RXE_ATTR_RESERVE_HELD,
+		  .len = sizeof(*held),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = (uintptr_t)held },
+	};
+
+	/* values that fit are passed inline, as libibverbs passes them */
+	if (n * sizeof(*values) <= sizeof(a[1].data)) {
+		a[1].data = 0;
+		memcpy(&a[1].data, values, n * sizeof(*values));
+	}
+	return call_fd(
+		fd, held ? MIGR_RXE_METHOD_RESERVE : MIGR_RXE_METHOD_UNRESERVE,
+		a, held ? 3 : 2);
+}
+
+/* Another context on the same device: a second process, as far as rxe sees */
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+};
+
+static bool side_open(struct side *o)
+{
+	o->ctx = ibv_open_device(ctx->device);
+	o->pd = o->ctx ? ibv_alloc_pd(o->ctx) : NULL;
+	o->cq = o->pd ? ibv_create_cq(o->ctx, 4, NULL, NULL, 0) : NULL;
+	return o->cq;
+}
+
+static void side_close(struct side *o)
+{
+	if (o->cq)
+		ibv_destroy_cq(o->cq);
+	if (o->pd)
+		ibv_dealloc_pd(o->pd);
+	if (o->ctx)
+		ibv_close_device(o->ctx);
+	memset(o, 0, sizeof(*o));
+}
+
+/* A QP of o's asked for qpn: its number, or 0 (errno: why) */
+static uint32_t side_qp_at(struct side *o, uint32_t qpn)
+{
+	struct ib_uverbs_attr a[] = {
+		{ .attr_id = MIGR_RXE_ATTR_NEXT_KIND,
+		  .len = sizeof(uint64_t),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = MIGR_RXE_KIND_QPN },
+		{ .attr_id = MIGR_RXE_ATTR_NEXT_VALUE,
+		  .len = sizeof(qpn),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = qpn },
+	};
+	struct ibv_qp_init_attr attr = {
+		.send_cq = o->cq,
+		.recv_cq = o->cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1,
+			 .max_recv_wr = 1,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp;
+	int err = call_fd(o->ctx->cmd_fd, MIGR_RXE_METHOD_SET_NEXT, a, 2);
+
+	if (err) {
+		errno = -err;
+		return 0;
+	}
+	qp = ibv_create_qp(o->pd, &attr);
+	if (!qp)
+		return 0;
+	qpn = qp->qp_num;
+	ibv_destroy_qp(qp);
+	return qpn;
+}
+
+/*
+ * Reservations: numbers held for one context are refused to another,
+ * taken by a create of the holder, given back by UNRESERVE and by the
+ * holder's close; the refusals name their reason
+ */
+static void reserve_checks(const uint32_t *ranges, uint64_t flags)
+{
+	uint32_t x = ranges[1] - 21, y = ranges[1] - 23, z = ranges[1] - 25;
+	uint32_t held = 0, got, vals[3], *many;
+	struct side o = {}, h = {};
+	struct ibv_qp *qp;
+	int err, err2;
+
+	if (!(flags & MIGR_RXE_CAP_RESERVE)) {
+		check(false, "reserve_offered", "flags 0x%llx",
+		      (unsigned long long)flags);
+		return;
+	}
+	if (!side_open(&o)) {
+		check(false, "second_context", "%s", strerror(errno));
+		return;
+	}
+	err = reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_QPN, &x, 1, &held);
+	check(!err && held == 1, "reserve_held", "0x%x: %d, held %u", x, err,
+	      held);
+	got = side_qp_at(&o, x);
+	check(!got && errno == EBUSY, "reserved_refused_to_another",
+	      "0x%x -> %s", x, got ? "taken" : strerror(errno));
+	got = set_next(MIGR_RXE_KIND_QPN, x) ? 0 :
+	      (qp = new_qp())		     ? qp->qp_num :
+					       0;
+	check(got == x, "reserved_taken_by_holder", "0x%x -> 0x%x", x, got);
+	if (got)
+		ibv_destroy_qp(qp);
+	/* taken once: a destroyed QP's number is free for anyone again */
+	got = side_qp_at(&o, x);
+	check(got == x, "taken_then_free", "0x%x -> 0x%x", x, got);
+
+	/* one in use is skipped, one twice counts once */
+	qp = new_qp();
+	vals[0] = y;
+	vals[1] = qp ? qp->qp_num : y;
+	vals[2] = y;
+	err = reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_QPN, vals, 3, &held);
+	check(!err && held == 2, "in_use_skipped_twice_once",
+	      "%d, held %u of 3 (want 2: 0x%x twice, 0x%x in use)", err, held,
+	      y, vals[1]);
+	if (qp)
+		ibv_destroy_qp(qp);
+	err = reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_QPN, &y, 1, NULL);
+	got = side_qp_at(&o, y);
+	check(!err && got == y, "unreserve_gives_back", "%d, 0x%x -> 0x%x", err,
+	      y, got);
+
+	/* a holder's close gives back what it holds */
+	if (side_open(&h)) {
+		err = reserve_fd(h.ctx->cmd_fd, MIGR_RXE_KIND_QPN, &z, 1,
+				 &held);
+		got = side_qp_at(&o, z);
+		err2 = errno;
+		side_close(&h);
+		check(!err && held == 1 && !got && err2 == EBUSY,
+		      "held_until_close", "%d, held %u, 0x%x -> %s", err, held,
+		      z, got ? "taken" : strerror(err2));
+		got = side_qp_at(&o, z);
+		check(got == z, "close_gives_back", "0x%x -> 0x%x", z, got);
+	}
+
+	/* an MR key: its index held, the key of the holder's choice taken */
+	{
+		static char buf[4096];
+		struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf),
+					       IBV_ACCESS_LOCAL_WRITE);
+		uint32_t key = mr ? (mr->lkey ^ 0x33) : 0;
+
+		if (mr)
+			ibv_dereg_mr(mr);
+		err = reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_MR_KEY, &key, 1,
+				 &held);
+		mr = !err && !set_next(MIGR_RXE_KIND_MR_KEY, key) ?
+			     ibv_reg_mr(pd, buf, sizeof(buf),
+					IBV_ACCESS_LOCAL_WRITE) :
+			     NULL;
+		check(mr && held == 1 && mr->lkey == key,
+		      "reserved_mr_key_taken", "0x%x -> 0x%x", key,
+		      mr ? mr->lkey : 0);
+		if (mr)
+			ibv_dereg_mr(mr);
+	}
+
+	/* refusals */
+	vals[0] = ranges[1] + 1;
+	check(reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_QPN, vals, 1, &held) ==
+		      -ERANGE,
+	      "reserve_out_of_range_refused", NULL);
+	vals[0] = x;
+	check(reserve_fd(ctx->cmd_fd, 0, vals, 1, &held) == -EINVAL &&
+		      reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_MAX + 1, vals, 1,
+				 &held) == -EINVAL,
+	      "reserve_bad_kind_refused", NULL);
+	many = calloc(MIGR_RXE_RESERVE_MAX + 1, sizeof(*many));
+	if (many) {
+		for (got = 0; got <= MIGR_RXE_RESERVE_MAX; got++)
+			many[got] = x;
+		err = reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_QPN, many,
+				 MIGR_RXE_RESERVE_MAX + 1, &held);
+		check(err == -EINVAL, "reserve_too_many_refused", "%d", err);
+		free(many);
+	}
+	err = reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_QPN, vals, 0, &held);
+	check(err == -EINVAL, "reserve_empty_refused", "%d", err);
+	side_close(&o);
 }
 
 static void mw_checks(void)
@@ -963,6 +1174,39 @@ static const char *fuzz_results(void)
 	return buf;
 }
 
+/*
+ * Random reservations: kinds, counts and values (in a kind's range, or
+ * anything), given back or not, on this context or on a second one that
+ * is closed with what it holds now and then
+ */
+static void fuzz_reserve(const uint32_t *ranges, struct side *o)
+{
+	static uint32_t vals[MIGR_RXE_RESERVE_MAX + 2];
+	uint64_t kind = random() % 5;
+	int i, n = random() % 4 ? random() % 9 :
+				  random() % (MIGR_RXE_RESERVE_MAX + 2);
+	int k = kind >= 1 && kind <= MIGR_RXE_KIND_MAX ? kind - 1 : 0;
+	uint32_t held;
+	int fd;
+
+	if (!o->ctx && random() % 8 == 0)
+		side_open(o);
+	else if (o->ctx && random() % 16 == 0)
+		side_close(o);
+	fd = o->ctx && random() % 2 ? o->ctx->cmd_fd : ctx->cmd_fd;
+	for (i = 0; i < n; i++)
+		vals[i] =
+			random() % 8 ?
+				ranges[2 * k] + random() % (ranges[2 * k + 1] -
+							    ranges[2 * k] + 1) :
+				(uint32_t)random();
+	i = -reserve_fd(fd, kind, vals, n, random() % 3 ? &held : NULL);
+	__atomic_fetch_add(&fuzz_result[i >= 0 && i < 200 ? i : 199], 1,
+			   __ATOMIC_RELAXED);
+	if (random() % 4 == 0 && o->ctx)
+		side_qp_at(o, vals[0]);
+}
+
 /* Random calls: whatever they return, the kernel must take them */
 static void fuzz(long n, const uint32_t *ranges)
 {
@@ -970,6 +1214,7 @@ static void fuzz(long n, const uint32_t *ranges)
 	uint32_t abi, big[64];
 	uint64_t flags, handles[5] = { 0, 1, 0x7fffffff };
 	long i, nrepoint = 0;
+	struct side o = {};
 	const char *r = "no QPs";
 	pthread_t th;
 
@@ -992,6 +1237,11 @@ static void fuzz(long n, const uint32_t *ranges)
 	for (i = 0; i < n; i++) {
 		struct ib_uverbs_attr a[3] = {};
 		int k = random() % 6;
+
+		if (random() % 5 == 0) {
+			fuzz_reserve(ranges, &o);
+			continue;
+		}
 
 		a[0].attr_id = MIGR_RXE_ATTR_NEXT_KIND + random() % 3;
 		a[0].len = (random() % 3) * 4;
@@ -1023,6 +1273,7 @@ static void fuzz(long n, const uint32_t *ranges)
 		pthread_join(th, NULL);
 		nrepoint += fuzz_thread_calls;
 	}
+	side_close(&o);
 	check(!query_caps(&abi, &flags, big), "fuzz_survived",
 	      "%ld calls, %ld of them re-point (%ld from a second thread): %s",
 	      n + nrepoint, nrepoint, fuzz_thread_calls, fuzz_results());
@@ -1102,6 +1353,7 @@ int main(int argc, char **argv)
 	mr_checks();
 	mw_checks();
 	repoint_checks(flags);
+	reserve_checks(ranges, flags);
 	/* last: the values it leaves named are for creates no check makes */
 	if (argc > 3 && !strcmp(argv[2], "--fuzz"))
 		fuzz(atol(argv[3]), ranges);
