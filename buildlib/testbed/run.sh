@@ -6,7 +6,8 @@
 #        buildlib/testbed/run.sh --two [--nics 2] [OPTIONS] --a 'CMD_A' --b 'CMD_B'
 #   --nics 2       with --two: a second NIC per VM, eth1 with rxe1 (see below)
 #   --mem SIZE     guest memory (default 2G)
-#   --smp N        guest CPUs (default 2 for one VM, 1 each for --two)
+#   --smp N        guest CPUs (default 2 for one VM, or $MIGR_TESTBED_SMP;
+#                  1 each for --two)
 #   --timeout S    limit for the command(s), in seconds (default 600)
 #   -e VAR=VALUE   set VAR for the command(s) (repeatable)
 #   --debug        also stream the guest console (kernel messages) to stderr
@@ -74,7 +75,7 @@ if [ $two = 1 ]; then
 else
 	[ $# -gt 0 ] || die "no command (usage: run.sh [OPTIONS] -- CMD...)"
 	[ -z "$cmd_a$cmd_b" ] || die "--a/--b need --two"
-	smp=${smp:-2}
+	smp=${smp:-${MIGR_TESTBED_SMP:-2}}
 fi
 [ "$(id -u)" = 0 ] || die "must run as root"
 
