@@ -8,12 +8,13 @@
 #     A's process moved N times under traffic, B's partner following
 #   switch.sh with the counts CI ran before it was cut to 40 minutes:
 #     20 switches of the polling selfpair (CI: 4), 10 of each of the
-#     others (CI: 2), 10 per migr-traffic run (CI: 2)
+#     others (CI: 2), 10 per migr-traffic run (CI: 2), and 512 QPs
+#     switched (CI: 64)
 #   replay-partner.sh with 3 plain rebuilds before each replay, 2 after
 #     (CI: 2 and 1)
 #   switch-stress.sh ROUNDS (default 3): polling applications switched
 #     10 times per run, round after round
-#   migrate-partner.sh with MIGR_MIGRATIONS=20 (CI: 10): a workload and its
+#   migrate-partner.sh with MIGR_MIGRATIONS=20 (CI: 4): a workload and its
 #     partner, moved between the two hosts by migrctl migrate
 #   podman.sh with crun and runc (not in CI: more than 14 minutes on a
 #     slow day)
@@ -33,7 +34,7 @@ t=$((1500 + n * 10))
 buildlib/testbed/run.sh --two --nics 2 --timeout "$t" -e MIGR_PARTNER_SWITCHES="$n" \
 	--a "tests/guest/partner.sh a" --b "tests/guest/partner.sh b" || failed=$((failed + 1))
 buildlib/testbed/run.sh --timeout 1800 -e MIGR_SWITCHES=20 -e MIGR_SWITCH_ROUNDS=10 \
-	-e MIGR_TRAFFIC_SWITCHES=10 -- tests/guest/switch.sh || failed=$((failed + 1))
+	-e MIGR_TRAFFIC_SWITCHES=10 -e MIGR_SWITCH_PAIRS="32 256" -- tests/guest/switch.sh || failed=$((failed + 1))
 buildlib/testbed/run.sh --timeout 900 -e MIGR_REPLAY_REBUILDS=3 -- tests/guest/replay-partner.sh ||
 	failed=$((failed + 1))
 buildlib/testbed/run.sh --timeout $((600 + rounds * 600)) -- tests/guest/switch-stress.sh "$rounds" ||

@@ -8,7 +8,7 @@
 #    A, its partner on B: 18 s parked (longer than a switch's lease), then
 #    resumed on rxe1; 2 s, back on rxe0.
 # 2. moved between the hosts by migrctl migrate, MIGR_MIGRATIONS times
-#    (default 10, as CI runs it; tests/soak.sh 20: A -> B -> A ...), as a container runs (its own pid and
+#    (default 4, as CI runs it; tests/soak.sh 20: A -> B -> A ...), as a container runs (its own pid and
 #    network namespaces, address 10.9.0.50; docs/namespaces.md) and as a
 #    user that is not root (its partner sessions' grants move with it),
 #    its TCP channel to the partner kept; the partner runs on B in a
@@ -38,7 +38,7 @@ PT_ADDR=10.9.0.60 PT_MAC=02:00:0a:09:00:3c # its partner's, on B
 	PT_ADDR=10.9.0.61 PT_MAC=02:00:0a:09:00:3d
 }
 MIGRATIONS=${MIGR_MIGRATIONS:-${MODULE:+2}}
-MIGRATIONS=${MIGRATIONS:-10}
+MIGRATIONS=${MIGRATIONS:-4}
 CONTROL=$MIGR_TOP/tests/switch/control.py
 NAME=migrate-partner${MODULE:+-module}
 two_host_env "$NAME"
