@@ -149,31 +149,34 @@ host_collect() { # ID
 export BG_DIR
 export -f host_wait
 
-# What the guests need comes first: stop at the first failure. What
+# Builds and the test bed come first: stop at the first failure. What
 # waits on the network and the disk more than on the CPU starts at once,
-# beside the guest build: the test bed (Debian 13's kernel, a rootfs) and
+# beside the builds: the test bed (Debian 13's kernel, a rootfs) and
 # migr's rdma_rxe (issue 18), whose build creates the Debian 13 build root
 # on a fresh machine (the guest build waits for it, then both build in it).
 host_start testbed 0 "test bed" buildlib/testbed/prepare.sh
 host_start module 0 "rdma_rxe with migr's methods (DKMS, Debian 13 build root)" \
 	buildlib/build-rxe-module.sh
-step "guest build (Debian 13 build root)" buildlib/build-guest.sh || exit 1
+# The Debian packages (a build and lintian, no VM) are made beside
+# everything else at the lowest priority, in the CPU time the builds and
+# then the guests leave: from the start, since on a fresh machine they
+# need that time (49 min, its packaging root made first, when they
+# started with the two-VM steps); their install test needs a VM and runs
+# last in the background lane below, which gives the build its priority
+# back if it has to wait for it.
+host_start debs 19 "packages: Debian build, lintian" \
+	bash -c 'buildlib/build-debs.sh --if-changed && buildlib/testbed/prepare-stock.sh'
+step "host build" buildlib/build-host.sh || exit 1
+# The host's unit tests beside the guest build: their 50 s are bounded
+# waits for the most part (6 s of CPU), and the build does not wait.
+host_start units 0 "host unit tests" \
+	ctest --test-dir "$MIGR_BUILD/host" --output-on-failure --parallel "$(nproc)"
+step "guest build (Debian 13 build root)" buildlib/build-guest.sh || { host_collect units; exit 1; }
+host_collect units
 host_collect module
 host_collect testbed || exit 1
 
 vm() { buildlib/testbed/run.sh "$@"; }
-# What no guest needs is made beside the two-VM steps at the lowest
-# priority, in the CPU time their two single-CPU guests leave: the host's
-# build and its unit tests (their 50 s are bounded waits for the most
-# part), and the Debian packages (a build and lintian; 11 to 18 min, the
-# two-VM steps about 25). The packages' install test needs a VM and runs
-# last in the background lane below, which gives the build its priority
-# back if it has to wait for it.
-host_start host 19 "host build and unit tests" \
-	bash -c 'buildlib/build-host.sh && exec ctest --test-dir "$1/host" \
-		--output-on-failure --parallel "$(nproc)"' _ "$MIGR_BUILD"
-host_start debs 19 "packages: Debian build, lintian" \
-	bash -c 'buildlib/build-debs.sh --if-changed && buildlib/testbed/prepare-stock.sh'
 
 TB=buildlib/testbed/run.sh
 # in_turn a|b 'SCRIPT ARGS'...: a guest's command for a pair that runs
@@ -260,7 +263,6 @@ step "guest: pyverbs-tests; replay past the drain bound toward a partner" vm --t
 step "guest: migrd and migrctl; migr-traffic loopback; rdma_rxe's methods" vm --timeout 1800 -- \
 	"r=0; for s in migrd traffic kernel-methods; do tests/guest/\$s.sh || r=1; done; exit \$r"
 bg_collect
-host_collect host
 host_collect debs
 
 echo
@@ -275,7 +277,7 @@ for i in "${!STEP_NAMES[@]}"; do
 done
 total=$(($(date +%s) - T0))
 printf '%s\n' "${STEP_NAMES[@]}" | grep -q ' \[bg\]$' &&
-	echo "([bg]: ran in the background lane, beside the one-VM steps here; [host]: beside the steps from the two-VM ones on, at the lowest priority; the total is the time from start to end)"
+	echo "([bg]: ran in the background lane, beside the one-VM steps here; [host]: beside the other steps (the packages at the lowest priority); the total is the time from start to end)"
 printf '%-52s %-14s %5ss (%d min %02d s)\n' "total" "" "$total" $((total / 60)) $((total % 60))
 echo "steps: $((${#STEP_NAMES[@]} - failed)) passed, $failed failed"
 [ $failed -eq 0 ]
