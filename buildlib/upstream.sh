@@ -29,7 +29,17 @@ patches=$MIGR_TOP/rdma-core/patches
 stamp=$( (echo "$UPSTREAM_ORIG_SHA256 copy=$copy"; cat "$patches/series";
 	  grep -v '^#' "$patches/series" | while read -r p; do [ -n "$p" ] && cat "$patches/$p"; done) |
 	 sha256sum | cut -d' ' -f1)
-if [ $force -eq 0 ] && [ -f "$dest/.migr-stamp" ] && [ "$(cat "$dest/.migr-stamp")" = "$stamp" ]; then
+up_to_date() { [ $force -eq 0 ] && [ -f "$dest/.migr-stamp" ] && [ "$(cat "$dest/.migr-stamp")" = "$stamp" ]; }
+if up_to_date; then
+	echo "$dest"
+	exit 0
+fi
+# The host's and the guest's builds may prepare it side by side
+# (tests/run.sh): one at a time, the second finding it done
+mkdir -p "${dest%/*}"
+exec 8>"$dest.lock"
+flock -w 600 8 || die "another upstream.sh held $dest.lock for 10 minutes"
+if up_to_date; then
 	echo "$dest"
 	exit 0
 fi
