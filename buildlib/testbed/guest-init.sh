@@ -58,6 +58,11 @@ done
 
 # Soft-RoCE: rxe0 on veth0 (one VM) or on eth0 (two VMs on a QEMU socket link),
 # and with MIGR_IP1 (run.sh --two --nics 2) rxe1 on eth1.
+# pid_max as systemd sets it on every Debian 13 system (4194304): the
+# kernel's default for one or two CPUs, 32768, refused the ns_last_pid
+# values the migration tests put their processes' later pids at (35000),
+# and those pids then came from the range the moved tree's ids hold
+echo 4194304 >/proc/sys/kernel/pid_max || setup_failed "pid_max"
 modprobe rdma_rxe || setup_failed "modprobe rdma_rxe"
 # MIGR_RXE_KO (run.sh's MIGR_TESTBED_RXE_KO): migr's rdma_rxe in its place,
 # its dependencies loaded by the stock one's modprobe above
