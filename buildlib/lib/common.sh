@@ -98,9 +98,15 @@ trixie_index() {
 	local url suite dir rel sha
 	while read -r _ url suite _; do
 		dir=$MIGR_CACHE/dl/dists/$suite
-		if [ "${1:-}" = --refresh ] || [ ! -s "$dir/Packages" ] ||
+		mkdir -p "$dir"
+		# builds run side by side (tests/run.sh): one refresh at a time,
+		# the next one finding the index fresh
+		exec 7>"$dir.lock"
+		flock -w 600 7 || die "another refresh of $suite's index held $dir.lock for 10 minutes"
+		if [ "${1:-}" = --refresh ] && [ -n "$(find "$dir/Packages" -mmin -1 2>/dev/null)" ]; then
+			: # refreshed by another one a moment ago
+		elif [ "${1:-}" = --refresh ] || [ ! -s "$dir/Packages" ] ||
 			[ -n "$(find "$dir/Packages" -mmin +1440)" ]; then
-			mkdir -p "$dir"
 			curl -fsSL --retry 3 -o "$dir/InRelease" "$url/dists/$suite/InRelease" ||
 				die "download failed: $url/dists/$suite/InRelease"
 			rel=$(gpgv --keyring /usr/share/keyrings/debian-archive-keyring.gpg \
@@ -112,6 +118,7 @@ trixie_index() {
 			fetch_verified "$url/dists/$suite/main/binary-amd64/Packages.xz" "$dir/Packages.xz" "$sha"
 			xz -dc "$dir/Packages.xz" >"$dir/Packages.tmp" && mv "$dir/Packages.tmp" "$dir/Packages"
 		fi
+		exec 7>&-
 		echo "$url $dir/Packages"
 	done < <(trixie_apt_lines)
 }
