@@ -247,8 +247,8 @@ step "two guests, two NICs: unmodified programs switched live: perftest, rdma_cm
 # test last (once the host lane made the packages). podman.sh runs in
 # tests/soak.sh only: it took more than 14 minutes that day.
 # Each of these guests has one vCPU: two guests of two on the host's two
-# cores left a vCPU spinning on a lock whose holder the host had
-# descheduled, and containers want one anyway (docs/testbed.md).
+# cores ran these steps 1.1 to 2.9 times slower (docs/testbed.md), and
+# containers want one anyway.
 export MIGR_TESTBED_SMP=1
 bg_step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suite/run.sh --mem 3G --timeout 1800
 # CRIU by hand, in one guest of one vCPU (docs/containers.md)
