@@ -97,7 +97,8 @@ static int query_caps(uint32_t *abi, uint64_t *flags, uint32_t *ranges)
 	return call(MIGR_RXE_METHOD_QUERY_CAPS, a, 3);
 }
 
-static int set_next(uint64_t kind, uint32_t value)
+/* SET_NEXT on the context of fd */
+static int set_next_fd(int fd, uint64_t kind, uint32_t value)
 {
 	struct ib_uverbs_attr a[] = {
 		{ .attr_id = MIGR_RXE_ATTR_NEXT_KIND, .len = sizeof(uint64_t),
@@ -106,7 +107,12 @@ static int set_next(uint64_t kind, uint32_t value)
 		  .flags = UVERBS_ATTR_F_MANDATORY, .data = value },
 	};
 
-	return call(MIGR_RXE_METHOD_SET_NEXT, a, 2);
+	return call_fd(fd, MIGR_RXE_METHOD_SET_NEXT, a, 2);
+}
+
+static int set_next(uint64_t kind, uint32_t value)
+{
+	return set_next_fd(ctx->cmd_fd, kind, value);
 }
 
 static struct ibv_qp *new_qp(void)
@@ -260,16 +266,6 @@ static void side_close(struct side *o)
 /* A QP of o's asked for qpn: its number, or 0 (errno: why) */
 static uint32_t side_qp_at(struct side *o, uint32_t qpn)
 {
-	struct ib_uverbs_attr a[] = {
-		{ .attr_id = MIGR_RXE_ATTR_NEXT_KIND,
-		  .len = sizeof(uint64_t),
-		  .flags = UVERBS_ATTR_F_MANDATORY,
-		  .data = MIGR_RXE_KIND_QPN },
-		{ .attr_id = MIGR_RXE_ATTR_NEXT_VALUE,
-		  .len = sizeof(qpn),
-		  .flags = UVERBS_ATTR_F_MANDATORY,
-		  .data = qpn },
-	};
 	struct ibv_qp_init_attr attr = {
 		.send_cq = o->cq,
 		.recv_cq = o->cq,
@@ -280,7 +276,7 @@ static uint32_t side_qp_at(struct side *o, uint32_t qpn)
 			 .max_recv_sge = 1 },
 	};
 	struct ibv_qp *qp;
-	int err = call_fd(o->ctx->cmd_fd, MIGR_RXE_METHOD_SET_NEXT, a, 2);
+	int err = set_next_fd(o->ctx->cmd_fd, MIGR_RXE_KIND_QPN, qpn);
 
 	if (err) {
 		errno = -err;
