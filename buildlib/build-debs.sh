@@ -85,7 +85,7 @@ fi
 
 mkdir -p "$MIGR_CACHE"
 exec 9>"$LOCK"
-flock -n -x 9 || { log "waiting for another build-debs.sh to finish"; flock -x 9; }
+wait_lock 9 -x 5400 "another build-debs.sh"
 
 # 1. Sources, checksum-verified.
 command -v curl >/dev/null || apt_install curl ca-certificates

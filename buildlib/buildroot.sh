@@ -122,7 +122,7 @@ ensure() {
 	mkdir -p "$MIGR_CACHE"
 	exec 9>"$LOCK"
 	# `run` holds this lock shared while its command runs.
-	flock -n -x 9 || { log "waiting for commands running in the build root to finish"; flock -x 9; }
+	wait_lock 9 -x 3600 "commands running in the build root"
 	if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
 		rm -rf "$ROOT"
 		create
@@ -159,7 +159,7 @@ run)
 	# Creates the root on a fresh machine; no lock or network when up to date.
 	up_to_date || ( ensure )
 	exec 9>"$LOCK"
-	flock -s 9
+	wait_lock 9 -s 3600 "the build root's making or upgrade"
 	inroot "$@"
 	;;
 path) echo "$ROOT" ;;

@@ -38,7 +38,7 @@ fi
 # (tests/run.sh): one at a time, the second finding it done
 mkdir -p "${dest%/*}"
 exec 8>"$dest.lock"
-flock -w 600 8 || die "another upstream.sh held $dest.lock for 10 minutes"
+wait_lock 8 -x 600 "another upstream.sh preparing $dest"
 if up_to_date; then
 	echo "$dest"
 	exit 0

@@ -37,6 +37,6 @@ log "ok: migr-rxe-dkms $dkms_ver ships /usr/src/migr-rxe-$dkms_ver ($(grep -c '[
 buildlib/testbed/prepare-stock.sh
 # prepare-stock.sh must not rebuild the root under our VM.
 exec 9>"$MIGR_CACHE/testbed-stock.lock"
-flock -s 9
+wait_lock 9 -s 3600 "the stock guest's preparation"
 buildlib/testbed/run.sh --rootfs "$(buildlib/testbed/prepare-stock.sh --path)" --timeout "$timeout" \
 	-e MIGR_DEBS="$MIGR_BUILD/debs" -- tests/guest/package-install.sh

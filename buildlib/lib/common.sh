@@ -10,6 +10,15 @@ mkdir -p "$MIGR_BUILD" "$MIGR_CACHE"
 die() { echo "${0##*/}: error: $*" >&2; exit 1; }
 log() { echo "${0##*/}: $*" >&2; }
 
+# wait_lock FD -x|-s SECONDS WHAT: take the lock open on FD; if another
+# holds it (WHAT), say so and wait for it at most SECONDS. Builds and
+# VMs run side by side (tests/run.sh), and no wait is unbounded.
+wait_lock() {
+	flock -n "$2" "$1" && return 0
+	log "waiting for $4 (at most $(($3 / 60)) min)"
+	flock -w "$3" "$2" "$1" || die "$4 held its lock for $(($3 / 60)) minutes"
+}
+
 # Base URL of the Debian archive (and of its security archive), read from
 # this machine's apt sources so no mirror is ever written in the repo.
 apt_uris() {
@@ -73,7 +82,7 @@ apt_install() {
 	# each waiting a bounded time for the other (and for dpkg's own lock)
 	mkdir -p "$MIGR_CACHE"
 	(
-		flock -w 900 9 || die "another apt-get of ours held $MIGR_CACHE/apt.lock for 15 minutes"
+		wait_lock 9 -x 900 "another apt-get of ours"
 		if [ ! -f "$MIGR_CACHE/.apt-updated" ] || [ -n "$(find "$MIGR_CACHE/.apt-updated" -mmin +360 2>/dev/null)" ]; then
 			apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null || die "apt-get update failed"
 			touch "$MIGR_CACHE/.apt-updated"
@@ -102,7 +111,7 @@ trixie_index() {
 		# builds run side by side (tests/run.sh): one refresh at a time,
 		# the next one finding the index fresh
 		exec 7>"$dir.lock"
-		flock -w 600 7 || die "another refresh of $suite's index held $dir.lock for 10 minutes"
+		wait_lock 7 -x 600 "another refresh of $suite's index"
 		if [ "${1:-}" = --refresh ] && [ -n "$(find "$dir/Packages" -mmin -1 2>/dev/null)" ]; then
 			: # refreshed by another one a moment ago
 		elif [ "${1:-}" = --refresh ] || [ ! -s "$dir/Packages" ] ||

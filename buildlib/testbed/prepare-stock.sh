@@ -47,7 +47,7 @@ fi
 mkdir -p "$TB/stamps"
 exec 9>"$LOCK"
 # tests/package-test.sh holds this lock shared while its VM runs.
-flock -n -x 9 || { log "waiting for the running install test to finish"; flock -x 9; }
+wait_lock 9 -x 3600 "the running install test"
 [ "$mode" = --refresh ] && rm -f "$STAMP"
 current && { log "stock root ready: $R"; exit 0; }
 

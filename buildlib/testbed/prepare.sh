@@ -79,7 +79,7 @@ fi
 mkdir -p "$TB"
 exec 9>"$LOCK"
 # run.sh holds this lock shared while its VMs run.
-flock -n -x 9 || { log "waiting for running test-bed VMs to finish"; flock -x 9; }
+wait_lock 9 -x 3600 "running test-bed VMs"
 if [ "$mode" = --refresh ]; then
 	rm -f "$TB/stamps/rootfs" "$TB/stamps/initramfs"
 	trixie_index --refresh >/dev/null

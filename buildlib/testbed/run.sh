@@ -87,7 +87,7 @@ rootfs=${rootfs:-$TB/rootfs}
 [ -x "$rootfs/usr/bin/bash" ] && [ -d "$rootfs/usr/lib/modules/$K" ] ||
 	die "--rootfs $rootfs: not a guest root with kernel $K's modules"
 exec 8>"$MIGR_CACHE/testbed.lock"
-flock -s 8
+wait_lock 8 -s 3600 "the test bed's preparation"
 
 # At most two VMs on this host at once (2 cores): one lock file per VM slot,
 # host-wide (not in $MIGR_CACHE, which another checkout may set differently).
