@@ -53,6 +53,14 @@ enum migr_rxe_methods {
 	 */
 	MIGR_RXE_METHOD_RESERVE,
 	MIGR_RXE_METHOD_UNRESERVE,
+	/*
+	 * Take over numbers that another context of this device holds under
+	 * a token (RESERVE's TOKEN): a destination's migrd holds the numbers
+	 * of a process during its pre-copy, and the restored process, which
+	 * opens a context of its own, presents the token migrd gave it.
+	 * Values not held under that token are passed by
+	 */
+	MIGR_RXE_METHOD_CLAIM,
 };
 
 enum migr_rxe_kind {
@@ -66,6 +74,7 @@ enum migr_rxe_caps_flags {
 	MIGR_RXE_CAP_SET_NEXT = 1 << 0,
 	MIGR_RXE_CAP_QP_REPOINT = 1 << 1,
 	MIGR_RXE_CAP_RESERVE = 1 << 2,
+	MIGR_RXE_CAP_CLAIM = 1 << 3, /* and RESERVE's TOKEN */
 };
 
 /* at most this many values in one RESERVE or UNRESERVE call */
@@ -96,8 +105,14 @@ enum migr_rxe_qp_repoint_attrs {
 enum migr_rxe_reserve_attrs {
 	MIGR_RXE_ATTR_RESERVE_KIND = (1U << UVERBS_ID_NS_SHIFT), /* const: kind */
 	MIGR_RXE_ATTR_RESERVE_VALUES, /* in u32[1..MIGR_RXE_RESERVE_MAX] */
-	/* out u32 (RESERVE only): how many of the values it now holds */
+	/* out u32 (RESERVE, CLAIM): how many of the values it now holds */
 	MIGR_RXE_ATTR_RESERVE_HELD,
+	/*
+	 * in u64, not 0. RESERVE (optional): the token this context holds
+	 * its numbers under, one for the context's life (another one is
+	 * refused); CLAIM (mandatory): the token presented
+	 */
+	MIGR_RXE_ATTR_RESERVE_TOKEN,
 };
 
 #endif /* MIGR_RXE_ABI_USER_H */

@@ -208,11 +208,15 @@ static void mr_checks(void)
 		ibv_dereg_mr(again);
 }
 
-/* RESERVE (held: out) or UNRESERVE (held NULL) of n values on fd's context */
-static int reserve_fd(int fd, uint64_t kind, const uint32_t *values, int n,
-		      uint32_t *held)
+/*
+ * RESERVE, UNRESERVE or CLAIM of n values on fd's context: held (out)
+ * and token (in) passed when not NULL
+ */
+static int numbers_call(int fd, uint16_t method, uint64_t kind,
+			const uint32_t *values, int n, uint32_t *held,
+			const uint64_t *token)
 {
-	struct ib_uverbs_attr a[] = {
+	struct ib_uverbs_attr a[4] = {
 		{ .attr_id = MIGR_RXE_ATTR_RESERVE_KIND,
 		  .len = sizeof(uint64_t),
 		  .flags = UVERBS_ATTR_F_MANDATORY,
@@ -221,20 +225,38 @@ static int reserve_fd(int fd, uint64_t kind, const uint32_t *values, int n,
 		  .len = n * sizeof(*values),
 		  .flags = UVERBS_ATTR_F_MANDATORY,
 		  .data = (uintptr_t)values },
-		{ .attr_id = MIGR_RXE_ATTR_RESERVE_HELD,
-		  .len = sizeof(*held),
-		  .flags = UVERBS_ATTR_F_MANDATORY,
-		  .data = (uintptr_t)held },
 	};
+	int k = 2;
 
 	/* values that fit are passed inline, as libibverbs passes them */
 	if (n * sizeof(*values) <= sizeof(a[1].data)) {
 		a[1].data = 0;
 		memcpy(&a[1].data, values, n * sizeof(*values));
 	}
-	return call_fd(
+	if (held)
+		a[k++] = (struct ib_uverbs_attr){
+			.attr_id = MIGR_RXE_ATTR_RESERVE_HELD,
+			.len = sizeof(*held),
+			.flags = UVERBS_ATTR_F_MANDATORY,
+			.data = (uintptr_t)held
+		};
+	if (token)
+		a[k++] = (struct ib_uverbs_attr){
+			.attr_id = MIGR_RXE_ATTR_RESERVE_TOKEN,
+			.len = sizeof(*token),
+			.flags = UVERBS_ATTR_F_MANDATORY,
+			.data = *token
+		};
+	return call_fd(fd, method, a, k);
+}
+
+/* RESERVE (held: out) or UNRESERVE (held NULL) of n values on fd's context */
+static int reserve_fd(int fd, uint64_t kind, const uint32_t *values, int n,
+		      uint32_t *held)
+{
+	return numbers_call(
 		fd, held ? MIGR_RXE_METHOD_RESERVE : MIGR_RXE_METHOD_UNRESERVE,
-		a, held ? 3 : 2);
+		kind, values, n, held, NULL);
 }
 
 /* Another context on the same device: a second process, as far as rxe sees */
@@ -402,6 +424,110 @@ static void reserve_checks(const uint32_t *ranges, uint64_t flags)
 	err = reserve_fd(ctx->cmd_fd, MIGR_RXE_KIND_QPN, vals, 0, &held);
 	check(err == -EINVAL, "reserve_empty_refused", "%d", err);
 	side_close(&o);
+}
+
+/*
+ * Hand-over: numbers held under a token go to the context that presents
+ * it (the process a destination restores), and to it alone; they outlive
+ * their first holder and end with their new one
+ */
+static void claim_checks(const uint32_t *ranges, uint64_t flags)
+{
+	uint32_t q1 = ranges[1] - 31, q2 = ranges[1] - 33, q3 = ranges[1] - 35;
+	uint64_t token = 0x6d6967722d31, other = token ^ 0x100, zero = 0;
+	uint32_t vals[3] = { q1, q2, q3 }, held = 0, got;
+	struct side h = {}, a = {}, b = {};
+	int err, err2;
+
+	if (!(flags & MIGR_RXE_CAP_CLAIM)) {
+		check(false, "claim_offered", "flags 0x%llx",
+		      (unsigned long long)flags);
+		return;
+	}
+	if (!side_open(&h) || !side_open(&a) || !side_open(&b)) {
+		check(false, "three_contexts", "%s", strerror(errno));
+		goto out;
+	}
+	err = numbers_call(h.ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, vals, 2, &held, &token);
+	check(!err && held == 2, "reserve_under_token", "%d, held %u", err,
+	      held);
+	err = numbers_call(h.ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, &q3, 1, &held, &other);
+	check(err == -EINVAL, "second_token_refused", "%d", err);
+
+	err = numbers_call(a.ctx->cmd_fd, MIGR_RXE_METHOD_CLAIM,
+			   MIGR_RXE_KIND_QPN, vals, 2, &held, &other);
+	got = side_qp_at(&a, q1);
+	err2 = errno;
+	check(!err && !held && !got && err2 == EBUSY,
+	      "claim_wrong_token_takes_nothing", "%d, held %u, 0x%x -> %s", err,
+	      held, q1, got ? "taken" : strerror(err2));
+	/* q3 is held by no one: passed by */
+	err = numbers_call(a.ctx->cmd_fd, MIGR_RXE_METHOD_CLAIM,
+			   MIGR_RXE_KIND_QPN, vals, 3, &held, &token);
+	check(!err && held == 2, "claim_takes_held",
+	      "%d, held %u of 3 (want 2)", err, held);
+	got = side_qp_at(&a, q1);
+	check(got == q1, "claimed_taken_by_claimer", "0x%x -> 0x%x", q1, got);
+	err = numbers_call(b.ctx->cmd_fd, MIGR_RXE_METHOD_CLAIM,
+			   MIGR_RXE_KIND_QPN, vals, 3, &held, &token);
+	check(!err && !held, "claimed_once", "%d, held %u", err, held);
+
+	/* the holder gone, the claimer keeps q2; its end gives it back */
+	side_close(&h);
+	got = side_qp_at(&b, q2);
+	err2 = errno;
+	check(!got && err2 == EBUSY, "claimed_outlives_holder", "0x%x -> %s",
+	      q2, got ? "taken" : strerror(err2));
+	side_close(&a);
+	got = side_qp_at(&b, q2);
+	check(got == q2, "claimer_close_gives_back", "0x%x -> 0x%x", q2, got);
+
+	/* an MR key, claimed by this context and taken by its registration */
+	if (side_open(&h)) {
+		static char buf[4096];
+		struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf),
+					       IBV_ACCESS_LOCAL_WRITE);
+		uint32_t key = mr ? (mr->lkey ^ 0x55) : 0, held2 = 0;
+
+		if (mr)
+			ibv_dereg_mr(mr);
+		err = numbers_call(h.ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+				   MIGR_RXE_KIND_MR_KEY, &key, 1, &held,
+				   &token);
+		err2 = numbers_call(ctx->cmd_fd, MIGR_RXE_METHOD_CLAIM,
+				    MIGR_RXE_KIND_MR_KEY, &key, 1, &held2,
+				    &token);
+		side_close(&h);
+		mr = !err && !err2 && !set_next(MIGR_RXE_KIND_MR_KEY, key) ?
+			     ibv_reg_mr(pd, buf, sizeof(buf),
+					IBV_ACCESS_LOCAL_WRITE) :
+			     NULL;
+		check(mr && held == 1 && held2 == 1 && mr->lkey == key,
+		      "claimed_mr_key_taken", "%d/%d, 0x%x -> 0x%x", err, err2,
+		      key, mr ? mr->lkey : 0);
+		if (mr)
+			ibv_dereg_mr(mr);
+	}
+
+	/* refusals: a token of 0, a claim without one, a bad kind */
+	err = numbers_call(b.ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, &q3, 1, &held, &zero);
+	err2 = numbers_call(b.ctx->cmd_fd, MIGR_RXE_METHOD_CLAIM,
+			    MIGR_RXE_KIND_QPN, &q3, 1, &held, &zero);
+	check(err == -EINVAL && err2 == -EINVAL, "token_zero_refused",
+	      "reserve %d, claim %d", err, err2);
+	err = numbers_call(b.ctx->cmd_fd, MIGR_RXE_METHOD_CLAIM,
+			   MIGR_RXE_KIND_QPN, &q3, 1, &held, NULL);
+	err2 = numbers_call(b.ctx->cmd_fd, MIGR_RXE_METHOD_CLAIM, 0, &q3, 1,
+			    &held, &token);
+	check(err == -EINVAL && err2 == -EINVAL,
+	      "claim_without_token_or_kind_refused", "%d, %d", err, err2);
+out:
+	side_close(&h);
+	side_close(&a);
+	side_close(&b);
 }
 
 static void mw_checks(void)
@@ -1172,8 +1298,9 @@ static const char *fuzz_results(void)
 
 /*
  * Random reservations: kinds, counts and values (in a kind's range, or
- * anything), given back or not, on this context or on a second one that
- * is closed with what it holds now and then
+ * anything), given back or not, held under one of a few tokens (0 among
+ * them) or claimed with one, on this context or on a second one that is
+ * closed with what it holds now and then
  */
 static void fuzz_reserve(const uint32_t *ranges, struct side *o)
 {
@@ -1182,6 +1309,11 @@ static void fuzz_reserve(const uint32_t *ranges, struct side *o)
 	int i, n = random() % 4 ? random() % 9 :
 				  random() % (MIGR_RXE_RESERVE_MAX + 2);
 	int k = kind >= 1 && kind <= MIGR_RXE_KIND_MAX ? kind - 1 : 0;
+	static const uint64_t tokens[] = { 0, 1, 0x6d6967722d32, ~0ULL };
+	const uint64_t *token = random() % 3 ? NULL : &tokens[random() % 4];
+	uint16_t method = random() % 3 ? MIGR_RXE_METHOD_RESERVE :
+			  random() % 2 ? MIGR_RXE_METHOD_UNRESERVE :
+					 MIGR_RXE_METHOD_CLAIM;
 	uint32_t held;
 	int fd;
 
@@ -1196,7 +1328,8 @@ static void fuzz_reserve(const uint32_t *ranges, struct side *o)
 				ranges[2 * k] + random() % (ranges[2 * k + 1] -
 							    ranges[2 * k] + 1) :
 				(uint32_t)random();
-	i = -reserve_fd(fd, kind, vals, n, random() % 3 ? &held : NULL);
+	i = -numbers_call(fd, method, kind, vals, n,
+			  random() % 3 ? &held : NULL, token);
 	__atomic_fetch_add(&fuzz_result[i >= 0 && i < 200 ? i : 199], 1,
 			   __ATOMIC_RELAXED);
 	if (random() % 4 == 0 && o->ctx)
@@ -1350,6 +1483,7 @@ int main(int argc, char **argv)
 	mw_checks();
 	repoint_checks(flags);
 	reserve_checks(ranges, flags);
+	claim_checks(ranges, flags);
 	/* last: the values it leaves named are for creates no check makes */
 	if (argc > 3 && !strcmp(argv[2], "--fuzz"))
 		fuzz(atol(argv[3]), ranges);
