@@ -67,9 +67,13 @@ struct migr_ud_hosts {
 struct migr_numbers {
 	bool can_ask; /* migr's rdma_rxe: the next create takes a number */
 	bool can_repoint; /* ... and a drained QP changes peers in place */
+	bool can_claim; /* ... and takes numbers held for it elsewhere */
 	uint32_t ranges[MIGR_RXE_RANGES]; /* lowest, highest of each kind */
 	/* objects rebuilt on this lower that asked: given it, or not */
 	unsigned int kept, moved;
+	/* a resume's: numbers migrd holds for it under this token (0: none) */
+	uint64_t token;
+	unsigned int claimed; /* of them, taken over by this lower */
 };
 
 struct migr_context {

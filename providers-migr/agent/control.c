@@ -14,7 +14,9 @@
  *   park [wait_ms [lease_ms]]\n     -> drained and released, no device held,
  *                                    before CRIU dumps it (park.h);
  *                                    partners hold for lease_ms
- *   resume [device]\n               -> rebuilt on device (or the one left)
+ *   resume [device [token]]\n       -> rebuilt on device (or the one left),
+ *                                    taking the numbers held for it there
+ *                                    under token (16 hex digits: migrd's)
  *   fence MS\n / commit\n            -> a restored copy ends itself unless
  *                                    committed within MS (fence.h)
  *   partner OP ...\n                -> a moving partner's step (partner.h),
@@ -92,18 +94,18 @@ static void json_report(FILE *out, const char *dev, int ret,
 		",\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
 		"\"release\":%.3f,\"rebuild\":%.3f,\"partner_reconnect\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
 		"\"partner_held_ms\":%.1f,\"partners\":%u,\"partners_kept\":%u,\"retries\":%u,"
-		"\"numbers\":{\"kept\":%u,\"translated\":%u},"
+		"\"numbers\":{\"kept\":%u,\"translated\":%u,\"claimed\":%u},"
 		"\"objects\":{\"pds\":%u,\"dms\":%u,\"mrs\":%u,\"mws\":%u,\"channels\":%u,\"cqs\":%u,\"srqs\":%u,\"qps\":%u,\"ahs\":%u},"
 		"\"held_wrs\":%u,\"replayed_wrs\":%u,\"partner_replayed_wrs\":%u,\"reposted_recvs\":%u,\"flushed\":%u,\"shadowed\":%u,\"lost\":%u,"
 		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
 		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
 		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
 		r->ms_total, r->ms_partner_held, r->partners, r->partners_kept,
-		r->retries, r->numbers_kept, r->numbers_translated, r->pds,
-		r->dms, r->mrs, r->mws, r->channels, r->cqs, r->srqs, r->qps,
-		r->ahs, r->held_wrs, r->replayed_wrs, r->partner_replayed_wrs,
-		r->reposted_recvs, r->flushed, r->shadowed, r->lost,
-		r->device_fds, r->device_maps);
+		r->retries, r->numbers_kept, r->numbers_translated,
+		r->numbers_claimed, r->pds, r->dms, r->mrs, r->mws, r->channels,
+		r->cqs, r->srqs, r->qps, r->ahs, r->held_wrs, r->replayed_wrs,
+		r->partner_replayed_wrs, r->reposted_recvs, r->flushed,
+		r->shadowed, r->lost, r->device_fds, r->device_maps);
 }
 
 /* One try of a switch (or a park) of all the process's contexts */
@@ -197,13 +199,13 @@ static void register_all(void)
 	migr_contexts_unlock();
 }
 
-/* resume [device]: its second half, here or on the device it left */
-static void do_resume(FILE *out, const char *target)
+/* resume [device [token]]: its second half, here or on the device it left */
+static void do_resume(FILE *out, const char *target, uint64_t token)
 {
 	struct migr_switch_report rep;
 	int ret;
 
-	ret = migr_resume(target, &rep);
+	ret = migr_resume(target, token, &rep);
 	if (!ret)
 		register_all();
 	fprintf(out, "{\"pid\":%d,\"resume\":[", getpid());
@@ -292,9 +294,10 @@ static void do_status(FILE *out)
 		status_mrs(out, ctx);
 		pthread_mutex_unlock(&ctx->rec.lock);
 		fprintf(out,
-			",\"numbers\":{\"can_ask\":%s,\"kept\":%u,\"moved\":%u},\"translating\":%s",
+			",\"numbers\":{\"can_ask\":%s,\"kept\":%u,\"moved\":%u,\"claimed\":%u},\"translating\":%s",
 			ctx->numbers.can_ask ? "true" : "false",
 			ctx->numbers.kept, ctx->numbers.moved,
+			ctx->numbers.claimed,
 			ctx->xlate.active ? "true" : "false");
 		pthread_rwlock_unlock(&ctx->ctl_lock);
 		fprintf(out, "}");
@@ -399,6 +402,7 @@ struct switch_job {
 	unsigned int wait_ms;
 	enum { JOB_SWITCH, JOB_PARK, JOB_RESUME } kind;
 	unsigned int lease_ms; /* a park's: partners hold this long */
+	uint64_t token; /* a resume's: numbers held for it (migr_resume()) */
 };
 
 static void switch_job(void *arg)
@@ -408,7 +412,7 @@ static void switch_job(void *arg)
 	if (j->kind == JOB_PARK)
 		do_park(j->out, j->wait_ms, j->lease_ms);
 	else if (j->kind == JOB_RESUME)
-		do_resume(j->out, j->target);
+		do_resume(j->out, j->target, j->token);
 	else
 		do_switch(j->out, j->target, j->wait_ms);
 }
@@ -514,7 +518,7 @@ static void serve(int fd, char *req, char *dev)
 {
 	unsigned int wait_ms = DEFAULT_WAIT_MS;
 	unsigned int lease_ms = 0;
-	char *buf = NULL;
+	char *buf = NULL, tok[17] = "";
 	size_t size = 0;
 	ssize_t len;
 	FILE *out;
@@ -542,21 +546,28 @@ static void serve(int fd, char *req, char *dev)
 		run_on(&partner_worker, ud_job, &pj);
 	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { out, dev, wait_ms, JOB_SWITCH, 0 };
+		struct switch_job sj = { .out = out,
+					 .target = dev,
+					 .wait_ms = wait_ms,
+					 .kind = JOB_SWITCH };
 
 		run_on(&mover, switch_job, &sj);
 	} else if ((!strcmp(req, "rebuild\n") ||
 		    sscanf(req, "rebuild %u", &wait_ms) == 1) &&
 		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { out, NULL, wait_ms, JOB_SWITCH, 0 };
+		struct switch_job sj = { .out = out,
+					 .wait_ms = wait_ms,
+					 .kind = JOB_SWITCH };
 
 		run_on(&mover, switch_job, &sj);
 	} else if ((!strcmp(req, "park\n") ||
 		    sscanf(req, "park %u %u", &wait_ms, &lease_ms) >= 1) &&
 		   wait_ms > 0 && wait_ms <= 600000 &&
 		   lease_ms <= MIGR_PARTNER_LEASE_MAX_MS) {
-		struct switch_job sj = { out, NULL, wait_ms, JOB_PARK,
-					 lease_ms };
+		struct switch_job sj = { .out = out,
+					 .wait_ms = wait_ms,
+					 .kind = JOB_PARK,
+					 .lease_ms = lease_ms };
 
 		run_on(&mover, switch_job, &sj);
 	} else if (sscanf(req, "fence %u", &wait_ms) == 1 && wait_ms > 0 &&
@@ -572,10 +583,13 @@ static void serve(int fd, char *req, char *dev)
 				"{\"pid\":%d,\"ok\":false,\"error\":\"no fence to commit\"}\n",
 				getpid());
 	} else if (!strcmp(req, "resume\n") ||
-		   sscanf(req, "resume %256s", dev) == 1) {
-		struct switch_job sj = { out,
-					 strcmp(req, "resume\n") ? dev : NULL,
-					 0, JOB_RESUME, 0 };
+		   sscanf(req, "resume %256s %16[0-9a-f]", dev, tok) >= 1) {
+		struct switch_job sj = { .out = out,
+					 .target = strcmp(req, "resume\n") ?
+							   dev :
+							   NULL,
+					 .kind = JOB_RESUME,
+					 .token = strtoull(tok, NULL, 16) };
 
 		run_on(&mover, switch_job, &sj);
 	} else {

@@ -162,7 +162,8 @@ static int retarget(struct sw_set *set, const char *target,
 	return ret;
 }
 
-int migr_resume(const char *target, struct migr_switch_report *rep)
+int migr_resume(const char *target, uint64_t token,
+		struct migr_switch_report *rep)
 {
 	double t0 = now_ms();
 	struct sw_set *set;
@@ -191,8 +192,12 @@ int migr_resume(const char *target, struct migr_switch_report *rep)
 	ret = retarget(set, rep->to, rep);
 	set->no_way_back = true;
 	set->way_back = !target;
+	for (i = 0; i < set->n; i++)
+		set->ctx[i]->numbers.token = token;
 	if (!ret)
 		ret = migr_set_unpark(set, rep);
+	for (i = 0; i < set->n; i++)
+		set->ctx[i]->numbers.token = 0;
 	rep->ms_total = now_ms() - t0;
 	if (ret == EIO || ret == ENODEV || ret == ENOENT) {
 		/* Nothing runs on a device: still parked, as before the try */

@@ -30,8 +30,11 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
  * when nothing is parked or was resumed since the last park (a second
  * resume gets the first's outcome); ENODEV, ENOENT or EIO with the
  * process still parked, and a resume on the device it left can follow.
+ * token: the one under which the destination's migrd holds the numbers
+ * of the process's objects (migr_rxe(7)), 0 if none.
  */
-int migr_resume(const char *target, struct migr_switch_report *rep);
+int migr_resume(const char *target, uint64_t token,
+		struct migr_switch_report *rep);
 
 /* Parked now? Then the report of the park, into rep if not NULL */
 bool migr_parked(struct migr_switch_report *rep);

@@ -468,6 +468,7 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 	errno = 0;
 	ctx->lower = lower;
 	migr_quirks_init(ctx);
+	migr_numbers_claim(ctx);
 	migr_ud_src_forget(ctx);
 	fd = fcntl(lower->cmd_fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)

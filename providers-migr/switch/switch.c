@@ -636,6 +636,7 @@ static int rebuild_set_at(struct sw_set *set, const char *name,
 
 	/* what this try gave (a rollback's, after a failed one) */
 	rep->numbers_kept = rep->numbers_translated = rep->partners_kept = 0;
+	rep->numbers_claimed = 0;
 	for_each_ctx (set, i, c) {
 		to = migr_open_by_name(name, rep);
 		if (!to)
@@ -644,6 +645,7 @@ static int rebuild_set_at(struct sw_set *set, const char *name,
 					   sizeof(rep->error) - off);
 		rep->numbers_kept += c->numbers.kept;
 		rep->numbers_translated += c->numbers.moved;
+		rep->numbers_claimed += c->numbers.claimed;
 		if (ret)
 			return ret;
 	}

@@ -24,6 +24,7 @@ struct migr_switch_report {
 	unsigned int partners_kept;
 	/* rebuilt objects given the number they had (migr_rxe(7)), or not */
 	unsigned int numbers_kept, numbers_translated;
+	unsigned int numbers_claimed; /* held for it by migrd, taken over */
 	unsigned int retries; /* tries a busy partner put off */
 	unsigned int held_wrs; /* posted while suspended, replayed */
 	unsigned int

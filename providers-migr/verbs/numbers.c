@@ -29,8 +29,8 @@ void migr_numbers_probe(struct migr_context *ctx, const char *driver)
 	bool ok;
 
 	/* counts of this lower device's rebuilds */
-	n->can_ask = n->can_repoint = false;
-	n->kept = n->moved = 0;
+	n->can_ask = n->can_repoint = n->can_claim = false;
+	n->kept = n->moved = n->claimed = 0;
 	/* driver-namespace ids mean something else to every other driver */
 	if (!driver || strcmp(driver, "rxe") || getenv("MIGR_NO_NUMBERS"))
 		return;
@@ -47,6 +47,79 @@ void migr_numbers_probe(struct migr_context *ctx, const char *driver)
 	memcpy(n->ranges, ranges, sizeof(n->ranges));
 	n->can_ask = true;
 	n->can_repoint = flags & MIGR_RXE_CAP_QP_REPOINT;
+	n->can_claim = flags & MIGR_RXE_CAP_CLAIM;
+}
+
+/* CLAIM of n values of kind under token; how many are held here, or -1 */
+static int claim(struct migr_context *ctx, enum migr_rxe_kind kind,
+		 const uint32_t *values, unsigned int n)
+{
+	DECLARE_COMMAND_BUFFER(cmd, MIGR_RXE_OBJECT_MIGR, MIGR_RXE_METHOD_CLAIM,
+			       4);
+	uint64_t token = ctx->numbers.token;
+	uint32_t held = 0;
+	int saved = errno, ret;
+
+	fill_attr_const_in(cmd, MIGR_RXE_ATTR_RESERVE_KIND, kind);
+	fill_attr_in(cmd, MIGR_RXE_ATTR_RESERVE_VALUES, values,
+		     n * sizeof(*values));
+	fill_attr_out_ptr(cmd, MIGR_RXE_ATTR_RESERVE_HELD, &held);
+	fill_attr_in_uint64(cmd, MIGR_RXE_ATTR_RESERVE_TOKEN, token);
+	ret = execute_ioctl(ctx->lower, cmd);
+	errno = saved;
+	return ret ? -1 : (int)held;
+}
+
+/* values[0..*n) claimed when full, or when last says so */
+static void claim_batch(struct migr_context *ctx, enum migr_rxe_kind kind,
+			uint32_t *values, unsigned int *n, bool last)
+{
+	int held;
+
+	if (!*n || (*n < MIGR_RXE_RESERVE_MAX && !last))
+		return;
+	held = claim(ctx, kind, values, *n);
+	if (held < 0)
+		verbs_warn(
+			&ctx->vctx,
+			"numbers held for this process on %s could not be claimed: %s\n",
+			ibv_get_device_name(ctx->lower->device),
+			strerror(errno));
+	else
+		ctx->numbers.claimed += held;
+	*n = 0;
+}
+
+void migr_numbers_claim(struct migr_context *ctx)
+{
+	uint32_t *v = NULL;
+	struct migr_mr *mmr;
+	struct migr_qp *mqp;
+	unsigned int n = 0;
+
+	if (!ctx->numbers.token || !ctx->numbers.can_claim)
+		return;
+	v = malloc(MIGR_RXE_RESERVE_MAX * sizeof(*v));
+	if (!v)
+		return; /* the creates then ask for numbers held elsewhere */
+	list_for_each (&ctx->rec.qps, mqp, entry) {
+		v[n++] = mqp->vqp.qp.qp_num;
+		claim_batch(ctx, MIGR_RXE_KIND_QPN, v, &n, false);
+	}
+	claim_batch(ctx, MIGR_RXE_KIND_QPN, v, &n, true);
+	list_for_each (&ctx->rec.mrs, mmr, entry) {
+		/* the keys rxe gives: one for both (reg_mr_again() asks so) */
+		if (mmr->vmr.ibv_mr.lkey != mmr->vmr.ibv_mr.rkey)
+			continue;
+		v[n++] = mmr->vmr.ibv_mr.lkey;
+		claim_batch(ctx, MIGR_RXE_KIND_MR_KEY, v, &n, false);
+	}
+	claim_batch(ctx, MIGR_RXE_KIND_MR_KEY, v, &n, true);
+	free(v);
+	verbs_info(&ctx->vctx,
+		   "%u numbers held for this process taken over on %s\n",
+		   ctx->numbers.claimed,
+		   ibv_get_device_name(ctx->lower->device));
 }
 
 /* 0 or an errno; errno itself as it was (the create after it sets it) */

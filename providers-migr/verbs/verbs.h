@@ -119,6 +119,12 @@ struct migr_numbered {
 void *migr_numbers_create(struct migr_context *ctx, enum migr_rxe_kind kind,
 			  uint32_t want, const struct migr_numbered *how);
 /*
+ * The numbers of ctx's QPs and MRs that a destination's migrd holds under
+ * ctx->numbers.token, taken over by ctx->lower before its objects are
+ * created again there (migr_rxe(7), CLAIM); counted in numbers.claimed
+ */
+void migr_numbers_claim(struct migr_context *ctx);
+/*
  * A drained RC QP in RTS pointed at another peer in place, its number,
  * queues and posted RECVs kept (migr_rxe(7)): 0, or an errno and the QP
  * as it was (EOPNOTSUPP: the device cannot)

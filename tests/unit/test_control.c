@@ -23,6 +23,7 @@
 
 #include "agent.h"
 #include "clock.h"
+#include "park.h"
 #include "partner.h"
 #include "switch.h"
 #include "ud_peers.h"
@@ -71,6 +72,7 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 /* The park layer's stand-in: parked after "park", until "resume" */
 static bool parked_now;
 static unsigned int park_wait_ms, park_lease_ms;
+static uint64_t resume_token;
 
 int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 	      unsigned int lease_ms, struct migr_switch_report *rep)
@@ -85,8 +87,10 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 	return 0;
 }
 
-int migr_resume(const char *target, struct migr_switch_report *rep)
+int migr_resume(const char *target, uint64_t token,
+		struct migr_switch_report *rep)
 {
+	resume_token = token;
 	memset(rep, 0, sizeof(*rep));
 	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : "migr_test0");
 	if (!parked_now) {
@@ -270,7 +274,13 @@ static void test_park_requests(void)
 	CHECK(strstr(buf, "\"ok\":true}"));
 	CHECK(parked_now && park_wait_ms == 1000 && park_lease_ms == 465000);
 	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
-	CHECK(!parked_now);
+	CHECK(!parked_now && !resume_token);
+	/* a migration's resume: the token of the numbers held for it */
+	CHECK(request_retry("park 1000\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry("resume rxe1 0123456789abcdef\n", buf,
+			    sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"to\":\"rxe1\"") && strstr(buf, "\"ok\":true}"));
+	CHECK(!parked_now && resume_token == 0x0123456789abcdefULL);
 }
 
 /* Run fn as uid/gid NOBODY in a child; true if it exited 0 */
