@@ -33,6 +33,7 @@ static const struct {
 	{ "mig-restore", REQ_MIG_RESTORE, 2, 2 },
 	{ "mig-end", REQ_MIG_END, 2, 2 },
 	{ "mig-grants", REQ_MIG_GRANTS, 2, 2 },
+	{ "mig-hold", REQ_MIG_HOLD, 3, 3 },
 };
 
 int req_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -368,6 +369,28 @@ static int parse_mig(struct req *r, char **tok, int n, char *err,
 		strcpy(r->line, tok[1]);
 		return 0;
 	}
+	case REQ_MIG_HOLD: {
+		const char *p = tok[2];
+		uint32_t v32;
+		int ret, k = 0;
+
+		if (strcmp(tok[1], "qpn") && strcmp(tok[1], "mr"))
+			return req_fail(err, errlen,
+					"invalid kind '%s' (qpn or mr)",
+					tok[1]);
+		if (strlen(tok[2]) > REQ_PARTNER_LINE_MAX)
+			return req_fail(err, errlen, "number list too long");
+		while ((ret = req_hold_next(&p, &v32)) == 1)
+			k++;
+		if (ret || !k || k > REQ_HOLD_MAX)
+			return req_fail(
+				err, errlen,
+				"invalid number list (1 to %d hex numbers)",
+				REQ_HOLD_MAX);
+		strcpy(r->name, tok[1]);
+		strcpy(r->line, tok[2]);
+		return 0;
+	}
 	case REQ_MIG_END:
 		if (strcmp(tok[1], "commit") && strcmp(tok[1], "abort") &&
 		    strcmp(tok[1], "state"))
@@ -452,6 +475,7 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 	case REQ_MIG_RESTORE:
 	case REQ_MIG_END:
 	case REQ_MIG_GRANTS:
+	case REQ_MIG_HOLD:
 		return parse_mig(r, tok, n, err, errlen);
 	}
 	return req_fail(err, errlen, "unknown request");
@@ -468,6 +492,28 @@ static int parse_hex(const char *s, size_t digits, unsigned long min,
 		return -1;
 	*out = strtoul(s, &end, 16);
 	return *end || *out < min || *out > max ? -1 : 0;
+}
+
+int req_hold_next(const char **p, uint32_t *v)
+{
+	char buf[9];
+	size_t n = strcspn(*p, ",");
+	unsigned long x;
+
+	if (!**p)
+		return 0;
+	if (!n || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, *p, n);
+	buf[n] = 0;
+	if (parse_hex(buf, 8, 1, UINT32_MAX, &x))
+		return -1;
+	*v = x;
+	*p += n;
+	/* a separator is followed by another entry */
+	if (**p == ',' && !*++*p)
+		return -1;
+	return 1;
 }
 
 int req_grant_next(const char **p, struct req_grant *g)
@@ -678,6 +724,10 @@ int req_format(const struct req *r, char *buf, size_t len)
 	case REQ_MIG_GRANTS:
 		n = snprintf(buf, len, "migrd/1 mig-grants %s %s\n", r->id,
 			     r->line);
+		break;
+	case REQ_MIG_HOLD:
+		n = snprintf(buf, len, "migrd/1 mig-hold %s %s %s\n", r->id,
+			     r->name, r->line);
 		break;
 	}
 	return n < 0 || (size_t)n >= len || n > REQ_MAX ? -1 : n;

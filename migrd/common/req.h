@@ -38,6 +38,12 @@
  *                                      sessions: pauth.h; OWNER one of
  *                                      MOVERS, the first without it;
  *                                      before restore)
+ *   migrd/1 mig-hold ID qpn|mr HEX,HEX,...
+ *                                      (numbers the tree's migr processes
+ *                                      have: QPNs or MR keys, at most
+ *                                      REQ_HOLD_MAX a line; held for them
+ *                                      on DEVICE until the restore, where
+ *                                      migr's rdma_rxe can: numhold.h)
  *   migrd/1 mig-restore ID DEVICE
  *   migrd/1 mig-end ID commit|abort|state
  */
@@ -82,12 +88,14 @@ enum req_op {
 	REQ_MIG_RESTORE,
 	REQ_MIG_END,
 	REQ_MIG_GRANTS,
+	REQ_MIG_HOLD,
 };
 
 #define REQ_MIG_ID_LEN 16 /* hex digits */
 #define REQ_PRECOPY_MAX 16 /* pre-copy rounds */
 #define REQ_MIG_TIDS_MAX 512 /* threads of a migrated tree */
 #define REQ_MOVERS_MAX 16 /* migr processes of a migrated tree */
+#define REQ_HOLD_MAX 400 /* numbers in one mig-hold: 8 hex digits each */
 
 /*
  * mig-grants: a grant of a partner session (pauth.h) moving with its
@@ -126,10 +134,10 @@ struct req {
 	uint32_t qpn;
 	char gid[REQ_GID_LEN + 1]; /* partner */
 	/* partner, udpeers: the rest, verbatim; mig-check: the tids;
-	 * mig-end: what to do */
+	 * mig-end: what to do; mig-hold: the numbers */
 	char line[REQ_PARTNER_LINE_MAX + 1];
 	char id[REQ_MIG_ID_LEN + 1]; /* a migration's */
-	char name[REQ_NAME_MAX]; /* mig-put: an image directory */
+	char name[REQ_NAME_MAX]; /* mig-put: an image directory; mig-hold: kind */
 	char version[REQ_NAME_MAX]; /* mig-check: CRIU's */
 	unsigned int count; /* migrate: pre-copy rounds */
 	struct req_ns ns; /* mig-check */
@@ -152,6 +160,12 @@ req_fail(char *err, size_t errlen, const char *fmt, ...);
  * end of the list, -1 if it is not one
  */
 int req_grant_next(const char **p, struct req_grant *g);
+/*
+ * The number at *p of a mig-hold list: 1 (*p moved past it), 0 at the
+ * end of the list, -1 if it is not one
+ */
+int req_hold_next(const char **p, uint32_t *v);
+
 /* A grant's text into buf; its length, or -1 if it does not fit */
 int req_grant_format(const struct req_grant *g, char *buf, size_t len);
 

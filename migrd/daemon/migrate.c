@@ -64,6 +64,13 @@ struct mig {
 	unsigned int partners_kept; /* of them, on their own numbers still */
 	/* objects rebuilt there on the numbers they had (migr_rxe(7)), or not */
 	unsigned int numbers_kept, numbers_translated;
+	/*
+	 * The QPNs and MR keys its migr processes have, held there during
+	 * the pre-copy (mig-hold), and how many of them the restore claimed
+	 */
+	uint32_t *hold[2];
+	size_t nhold[2];
+	unsigned int numbers_held, numbers_claimed;
 	uint64_t final_pages, final_sent;
 	long long t_park; /* io_now_ms(): the application stopped */
 	bool answered; /* the last ask() had a reply, ok or not */
@@ -414,6 +421,86 @@ static int partners_within(struct mig *m, struct tree_qp *v, size_t n)
 	return 0;
 }
 
+/* x (0: none) added to m->hold[w], for mig-hold; -1 without memory */
+static int hold_add(struct mig *m, int w, long long x)
+{
+	uint32_t *v;
+
+	if (!x)
+		return 0;
+	v = realloc(m->hold[w], (m->nhold[w] + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	m->hold[w] = v;
+	v[m->nhold[w]++] = x;
+	return 0;
+}
+
+/* Of a status reply, the QPNs ([0]) and MR keys ([1]) for mig-hold */
+static int hold_collect(struct mig *m, const json_t *j)
+{
+	const json_t *ctx, *o;
+	size_t i, k;
+
+	json_array_foreach (json_object_get(j, "contexts"), i, ctx) {
+		json_array_foreach (json_object_get(ctx, "qps"), k, o)
+			if (hold_add(m, 0,
+				     migr_json_int(o, "qpn", 1, 0xffffff, 0)))
+				return -1;
+		json_array_foreach (json_object_get(ctx, "mrs"), k, o)
+			if (hold_add(m, 1,
+				     migr_json_int(o, "lkey", 1, UINT32_MAX,
+						   0)))
+				return -1;
+	}
+	return 0;
+}
+
+/*
+ * The numbers collected, held on the destination for the restore: where
+ * it cannot (no migr rdma_rxe there), it says why and the migration goes
+ * on, its objects then asking for their numbers at the restore as ever
+ */
+static void hold_numbers(struct mig *m)
+{
+	static const char *const kinds[2] = { "qpn", "mr" };
+	struct req q = { .op = REQ_MIG_HOLD };
+	char why[300] = "", saved[sizeof(m->err)];
+	size_t i = 0, w, k, len;
+	json_t *j;
+
+	if (!m->nhold[0] && !m->nhold[1])
+		return;
+	/* not the migration's error: it goes on */
+	memcpy(saved, m->err, sizeof(saved));
+	for (w = 0; w < 2 && !why[0]; w++)
+		for (i = 0; i < m->nhold[w] && !why[0];) {
+			snprintf(q.name, sizeof(q.name), "%s", kinds[w]);
+			for (len = k = 0; i < m->nhold[w] && k < REQ_HOLD_MAX;
+			     i++, k++)
+				len += snprintf(q.line + len,
+						sizeof(q.line) - len, "%s%x",
+						len ? "," : "", m->hold[w][i]);
+			j = ask(m, &q, 10000);
+			if (!j) {
+				snprintf(why, sizeof(why), "%.290s", m->err);
+				break;
+			}
+			m->numbers_held +=
+				migr_json_int(j, "held", 0, UINT32_MAX, 0);
+			/* the destination cannot hold them: it says why */
+			if (!migr_json_text(j, "why", why, sizeof(why)))
+				why[0] = 0;
+			json_decref(j);
+		}
+	memcpy(m->err, saved, sizeof(saved));
+	progress(
+		m, "hold",
+		"%s holds %u of %zu QP numbers and MR keys for the restore%s%s",
+		m->r->host, m->numbers_held, m->nhold[0] + m->nhold[1],
+		why[0] ? ": " : "", why);
+}
+
 /* Each migr process runs (not parked), over a migr device: its own */
 static int movers_check(struct mig *m)
 {
@@ -444,7 +531,8 @@ static int movers_check(struct mig *m)
 			free(qps);
 			return fail(m, "pid %d has no open migr device", pid);
 		}
-		if (m->nmovers > 1 && tree_qps(i, j, &qps, &nqps)) {
+		if ((m->nmovers > 1 && tree_qps(i, j, &qps, &nqps)) ||
+		    hold_collect(m, j)) {
 			json_decref(j);
 			free(qps);
 			return fail(m, "out of memory");
@@ -809,7 +897,7 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 	m->ms_restore = json_real_value(json_object_get(j, "restore_ms"));
 	m->ms_rebuild = m->ms_partner = m->ms_partner_blackout = 0;
 	m->partners = m->partners_kept = 0;
-	m->numbers_kept = m->numbers_translated = 0;
+	m->numbers_kept = m->numbers_translated = m->numbers_claimed = 0;
 	json_array_foreach(all, i, one) {
 		const json_t *v = json_array_get(json_object_get(one, "resume"), 0);
 		const json_t *ph = json_object_get(v, "phases_ms");
@@ -835,6 +923,8 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 			json_integer_value(json_object_get(n, "kept"));
 		m->numbers_translated +=
 			json_integer_value(json_object_get(n, "translated"));
+		m->numbers_claimed +=
+			json_integer_value(json_object_get(n, "claimed"));
 	}
 }
 
@@ -901,6 +991,8 @@ static int restore_commit(struct mig *m)
 
 static void mig_free(struct mig *m)
 {
+	free(m->hold[0]);
+	free(m->hold[1]);
 	peer_close(m->pc);
 	if (m->nsfd >= 0)
 		close(m->nsfd);
@@ -994,15 +1086,16 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 		"\"transfer\":%.1f,\"restore\":%.1f,\"rebuild\":%.1f,"
 		"\"partner_reconnect\":%.1f},\"blackout_ms\":%.1f,"
 		"\"partners\":%u,\"partners_kept\":%u,\"partner_blackout_ms\":%.1f,"
-		"\"numbers\":{\"kept\":%u,\"translated\":%u},"
+		"\"numbers\":{\"kept\":%u,\"translated\":%u,\"held\":%u,\"claimed\":%u},"
 		"\"total_ms\":%.1f,\"precopy_bytes\":%" PRIu64
 		",\"final_bytes\":%" PRIu64 ",\"final_pages_bytes\":%" PRIu64
 		"}",
 		m->ms_check, m->ms_precopy, m->ms_park, m->ms_dump, m->ms_send,
 		m->ms_restore, m->ms_rebuild, m->ms_partner, m->ms_blackout,
 		m->partners, m->partners_kept, m->ms_partner_blackout,
-		m->numbers_kept, m->numbers_translated,
-		(double)(io_now_ms() - t0), pre, m->final_sent, m->final_pages);
+		m->numbers_kept, m->numbers_translated, m->numbers_held,
+		m->numbers_claimed, (double)(io_now_ms() - t0), pre,
+		m->final_sent, m->final_pages);
 }
 
 /* 1: m was handed to a settle thread */
@@ -1019,6 +1112,7 @@ static int run(struct mig *m, struct sbuf *out)
 		 "%s accepts pid %d (%d processes, %d using migr; %d threads), CRIU %s",
 		 m->r->host, m->r->pid, m->npids, m->nmovers, m->ntids,
 		 m->criu_ver);
+	hold_numbers(m);
 	if (precopy(m))
 		goto refused;
 	if (park(m)) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <rdma/migr_rxe_abi.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "migr_json.h"
 #include "migrate.h"
 #include "netns.h"
+#include "numhold.h"
 #include "pauth.h"
 #include "peer.h"
 #include "ptree.h"
@@ -47,6 +49,10 @@ struct dest_mig {
 	/* its partner sessions' grants, until they are given to it */
 	struct req_grant *grants;
 	int ngrants;
+	char dev[REQ_NAME_MAX]; /* where it is restored */
+	/* its numbers, held until the restore (mig-hold), or why not */
+	struct numhold *hold;
+	char why_not_held[300];
 	struct req_ns ns; /* the tree's own namespaces */
 	char netns[32]; /* the network namespace made for it, if any */
 	int nsfd;
@@ -66,6 +72,13 @@ static struct dest_mig *find(const char *id)
 	return NULL;
 }
 
+/* The numbers held for it given back (what its restore did not claim) */
+static void drop_hold(struct dest_mig *m)
+{
+	numhold_close(m->hold);
+	m->hold = NULL;
+}
+
 /* A free slot: stale checks and finished ones are reused */
 static struct dest_mig *slot(void)
 {
@@ -77,6 +90,7 @@ static struct dest_mig *slot(void)
 
 		if (m->state == D_CHECKED && now - m->born > DEST_STALE_MS) {
 			img_remove(m->id, true);
+			drop_hold(m);
 			m->state = D_FREE;
 		}
 		if (m->state == D_FREE || m->state == D_DONE)
@@ -186,9 +200,11 @@ static void do_check(const struct req *r, const struct client *c,
 	m = find(r->id) ? NULL : slot();
 	if (m) {
 		free(m->grants);
+		drop_hold(m);
 		memset(m, 0, sizeof(*m));
 		m->state = D_CHECKED;
 		snprintf(m->id, sizeof(m->id), "%s", r->id);
+		snprintf(m->dev, sizeof(m->dev), "%s", r->dev);
 		snprintf(m->who, sizeof(m->who), "%s", peer_link_who(c->link));
 		m->pid = r->pid;
 		m->born = io_now_ms();
@@ -304,6 +320,51 @@ static void give_grants(struct dest_mig *m, int k)
 	if (mine)
 		log_info("migration %s: pid %d has %d of %d partner grants",
 			 m->id, key.pid, given, mine);
+}
+
+/*
+ * mig-hold: numbers held on the device of the restore until it (numhold.h).
+ * A device that cannot hold them is no refusal: the reply says why.
+ */
+static void do_hold(const struct req *r, struct sbuf *out)
+{
+	uint32_t v[REQ_HOLD_MAX];
+	const char *p = r->line;
+	char err[300] = "";
+	struct dest_mig *m;
+	int n = 0, held = 0;
+
+	m = get(r->id, D_CHECKED, out);
+	if (!m)
+		return;
+	while (n < REQ_HOLD_MAX && req_hold_next(&p, &v[n]) == 1)
+		n++;
+	pthread_mutex_lock(&lock);
+	if (!m->hold && !m->why_not_held[0]) {
+		m->hold = numhold_open(m->dev, m->why_not_held,
+				       sizeof(m->why_not_held));
+		if (!m->hold)
+			log_info("migration %s: no numbers held for it: %s",
+				 m->id, m->why_not_held);
+	}
+	if (m->hold)
+		held = numhold_reserve(m->hold,
+				       strcmp(r->name, "qpn") ?
+					       MIGR_RXE_KIND_MR_KEY :
+					       MIGR_RXE_KIND_QPN,
+				       v, n, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", m->why_not_held);
+	pthread_mutex_unlock(&lock);
+	if (held < 0)
+		log_warn("migration %s: %s", m->id, err);
+	sb_printf(out, "{\"v\":%d,\"ok\":true,\"held\":%d", REQ_VERSION,
+		  held > 0 ? held : 0);
+	if (err[0]) {
+		sb_add(out, ",\"why\":", 7);
+		sb_json_str(out, err);
+	}
+	sb_add(out, "}", 1);
 }
 
 static void do_put(const struct req *r, const struct client *c,
@@ -612,7 +673,12 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	 * The plugin left them parked (MIGR_RESUME_BY=migrd): resumed here,
 	 * side by side
 	 */
-	snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
+	/* with the token of the numbers held for it here, if any */
+	if (m->hold)
+		snprintf(imgs, sizeof(imgs), "resume %s %016" PRIx64 "\n", dev,
+			 numhold_token(m->hold));
+	else
+		snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
 	if (ask_movers(m, imgs, io_left_ms(deadline), "resume", report, why,
 		       sizeof(why))) {
 		snprintf(err, errlen, "resume on %s failed: %.300s", dev, why);
@@ -630,6 +696,7 @@ static void do_restore(const struct req *r, const struct client *c,
 	char *report = NULL;
 	double ms = 0;
 	pthread_t th;
+	int ret;
 
 	(void)c;
 	m = get(r->id, D_CHECKED, out);
@@ -641,7 +708,12 @@ static void do_restore(const struct req *r, const struct client *c,
 	pthread_mutex_unlock(&lock);
 	log_info("migration %s: restoring pid %d on %s", r->id, m->pid,
 		 r->dev);
-	if (restore(m, r->dev, deadline, &ms, &report, err, sizeof(err)))
+	ret = restore(m, r->dev, deadline, &ms, &report, err, sizeof(err));
+	/* claimed by the restored processes, or no longer needed */
+	pthread_mutex_lock(&lock);
+	drop_hold(m);
+	pthread_mutex_unlock(&lock);
+	if (ret)
 		goto fail;
 	pthread_mutex_lock(&lock);
 	m->state = D_RESTORED;
@@ -749,8 +821,10 @@ static void do_end(const struct req *r, struct sbuf *out)
 			if (m->state == D_RESTORED || m->state == D_RESTORING)
 				kill_copy(m);
 			/* a restore under way drops it on its own failure */
-			if (m->state != D_RESTORING)
+			if (m->state != D_RESTORING) {
 				drop_netns(m);
+				drop_hold(m);
+			}
 			log_info("migration %s: aborted by the source", m->id);
 			img_remove(m->id, true);
 			m->state = D_DONE;
@@ -788,6 +862,9 @@ void migrate_dest_run(const struct req *r, const struct client *c,
 		return;
 	case REQ_MIG_GRANTS:
 		do_grants(r, out);
+		return;
+	case REQ_MIG_HOLD:
+		do_hold(r, out);
 		return;
 	default:
 		reply_error(out, "unknown request");

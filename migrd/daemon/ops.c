@@ -282,7 +282,7 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
 	bool mig = r->op == REQ_MIG_CHECK || r->op == REQ_MIG_PUT ||
 		   r->op == REQ_MIG_RESTORE || r->op == REQ_MIG_END ||
-		   r->op == REQ_MIG_GRANTS;
+		   r->op == REQ_MIG_GRANTS || r->op == REQ_MIG_HOLD;
 
 	/*
 	 * A peer may only say hello, ask about this host's QPs, relay to
@@ -333,6 +333,7 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 	case REQ_MIG_RESTORE:
 	case REQ_MIG_END:
 	case REQ_MIG_GRANTS:
+	case REQ_MIG_HOLD:
 		migrate_dest_run(r, c, out);
 		return;
 	}

@@ -373,6 +373,46 @@ static void test_grants(void)
 	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "\n", "grant list"));
 }
 
+/* mig-hold: numbers to hold on the destination, hex, at most REQ_HOLD_MAX */
+static void test_hold(void)
+{
+	char line[REQ_MAX], many[REQ_HOLD_MAX * 9 + 64];
+	struct req r, r2;
+	const char *p;
+	uint32_t v;
+	int i, n;
+
+	CHECK(!parse("migrd/1 mig-hold " MID " qpn 11,ffffff,12\n", &r));
+	CHECK(r.op == REQ_MIG_HOLD && !strcmp(r.id, MID) &&
+	      !strcmp(r.name, "qpn"));
+	p = r.line;
+	CHECK(req_hold_next(&p, &v) == 1 && v == 0x11);
+	CHECK(req_hold_next(&p, &v) == 1 && v == 0xffffff);
+	CHECK(req_hold_next(&p, &v) == 1 && v == 0x12);
+	CHECK(req_hold_next(&p, &v) == 0);
+	CHECK(req_format(&r, line, sizeof(line)) > 0 && !parse(line, &r2) &&
+	      !strcmp(r2.line, r.line) && !strcmp(r2.name, "qpn"));
+	CHECK(!parse("migrd/1 mig-hold " MID " mr ffffffff\n", &r) &&
+	      !strcmp(r.name, "mr"));
+	/* REQ_HOLD_MAX of the longest fit one request; one more does not */
+	n = snprintf(many, sizeof(many), "migrd/1 mig-hold " MID " mr ");
+	for (i = 0; i < REQ_HOLD_MAX; i++)
+		n += snprintf(many + n, sizeof(many) - n, "%sffffff%02x",
+			      i ? "," : "", i & 0xff);
+	snprintf(many + n, sizeof(many) - n, "\n");
+	CHECK(!parse(many, &r) && req_format(&r, line, sizeof(line)) > 0);
+	snprintf(many + n, sizeof(many) - n, ",1\n");
+	CHECK(refused(many, "number list"));
+	CHECK(refused("migrd/1 mig-hold " MID " mw 11\n", "kind"));
+	CHECK(refused("migrd/1 mig-hold " MID " qpn 0\n", "number list"));
+	CHECK(refused("migrd/1 mig-hold " MID " qpn 100000000\n",
+		      "number list"));
+	CHECK(refused("migrd/1 mig-hold " MID " qpn 11,\n", "number list"));
+	CHECK(refused("migrd/1 mig-hold " MID " qpn ,11\n", "number list"));
+	CHECK(refused("migrd/1 mig-hold " MID " qpn 1G\n", "number list"));
+	CHECK(refused("migrd/1 mig-hold " MID " qpn 0x11\n", "number list"));
+}
+
 int main(void)
 {
 	test_requests();
@@ -380,5 +420,6 @@ int main(void)
 	test_udpeers();
 	test_migrate();
 	test_grants();
+	test_hold();
 	return unit_done("req");
 }
