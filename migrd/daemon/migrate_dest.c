@@ -358,6 +358,9 @@ static void do_hold(const struct req *r, struct sbuf *out)
 	pthread_mutex_unlock(&lock);
 	if (held < 0)
 		log_warn("migration %s: %s", m->id, err);
+	else if (m->hold)
+		log_info("migration %s: %d of %d %s numbers held here for the restore",
+			 m->id, held, n, strcmp(r->name, "qpn") ? "MR key" : "QP");
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"held\":%d", REQ_VERSION,
 		  held > 0 ? held : 0);
 	if (err[0]) {

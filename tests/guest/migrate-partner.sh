@@ -17,8 +17,12 @@
 #    names the 4 partner QPs and the blackout the partner saw.
 # With --module, both guests on migr's rdma_rxe (migr_rxe(7)) and part 2
 # alone, MIGR_MIGRATIONS times (default 2): each move's report says every
-# partner QP kept its number, and on A, where the workload's numbers are
-# free, that every rebuilt object has its own (on B its partner's objects,
+# partner QP kept its number, that the numbers the destination held for
+# the workload from the check on (mig-hold) went to it at the restore, and
+# on A, where the workload's numbers are free, that all were held (another
+# process that asks for one of them between the hold and the restore is
+# refused: a pre-copy round there gives it the time) and every rebuilt
+# object has its own (on B its partner's objects,
 # made in the same order on a device as new, hold the same numbers: there
 # the workload's are translated, and its traffic is checked all the same).
 # usage: migrate-partner.sh a|b [--module]   (a: 10.9.0.1/.11, b: 10.9.0.2/.12)
@@ -86,19 +90,25 @@ PY
 # its 4 partner QPs followed, the partner saw a blackout; the pid there
 # in $SYNC/move-N.pid. Fails if it did not move.
 move() {
-	local name=move-$1 pid=$2 to=$3
-	timeout 600 migrctl migrate --pid "$pid" --to "$to" --json >"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
+	local name=move-$1 pid=$2 to=$3 pre=()
+	# on the module, to A with a pre-copy round: contend() has its time
+	[ -n "$MODULE" ] && [ "$to" = "$A_IP" ] && pre=(--pre-copy 1)
+	timeout 600 migrctl migrate --pid "$pid" --to "$to" "${pre[@]}" --json >"$LOGDIR/$name.json" 2>"$LOGDIR/$name.err"
 	check "migrated_${1}_to_$to" python3 - "$LOGDIR/$name.json" "$MODULE" "$to" "$A_IP" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["ok"] and r["partners"] == 4 and r["partner_blackout_ms"] > 0, r
 if sys.argv[2]:
     n = r["numbers"]
-    print("    numbers: %d kept, %d translated; partner QPs on their own numbers: %d" % (
-        n["kept"], n["translated"], r["partners_kept"]))
+    print("    numbers: %d kept, %d translated, %d held there from the check on and"
+          " claimed by the restored process: %d; partner QPs on their own numbers: %d" % (
+        n["kept"], n["translated"], n["held"], n["claimed"], r["partners_kept"]))
     assert r["partners_kept"] == 4, r
     assert n["kept"] + n["translated"] > 0, r
-    assert sys.argv[3] != sys.argv[4] or n["translated"] == 0, r
+    # what the destination held went to the process it restored
+    assert n["claimed"] == n["held"], r
+    # on A the workload's numbers are free: all of them held, all kept
+    assert sys.argv[3] != sys.argv[4] or (n["translated"] == 0 and n["held"] > 0), r
 ph = r["phases_ms"]
 print("    pid %d -> %s (pid %d there): blackout %.0f ms, seen from the partner %.0f ms;"
       " park %.0f, dump %.0f, transfer %.0f, restore %.0f, rebuild %.0f, partners reconnect %.0f ms" % (
@@ -150,6 +160,20 @@ where_now() {
 	echo "$WP a"
 }
 
+# contend QPN: once this host's migrd holds numbers for a move here,
+# another process asks rdma_rxe for the workload's QP number QPN, before
+# the restore: refused, where without the hold it would have taken it
+# (and the workload's QP been translated here)
+contend() {
+	local log=$LOGDIR/$NAME-migrd-a.log out=$LOGDIR/$NAME-contend.log
+	for _ in $(seq 3000); do
+		grep -q 'QP numbers held here for the restore' "$log" && break
+		sleep 0.1
+	done
+	timeout 20 "$MIGR_BUILD_DIR/tests/kernel/rxe_methods" rxe0 --hold "$1" >"$out" 2>&1
+	grep -q 'restoring pid' "$log" && echo "(the restore had begun)" >>"$out"
+}
+
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" "$WL_LOG" && mkdir -p "$SYNC"
 	if [ -z "$MODULE" ]; then
@@ -192,6 +216,13 @@ if [ "$role" = a ]; then
 	await b.partner_up || fail b_partner_up
 	sleep 3
 	echo "$WP" >"$SYNC/move-0.pid"
+	if [ -n "$MODULE" ]; then
+		qpn=$(migrctl status --pid "$WP" --json | python3 -c '
+import json, sys
+print("%x" % json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["qps"][0]["qpn"])')
+		contend "$qpn" &
+		CONTEND=$!
+	fi
 	moves 1
 	moves_end || fail moves_ended
 	read -r last host < <(WP=$WP where_now)
@@ -203,6 +234,13 @@ if [ "$role" = a ]; then
 	[ "$host" = a ] && kill -KILL "$last" 2>/dev/null
 	for n in $(ip netns list | awk '/^migr-/ { print $1 }') wl; do ns_del "$n"; done
 	check grants_came_with_each_move_here sh -c "[ \$(grep -c 'has 4 of 4 partner grants' $LOGDIR/$NAME-migrd-a.log) -ge $((MIGRATIONS / 2)) ]"
+	if [ -n "$MODULE" ]; then
+		# no hold here (no move came): nothing to wait for
+		grep -q 'QP numbers held here' "$LOGDIR/$NAME-migrd-a.log" || kill "$CONTEND" 2>/dev/null
+		wait "$CONTEND"
+		check held_qpn_refused_before_restore sh -c "grep -q 'cannot hold QP 0x$qpn: Device or resource busy' $LOGDIR/$NAME-contend.log && ! grep -q 'restore had begun' $LOGDIR/$NAME-contend.log"
+		sed 's/^/    /' "$LOGDIR/$NAME-contend.log"
+	fi
 	say a.done
 else
 	if [ -z "$MODULE" ]; then
