@@ -3,17 +3,23 @@
 # it to B (no pre-copy), B moves it back (two pre-copy rounds); A prints
 # one line per move from migrctl's JSON report, then plain CRIU's figures
 # and plain TCP's between the two (what the images' link runs over).
-# usage: migrate-guest.sh a|b PAIRS MEMS
+# usage: migrate-guest.sh a|b PAIRS MEMS [HOLD]  (HOLD: migrd's
+# hold_numbers, yes or no; the guests run on migr's rdma_rxe then)
 . "$(dirname "$0")/../tests/guest/lib.sh"
 . "$(dirname "$0")/../tests/guest/migrate-lib.sh"
-role=${1:?a or b} pairs=${2:?} mems=${3:?}
+role=${1:?a or b} pairs=${2:?} mems=${3:?} hold=${4:-default}
 A_IP=10.9.0.1
 B_IP=10.9.0.2
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 OUT=$LOGDIR/bench-migrate-selfpair.log
 two_host_env bench-migrate
 export VERBS_LOG_LEVEL=2
-criu_migrd bench-migrate "$LOGDIR/bench-migrate-migrd-$role.log"
+if [ "$hold" = default ]; then
+	criu_migrd bench-migrate "$LOGDIR/bench-migrate-migrd-$role.log"
+else
+	load_migr_rxe || exit 1
+	criu_migrd bench-migrate "$LOGDIR/bench-migrate-migrd-$role.log" "hold_numbers = $hold"
+fi
 
 # row LABEL JSON: one line of the table from a migrctl migrate report
 row() {
@@ -21,12 +27,14 @@ row() {
 import json, sys
 r = json.load(open(sys.argv[2]))
 p = r["phases_ms"]
+n = r["numbers"]
 rdma = p["park"] + p["rebuild"] + p["partner_reconnect"]
-print("%-22s %6d %6d %6d %7d %6d %6d %8d %6d %6.1f%% %7d %6.1f" % (
+print("%-22s %6d %6d %6d %7d %6d %6d %8d %6d %6.1f%% %7d %6.1f %s" % (
     sys.argv[1], p["precopy"], p["park"], p["dump"], p["transfer"],
     p["restore"], p["rebuild"], r["blackout_ms"], r["total_ms"],
     100.0 * rdma / r["blackout_ms"], len(r["rounds"]),
-    (r["precopy_bytes"] + r["final_bytes"]) / 1048576.0))
+    (r["precopy_bytes"] + r["final_bytes"]) / 1048576.0,
+    "%d/%d/%d/%d" % (n["kept"], n["translated"], n["held"], n["claimed"])))
 PY
 }
 
@@ -35,8 +43,9 @@ if [ "$role" = a ]; then
 	say a-up
 	await b-up 120
 	echo "migrctl migrate A -> B (no pre-copy), B -> A (--pre-copy 2); milliseconds"
-	printf '%-22s %6s %6s %6s %7s %6s %6s %8s %6s %7s %7s %6s\n' \
-		"pairs/QPs, MiB" precopy park dump transfer restore rebuild blackout total "RDMA%" rounds MiB
+	printf '%-22s %6s %6s %6s %7s %6s %6s %8s %6s %7s %7s %6s %s\n' \
+		"pairs/QPs, MiB" precopy park dump transfer restore rebuild blackout total "RDMA%" rounds MiB \
+		"kept/translated/held/claimed"
 	n=0
 	for m in $mems; do
 		for p in $pairs; do

@@ -22,6 +22,7 @@ void conf_defaults(struct conf *c)
 	strcpy(c->state_dir, MIGRD_STATE_DIR);
 	strcpy(c->criu, MIGRD_CRIU);
 	strcpy(c->criu_plugins, MIGRD_CRIU_PLUGINS);
+	c->hold_numbers = true;
 }
 
 static char *trim(char *s)
@@ -41,6 +42,14 @@ static int set_str(char *dst, size_t cap, const char *v)
 	if (!*v || strlen(v) >= cap)
 		return -1;
 	strcpy(dst, v);
+	return 0;
+}
+
+static int set_bool(bool *dst, const char *v)
+{
+	if (strcmp(v, "yes") && strcmp(v, "no"))
+		return -1;
+	*dst = !strcmp(v, "yes");
 	return 0;
 }
 
@@ -110,6 +119,8 @@ int conf_load(struct conf *c, const char *path, int required, char *err,
 			bad = set_str(c->criu_plugins,
 				      sizeof(c->criu_plugins), val) ||
 			      val[0] != '/';
+		else if (!strcmp(name, "hold_numbers"))
+			bad = set_bool(&c->hold_numbers, val);
 		else {
 			snprintf(err, errlen, "%s:%d: unknown setting '%s'",
 				 path, lineno, name);

@@ -2,6 +2,7 @@
 #ifndef MIGRD_CONF_H
 #define MIGRD_CONF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ struct conf {
 	char state_dir[200]; /* a migration's images: migrations/<id>/ */
 	char criu[200]; /* the CRIU binary */
 	char criu_plugins[200]; /* where migr_plugin.so is (criu -L) */
+	/* a migration's destination holds the mover's numbers (numhold.h) */
+	bool hold_numbers;
 };
 
 void conf_defaults(struct conf *c);

@@ -340,6 +340,9 @@ static void do_hold(const struct req *r, struct sbuf *out)
 	while (n < REQ_HOLD_MAX && req_hold_next(&p, &v[n]) == 1)
 		n++;
 	pthread_mutex_lock(&lock);
+	if (!migrd.conf.hold_numbers && !m->why_not_held[0])
+		snprintf(m->why_not_held, sizeof(m->why_not_held),
+			 "hold_numbers = no here");
 	if (!m->hold && !m->why_not_held[0]) {
 		m->hold = numhold_open(m->dev, m->why_not_held,
 				       sizeof(m->why_not_held));
