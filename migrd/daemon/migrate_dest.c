@@ -31,6 +31,11 @@
 
 #define DEST_MAX 8 /* migrations at once */
 #define DEST_STALE_MS (30 * 60000) /* checked, never restored: dropped */
+/*
+ * Numbers one migration may have held here: a peer cannot hold a device's
+ * every QP (rxe's pools count each held number as an object)
+ */
+#define DEST_HOLD_MAX 16384
 
 enum dest_state { D_FREE, D_CHECKED, D_RESTORING, D_RESTORED, D_DONE };
 
@@ -53,6 +58,7 @@ struct dest_mig {
 	/* its numbers, held until the restore (mig-hold), or why not */
 	struct numhold *hold;
 	char why_not_held[300];
+	unsigned int asked; /* numbers asked to hold, up to DEST_HOLD_MAX */
 	struct req_ns ns; /* the tree's own namespaces */
 	char netns[32]; /* the network namespace made for it, if any */
 	int nsfd;
@@ -343,6 +349,10 @@ static void do_hold(const struct req *r, struct sbuf *out)
 	if (!migrd.conf.hold_numbers && !m->why_not_held[0])
 		snprintf(m->why_not_held, sizeof(m->why_not_held),
 			 "hold_numbers = no here");
+	if (m->asked + n > DEST_HOLD_MAX)
+		snprintf(m->why_not_held, sizeof(m->why_not_held),
+			 "more than %d numbers asked", DEST_HOLD_MAX);
+	m->asked += n;
 	if (!m->hold && !m->why_not_held[0]) {
 		m->hold = numhold_open(m->dev, m->why_not_held,
 				       sizeof(m->why_not_held));
@@ -350,7 +360,7 @@ static void do_hold(const struct req *r, struct sbuf *out)
 			log_info("migration %s: no numbers held for it: %s",
 				 m->id, m->why_not_held);
 	}
-	if (m->hold)
+	if (m->hold && !m->why_not_held[0])
 		held = numhold_reserve(m->hold,
 				       strcmp(r->name, "qpn") ?
 					       MIGR_RXE_KIND_MR_KEY :
@@ -361,7 +371,7 @@ static void do_hold(const struct req *r, struct sbuf *out)
 	pthread_mutex_unlock(&lock);
 	if (held < 0)
 		log_warn("migration %s: %s", m->id, err);
-	else if (m->hold)
+	else if (!err[0])
 		log_info("migration %s: %d of %d %s numbers held here for the restore",
 			 m->id, held, n, strcmp(r->name, "qpn") ? "MR key" : "QP");
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"held\":%d", REQ_VERSION,
