@@ -374,9 +374,9 @@ static int parse_mig(struct req *r, char **tok, int n, char *err,
 		uint32_t v32;
 		int ret, k = 0;
 
-		if (strcmp(tok[1], "qpn") && strcmp(tok[1], "mr"))
+		if (req_hold_kind(tok[1]) < 0)
 			return req_fail(err, errlen,
-					"invalid kind '%s' (qpn or mr)",
+					"invalid kind '%s' (qpn, mr or mw)",
 					tok[1]);
 		if (strlen(tok[2]) > REQ_PARTNER_LINE_MAX)
 			return req_fail(err, errlen, "number list too long");
@@ -492,6 +492,22 @@ static int parse_hex(const char *s, size_t digits, unsigned long min,
 		return -1;
 	*out = strtoul(s, &end, 16);
 	return *end || *out < min || *out > max ? -1 : 0;
+}
+
+const char *const req_hold_names[REQ_HOLD_KINDS] = {
+	[REQ_HOLD_QPN] = "qpn",
+	[REQ_HOLD_MR] = "mr",
+	[REQ_HOLD_MW] = "mw",
+};
+
+int req_hold_kind(const char *name)
+{
+	int k;
+
+	for (k = 0; k < REQ_HOLD_KINDS; k++)
+		if (!strcmp(name, req_hold_names[k]))
+			return k;
+	return -1;
 }
 
 int req_hold_next(const char **p, uint32_t *v)

@@ -38,9 +38,10 @@
  *                                      sessions: pauth.h; OWNER one of
  *                                      MOVERS, the first without it;
  *                                      before restore)
- *   migrd/1 mig-hold ID qpn|mr HEX,HEX,...
+ *   migrd/1 mig-hold ID qpn|mr|mw HEX,HEX,...
  *                                      (numbers the tree's migr processes
- *                                      have: QPNs or MR keys, at most
+ *                                      have: QPNs, MR keys or memory
+ *                                      windows' rkeys, at most
  *                                      REQ_HOLD_MAX a line; held for them
  *                                      on DEVICE until the restore, where
  *                                      migr's rdma_rxe can: numhold.h)
@@ -165,6 +166,13 @@ int req_grant_next(const char **p, struct req_grant *g);
  * end of the list, -1 if it is not one
  */
 int req_hold_next(const char **p, uint32_t *v);
+
+/* mig-hold's kinds of numbers, as a source collects and sends them */
+enum req_hold_kind { REQ_HOLD_QPN, REQ_HOLD_MR, REQ_HOLD_MW, REQ_HOLD_KINDS };
+/* "qpn", "mr", "mw": a kind's name on the line */
+extern const char *const req_hold_names[REQ_HOLD_KINDS];
+/* The kind named name, or -1 */
+int req_hold_kind(const char *name);
 
 /* A grant's text into buf; its length, or -1 if it does not fit */
 int req_grant_format(const struct req_grant *g, char *buf, size_t len);

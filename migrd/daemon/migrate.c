@@ -65,11 +65,11 @@ struct mig {
 	/* objects rebuilt there on the numbers they had (migr_rxe(7)), or not */
 	unsigned int numbers_kept, numbers_translated;
 	/*
-	 * The QPNs and MR keys its migr processes have, held there during
+	 * The numbers its migr processes have (REQ_HOLD_*), held there during
 	 * the pre-copy (mig-hold), and how many of them the restore claimed
 	 */
-	uint32_t *hold[2];
-	size_t nhold[2];
+	uint32_t *hold[REQ_HOLD_KINDS];
+	size_t nhold[REQ_HOLD_KINDS];
 	unsigned int numbers_held, numbers_claimed;
 	uint64_t final_pages, final_sent;
 	long long t_park; /* io_now_ms(): the application stopped */
@@ -436,23 +436,29 @@ static int hold_add(struct mig *m, int w, long long x)
 	return 0;
 }
 
-/* Of a status reply, the QPNs ([0]) and MR keys ([1]) for mig-hold */
+/* Of a status reply, the QPNs, MR keys and windows' rkeys for mig-hold */
 static int hold_collect(struct mig *m, const json_t *j)
 {
+	static const struct {
+		const char *list, *field;
+		long long max;
+	} what[REQ_HOLD_KINDS] = {
+		[REQ_HOLD_QPN] = { "qps", "qpn", 0xffffff },
+		[REQ_HOLD_MR] = { "mrs", "lkey", UINT32_MAX },
+		[REQ_HOLD_MW] = { "mws", "rkey", UINT32_MAX },
+	};
 	const json_t *ctx, *o;
 	size_t i, k;
+	int w;
 
-	json_array_foreach (json_object_get(j, "contexts"), i, ctx) {
-		json_array_foreach (json_object_get(ctx, "qps"), k, o)
-			if (hold_add(m, 0,
-				     migr_json_int(o, "qpn", 1, 0xffffff, 0)))
-				return -1;
-		json_array_foreach (json_object_get(ctx, "mrs"), k, o)
-			if (hold_add(m, 1,
-				     migr_json_int(o, "lkey", 1, UINT32_MAX,
-						   0)))
-				return -1;
-	}
+	json_array_foreach (json_object_get(j, "contexts"), i, ctx)
+		for (w = 0; w < REQ_HOLD_KINDS; w++)
+			json_array_foreach (json_object_get(ctx, what[w].list),
+					    k, o)
+				if (hold_add(m, w,
+					     migr_json_int(o, what[w].field, 1,
+							   what[w].max, 0)))
+					return -1;
 	return 0;
 }
 
@@ -463,19 +469,21 @@ static int hold_collect(struct mig *m, const json_t *j)
  */
 static void hold_numbers(struct mig *m)
 {
-	static const char *const kinds[2] = { "qpn", "mr" };
 	struct req q = { .op = REQ_MIG_HOLD };
 	char why[300] = "", saved[sizeof(m->err)];
-	size_t i = 0, w, k, len;
+	size_t i = 0, w, k, len, all = 0;
 	json_t *j;
 
-	if (!m->nhold[0] && !m->nhold[1])
+	for (w = 0; w < REQ_HOLD_KINDS; w++)
+		all += m->nhold[w];
+	if (!all)
 		return;
 	/* not the migration's error: it goes on */
 	memcpy(saved, m->err, sizeof(saved));
-	for (w = 0; w < 2 && !why[0]; w++)
+	for (w = 0; w < REQ_HOLD_KINDS && !why[0]; w++)
 		for (i = 0; i < m->nhold[w] && !why[0];) {
-			snprintf(q.name, sizeof(q.name), "%s", kinds[w]);
+			snprintf(q.name, sizeof(q.name), "%s",
+				 req_hold_names[w]);
 			for (len = k = 0; i < m->nhold[w] && k < REQ_HOLD_MAX;
 			     i++, k++)
 				len += snprintf(q.line + len,
@@ -496,9 +504,8 @@ static void hold_numbers(struct mig *m)
 	memcpy(m->err, saved, sizeof(saved));
 	progress(
 		m, "hold",
-		"%s holds %u of %zu QP numbers and MR keys for the restore%s%s",
-		m->r->host, m->numbers_held, m->nhold[0] + m->nhold[1],
-		why[0] ? ": " : "", why);
+		"%s holds %u of %zu QP numbers, MR and window keys for the restore%s%s",
+		m->r->host, m->numbers_held, all, why[0] ? ": " : "", why);
 }
 
 /* Each migr process runs (not parked), over a migr device: its own */
@@ -991,8 +998,10 @@ static int restore_commit(struct mig *m)
 
 static void mig_free(struct mig *m)
 {
-	free(m->hold[0]);
-	free(m->hold[1]);
+	int w;
+
+	for (w = 0; w < REQ_HOLD_KINDS; w++)
+		free(m->hold[w]);
 	peer_close(m->pc);
 	if (m->nsfd >= 0)
 		close(m->nsfd);

@@ -334,12 +334,25 @@ static void give_grants(struct dest_mig *m, int k)
  */
 static void do_hold(const struct req *r, struct sbuf *out)
 {
+	static const struct {
+		int rxe;
+		const char *what;
+	} hold_kinds[REQ_HOLD_KINDS] = {
+		[REQ_HOLD_QPN] = { MIGR_RXE_KIND_QPN, "QP numbers" },
+		[REQ_HOLD_MR] = { MIGR_RXE_KIND_MR_KEY, "MR keys" },
+		[REQ_HOLD_MW] = { MIGR_RXE_KIND_MW_KEY, "window keys" },
+	};
+	int kind = req_hold_kind(r->name);
 	uint32_t v[REQ_HOLD_MAX];
 	const char *p = r->line;
 	char err[300] = "";
 	struct dest_mig *m;
 	int n = 0, held = 0;
 
+	if (kind < 0) { /* the parser refuses it: never */
+		reply_error(out, "invalid kind");
+		return;
+	}
 	m = get(r->id, D_CHECKED, out);
 	if (!m)
 		return;
@@ -361,19 +374,16 @@ static void do_hold(const struct req *r, struct sbuf *out)
 				 m->id, m->why_not_held);
 	}
 	if (m->hold && !m->why_not_held[0])
-		held = numhold_reserve(m->hold,
-				       strcmp(r->name, "qpn") ?
-					       MIGR_RXE_KIND_MR_KEY :
-					       MIGR_RXE_KIND_QPN,
-				       v, n, err, sizeof(err));
+		held = numhold_reserve(m->hold, hold_kinds[kind].rxe, v, n, err,
+				       sizeof(err));
 	else
 		snprintf(err, sizeof(err), "%s", m->why_not_held);
 	pthread_mutex_unlock(&lock);
 	if (held < 0)
 		log_warn("migration %s: %s", m->id, err);
 	else if (!err[0])
-		log_info("migration %s: %d of %d %s numbers held here for the restore",
-			 m->id, held, n, strcmp(r->name, "qpn") ? "MR key" : "QP");
+		log_info("migration %s: %d of %d %s held here for the restore",
+			 m->id, held, n, hold_kinds[kind].what);
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"held\":%d", REQ_VERSION,
 		  held > 0 ? held : 0);
 	if (err[0]) {

@@ -231,12 +231,14 @@ static bool status_parked(FILE *out)
 }
 
 /*
- * Closes the QP list with ctx's MRs: the key the application knows and
- * the device's (equal unless translated). rec.lock held.
+ * Closes the QP list with ctx's MRs and memory windows: the key the
+ * application knows and the device's (equal unless translated). rec.lock
+ * held.
  */
-static void status_mrs(FILE *out, struct migr_context *ctx)
+static void status_keys(FILE *out, struct migr_context *ctx)
 {
 	struct migr_mr *mmr;
+	struct migr_mw *mmw;
 	bool first = true;
 
 	fputs("],\"mrs\":[", out);
@@ -244,6 +246,13 @@ static void status_mrs(FILE *out, struct migr_context *ctx)
 		fprintf(out, "%s{\"lkey\":%u,\"phys\":%u}", first ? "" : ",",
 			mmr->vmr.ibv_mr.lkey,
 			mmr->lower ? mmr->lower->lkey : 0);
+		first = false;
+	}
+	fputs("],\"mws\":[", out);
+	first = true;
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		fprintf(out, "%s{\"rkey\":%u,\"phys\":%u}", first ? "" : ",",
+			mmw->mw.rkey, mmw->lower ? mmw->lower->rkey : 0);
 		first = false;
 	}
 	fputs("]", out);
@@ -291,7 +300,7 @@ static void do_status(FILE *out)
 				mqp->self ? "true" : "false");
 			qfirst = false;
 		}
-		status_mrs(out, ctx);
+		status_keys(out, ctx);
 		pthread_mutex_unlock(&ctx->rec.lock);
 		fprintf(out,
 			",\"numbers\":{\"can_ask\":%s,\"kept\":%u,\"moved\":%u,\"claimed\":%u},\"translating\":%s",

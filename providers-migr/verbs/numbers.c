@@ -94,6 +94,7 @@ void migr_numbers_claim(struct migr_context *ctx)
 {
 	uint32_t *v = NULL;
 	struct migr_mr *mmr;
+	struct migr_mw *mmw;
 	struct migr_qp *mqp;
 	unsigned int n = 0;
 
@@ -115,6 +116,12 @@ void migr_numbers_claim(struct migr_context *ctx)
 		claim_batch(ctx, MIGR_RXE_KIND_MR_KEY, v, &n, false);
 	}
 	claim_batch(ctx, MIGR_RXE_KIND_MR_KEY, v, &n, true);
+	/* a window is held by its index: a bind changes only the key byte */
+	list_for_each (&ctx->rec.mws, mmw, entry) {
+		v[n++] = mmw->mw.rkey;
+		claim_batch(ctx, MIGR_RXE_KIND_MW_KEY, v, &n, false);
+	}
+	claim_batch(ctx, MIGR_RXE_KIND_MW_KEY, v, &n, true);
 	free(v);
 	verbs_info(&ctx->vctx,
 		   "%u numbers held for this process taken over on %s\n",

@@ -29,8 +29,8 @@ sed 's/^/    /' "$LOGDIR/kernel-methods.log"
 # ordinary traffic over the module, every WR and byte checked
 check traffic_over_migr_module migr-traffic -d rxe0 --loopback -D 5
 
-# numbers NAME PID [QPN]: migrctl status --pid shows every QP and MR of
-# PID on the number the application knows (the module gave each its own),
+# numbers NAME PID [QPN]: migrctl status --pid shows every QP, MR and
+# memory window of PID on the number the application knows (the module gave each its own),
 # the tables empty; with QPN (hex), that QP alone on another number
 # (taken on the device: translated), traffic going on regardless
 numbers() {
@@ -48,9 +48,11 @@ for c in ctxs:
             moved.append(q["qpn"])
     for m in c["mrs"]:
         assert m["lkey"] == m["phys"], ("MR key translated", m)
-    print("    %s on %s: %d QPs, %d MRs, numbers %s, translating %s" % (
-        c["device"], c["lower"], len(c["qps"]), len(c["mrs"]), c["numbers"],
-        c["translating"]))
+    for w in c["mws"]:
+        assert w["rkey"] == w["phys"], ("window's rkey translated", w)
+    print("    %s on %s: %d QPs, %d MRs, %d windows, numbers %s, translating %s" % (
+        c["device"], c["lower"], len(c["qps"]), len(c["mrs"]), len(c["mws"]),
+        c["numbers"], c["translating"]))
 if want is None:
     assert not moved, ["0x%x" % n for n in moved]
     assert not any(c["translating"] for c in ctxs)

@@ -50,6 +50,8 @@ if [ -n "$MODULE" ]; then
 	load_migr_rxe && pass "migr_rxe_loaded_$role" || fail "migr_rxe_loaded_$role"
 fi
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event --rate 200 -D 1500 --stall-timeout 120"
+# on the module, a memory window on each QP too: its key is held and kept
+[ -z "$MODULE" ] || TRAFFIC+=" --mw"
 WL_LOG=$LOGDIR/$NAME-workload.log # on the share: the same path in both
 printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
 export MIGRD_CONF=$RUN/migrd.conf
@@ -239,6 +241,7 @@ print("%x" % json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["qps"
 		grep -q 'QP numbers held here' "$LOGDIR/$NAME-migrd-a.log" || kill "$CONTEND" 2>/dev/null
 		wait "$CONTEND"
 		check held_qpn_refused_before_restore sh -c "grep -q 'cannot hold QP 0x$qpn: Device or resource busy' $LOGDIR/$NAME-contend.log && ! grep -q 'restore had begun' $LOGDIR/$NAME-contend.log"
+		check window_keys_held_here grep -Eq ' ([1-9][0-9]*) of \1 window keys held here' "$LOGDIR/$NAME-migrd-a.log"
 		sed 's/^/    /' "$LOGDIR/$NAME-contend.log"
 	fi
 	say a.done

@@ -152,6 +152,7 @@ static void fake_ctx_init(void)
 	pthread_mutex_init(&mctx.rec.lock, NULL);
 	list_head_init(&mctx.rec.qps);
 	list_head_init(&mctx.rec.mrs);
+	list_head_init(&mctx.rec.mws);
 }
 
 static double now(void)
@@ -499,6 +500,8 @@ static void test_injection(void)
 	n = request_retry("status\n", buf, sizeof(buf));
 	CHECK(n > 0 && strchr(buf, '\n') == buf + n - 1);
 	CHECK(strstr(buf, "\"blocker\":\"ibv_x \\\"y\\\"\"") != NULL);
+	/* the keys a migration holds on its destination: MRs' and windows' */
+	CHECK(strstr(buf, "\"mrs\":[],\"mws\":[]") != NULL);
 }
 
 /* A stand-in migrd socket at dir/migrd.sock, listening */

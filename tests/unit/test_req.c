@@ -403,7 +403,11 @@ static void test_hold(void)
 	CHECK(!parse(many, &r) && req_format(&r, line, sizeof(line)) > 0);
 	snprintf(many + n, sizeof(many) - n, ",1\n");
 	CHECK(refused(many, "number list"));
-	CHECK(refused("migrd/1 mig-hold " MID " mw 11\n", "kind"));
+	CHECK(!parse("migrd/1 mig-hold " MID " mw 1234501\n", &r) &&
+	      req_hold_kind(r.name) == REQ_HOLD_MW);
+	CHECK(req_hold_kind("qpn") == REQ_HOLD_QPN &&
+	      req_hold_kind("mr") == REQ_HOLD_MR && req_hold_kind("MW") < 0);
+	CHECK(refused("migrd/1 mig-hold " MID " ah 11\n", "kind"));
 	CHECK(refused("migrd/1 mig-hold " MID " qpn 0\n", "number list"));
 	CHECK(refused("migrd/1 mig-hold " MID " qpn 100000000\n",
 		      "number list"));
