@@ -28,7 +28,7 @@ record() {
 		failed=$((failed + 1))
 		# the end of a long log is what a reader sees first
 		# (a VM's own verdict too: why it died, and whether it was retried)
-		STEP_WHY+=("$(grep -E -m 12 'FAIL|\|     \||timed out|exit code [1-9]|^run\.sh: .*(died|did not boot|setup failed|stopped|once more)|BUG: |Oops|WARNING: ' "$log")")
+		STEP_WHY+=("$(grep -E -m 30 'FAIL|\|     \||timed out|exit code [1-9]|^run\.sh: .*(died|did not boot|setup failed|stopped|once more)|BUG: |Oops|WARNING: ' "$log")")
 	fi
 	return "$rc"
 }
@@ -240,11 +240,13 @@ step "two guests, two NICs: unmodified programs switched live: perftest, rdma_cm
 
 # Then the one-VM steps in two lanes, each VM in one of the host's two VM
 # slots: these here, and the others in the background, one after the
-# other beside them (rehearsal 3, 2026-12-06, one vCPU each: here
-# switch.sh 381 s, pyverbs 196, migrd.sh + traffic.sh + kernel-methods.sh
-# 374; there the upstream suite 206, criu.sh 141, stacking.sh 143,
-# replay-partner.sh 206), the package install test last (once the host
-# lane made the packages). podman.sh runs in
+# other beside them, the package install test last (once the host lane
+# made the packages). Rehearsal 6 (2026-12-06, one vCPU each) ran
+# switch.sh 389 s, pyverbs 174, migrd.sh + traffic.sh + kernel-methods.sh
+# 314 here, the upstream suite 222, criu.sh 149, stacking.sh 116,
+# replay-partner.sh 144 and the install test 100 there: this lane ended a
+# minute and a half after the other, so pyverbs and stacking.sh swapped
+# lanes. podman.sh runs in
 # tests/soak.sh only: it took more than 14 minutes that day.
 # Each of these guests has one vCPU: two guests of two on the host's two
 # cores ran these steps 1.1 to 2.9 times slower (docs/testbed.md), and
@@ -254,7 +256,7 @@ bg_step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suit
 # CRIU by hand, in one guest of one vCPU (docs/containers.md)
 bg_step "guest: CRIU dumps and restores RDMA processes (migr plugin)" \
 	$TB --timeout 900 -- tests/guest/criu.sh
-bg_step "guest: stacking, perftest, rdmacm on the twins" $TB --timeout 900 -- tests/guest/stacking.sh
+bg_step "guest: pyverbs-tests" $TB --timeout 1200 -- tests/guest/pyverbs-tests.sh
 # before the install test, which waits for the packages: this lane has
 # the time (rehearsal 3, 2026-12-06: its suites took 8 of the foreground
 # lane's 19 minutes, then it waited for the packages)
@@ -263,7 +265,7 @@ bg_step "packages: install test (stock Debian 13 guest)" \
 	bash -c 'host_wait debs || { echo "the Debian build failed (its output: the host lane, below)"; exit 1; }; exec tests/package-test.sh'
 bg_start
 step "guest: live switch rxe0 <-> rxe1 under traffic" vm --timeout 900 -- tests/guest/switch.sh
-step "guest: pyverbs-tests" vm --timeout 1200 -- tests/guest/pyverbs-tests.sh
+step "guest: stacking, perftest, rdmacm on the twins" vm --timeout 900 -- tests/guest/stacking.sh
 # one guest for three short ones (boots saved), each one's verdict
 # counted; kernel-methods.sh last: it replaces the guest's rdma_rxe
 step "guest: migrd and migrctl; migr-traffic loopback; rdma_rxe's methods" vm --timeout 1800 -- \

@@ -210,7 +210,7 @@ if wanted dead_partner; then
 		await dead.checked 600 || fail dead_partner_a_checked
 		# the copy's resume failed (its partner is gone), or the copy ended
 		# first (migr-traffic ends when its side channel closes)
-		check dead_partner_b_dropped_the_copy grep -q "the restored copy, if any, is killed" "$LOGDIR/migrate-apps-migrd-b.log"
+		logged dead_partner_b_dropped_the_copy "the restored copy, if any, is killed" "$LOGDIR/migrate-apps-migrd-b.log"
 		check dead_partner_b_left_no_copy sh -c "! ip netns list | grep -q '^migr-'"
 	fi
 fi

@@ -10,16 +10,16 @@ gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; re
 
 # moved NAME ARGS... / refused NAME PATTERN ARGS...: migrctl migrate
 # ARGS, its output in $LOGDIR/NAME.out (shown); pass if it succeeded /
-# failed saying PATTERN
+# failed saying PATTERN; a failure shows it (CI's summary keeps those lines)
 moved() {
 	local name=$1
 	shift
 	if timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1; then
 		pass "$name"
+		sed 's/^/    /' "$LOGDIR/$name.out"
 	else
-		fail "$name"
+		fail "$name" "$LOGDIR/$name.out"
 	fi
-	sed 's/^/    /' "$LOGDIR/$name.out"
 }
 refused() {
 	local name=$1 pat=$2
@@ -27,10 +27,15 @@ refused() {
 	if ! timeout 600 migrctl migrate "$@" >"$LOGDIR/$name.out" 2>&1 &&
 		grep -q -- "$pat" "$LOGDIR/$name.out"; then
 		pass "$name"
+		sed 's/^/    /' "$LOGDIR/$name.out"
 	else
-		fail "$name"
+		fail "$name" "$LOGDIR/$name.out"
 	fi
-	sed 's/^/    /' "$LOGDIR/$name.out"
+}
+# logged NAME PATTERN LOG: pass if LOG (a migrd's) has PATTERN; a failure
+# shows LOG's end, which says what happened instead
+logged() {
+	if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1" "$3"; fi
 }
 
 # criu_wrapper: $RUN/criu, the CRIU migrd runs (migrd.conf "criu"): the

@@ -97,7 +97,7 @@ if [ "$role" = a ]; then
 	say fail-restore
 	await restore-fails 60 || fail a_saw_restore_fails
 	refused failed_restore_says_why "criu restore failed" --pid "$WP" --to "$B_IP"
-	check failed_restore_runs_here_again grep -q "pid $WP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
+	logged failed_restore_runs_here_again "pid $WP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
 	check after_rollback_link_up sh -c "ip -n wl addr show eth0 | grep -q 'state UP' && ip -n wl addr show eth0 | grep -q '$WL_ADDR/24'"
 	goes after_rollback
 	NAME=after_rollback_runs_here ok tree_runs_here "$WP"
@@ -133,7 +133,7 @@ if [ "$role" = a ]; then
 	for _ in $(seq 600); do gone "$AP" && break; sleep 0.1; done
 	check traffic_verified_a_b_a sh -c "grep -q 'migr-traffic: PASS' $TRAFFIC && grep -q 'migr-traffic: PASS' $TRAFFIC2"
 	tail -n 2 "$TRAFFIC" "$TRAFFIC2" | sed 's/^/    /'
-	check a_migrd_logged_commit grep -q "committed; pid $AP runs here" "$LOGDIR/migrate-ns-migrd-a.log"
+	logged a_migrd_logged_commit "committed; pid $AP runs here" "$LOGDIR/migrate-ns-migrd-a.log"
 	kill -KILL "$AP" 2>/dev/null
 	for n in $(migr_netns) wl; do ns_del "$n"; done
 	say done
@@ -154,7 +154,7 @@ else
 	await restore-works 300 || fail b_saw_restore_works
 	rm -f "$FAIL_FLAG"
 	check b_failed_restore_left_no_netns sh -c "! ip netns list | grep -q '^migr-'"
-	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-ns-migrd-b.log"
+	logged b_logged_failed_restore "criu restore failed" "$LOGDIR/migrate-ns-migrd-b.log"
 	say restore-works-b
 
 	await moved-ab 900 || fail b_saw_move

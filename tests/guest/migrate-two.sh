@@ -72,7 +72,7 @@ if [ "$role" = a ]; then
 	say fail-restore
 	await restore-fails 60 || fail a_saw_restore_fails
 	refused failed_restore_says_why "criu restore failed" --pid "$SP" --to "$B_IP"
-	check failed_restore_runs_here_again grep -q "pid $SP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
+	logged failed_restore_runs_here_again "pid $SP runs here again on rxe0" "$LOGDIR/failed_restore_says_why.out"
 	NAME=after_rollback_runs_on ok progressing
 	NAME=after_rollback_on_rxe0 ok runs_here "$SP"
 	say restore-works
@@ -101,7 +101,7 @@ if [ "$role" = a ]; then
 	for _ in $(seq 100); do gone "$SP" && break; sleep 0.1; done
 	check traffic_intact_a_b_a grep -q 'selfpair: OK' "$OUT"
 	tail -n 1 "$OUT"
-	check a_migrd_logged_commit grep -q "committed; pid $SP runs here" "$LOGDIR/migrate-two-migrd-a.log"
+	logged a_migrd_logged_commit "committed; pid $SP runs here" "$LOGDIR/migrate-two-migrd-a.log"
 	say done
 else
 	await a-up 120 || fail b_saw_a
@@ -131,7 +131,7 @@ else
 	await kill-migrd-on-check 60 || fail b_saw_kill_migrd
 	for _ in $(seq 1200); do grep -q "may come" "$LOGDIR/migrate-two-migrd-b2.log" && break; sleep 0.05; done
 	kill -KILL "$MIGRD"; wait "$MIGRD" 2>/dev/null
-	check b_migrd_took_it_before_dying grep -q "may come" "$LOGDIR/migrate-two-migrd-b2.log"
+	logged b_migrd_took_it_before_dying "may come" "$LOGDIR/migrate-two-migrd-b2.log"
 	# what a migrd that died mid-transfer leaves: its images go at the
 	# next start, its logs stay
 	LEFT=$RUN/state/migrations/00000000deadbeef
@@ -146,20 +146,20 @@ else
 	await restore-works 300 || fail b_saw_restore_works
 	rm -f "$FAIL_FLAG"
 	NAME=b_killed_failed_copy ok gone "$SP"
-	check b_logged_failed_restore grep -q "criu restore failed" "$LOGDIR/migrate-two-migrd-b3.log"
+	logged b_logged_failed_restore "criu restore failed" "$LOGDIR/migrate-two-migrd-b3.log"
 	say restore-works-b
 
 	await kill-migrd-on-restore 300 || fail b_saw_kill_migrd_on_restore
 	# killed once CRIU restores (its restore takes a second or two here)
 	for _ in $(seq 1200); do pgrep -f "criu restore -D $RUN/state" >/dev/null && break; sleep 0.05; done
 	kill -KILL "$MIGRD"; wait "$MIGRD" 2>/dev/null
-	check b_migrd_killed_during_restore grep -q "restoring pid $SP" "$LOGDIR/migrate-two-migrd-b3.log"
+	logged b_migrd_killed_during_restore "restoring pid $SP" "$LOGDIR/migrate-two-migrd-b3.log"
 	# CRIU, on its own now, ends its restore: the copy stays stopped
 	for _ in $(seq 600); do pgrep -f "criu restore -D $RUN/state" >/dev/null || break; sleep 0.1; done
 	check b_cut_copy_stopped sh -c "[ \"\$(awk '{ print \$3 }' /proc/$SP/stat)\" = T ]"
 	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b4.log"
 	NAME=b_restarted_migrd_killed_cut_copy ok gone_soon "$SP"
-	check b_restarted_migrd_said_why grep -q "pid $SP, restored here but never committed" "$LOGDIR/migrate-two-migrd-b4.log"
+	logged b_restarted_migrd_said_why "pid $SP, restored here but never committed" "$LOGDIR/migrate-two-migrd-b4.log"
 	say migrd-swept
 
 	await moved-ab 600 || fail b_saw_move

@@ -71,8 +71,9 @@ path_check() {
 	fi
 }
 # retry CMD: the client's server may still be starting (its own port: no
-# other pairing's server can answer)
-retry() { echo "for i in \$(seq 40); do $* && exit 0; sleep 1; done; exit 1"; }
+# other pairing's server can answer). Two minutes: in CI the guests share
+# two cores with the packages' build, and 40 s once ran out
+retry() { echo "for i in \$(seq 120); do $* && exit 0; sleep 1; done; exit 1"; }
 # again CMD: a perftest server that failed listens once more. On a loaded
 # TCG guest a server has exited 1 after its header now and then (as in
 # lib.sh's pair()); its client's retry() then finds the second one. A
