@@ -46,11 +46,12 @@ fail() {
 	return 0
 }
 
-# check NAME CMD...: run CMD (bounded), pass if it exits 0.
+# check NAME CMD...: run CMD (bounded: CHECK_TIMEOUT s, 120 unless set),
+# pass if it exits 0.
 check() {
 	local name=$1 log; shift
 	log=$LOGDIR/$name.log
-	if timeout 120 "$@" >"$log" 2>&1; then pass "$name"; else fail "$name" "$log"; fi
+	if timeout "${CHECK_TIMEOUT:-120}" "$@" >"$log" 2>&1; then pass "$name"; else fail "$name" "$log"; fi
 }
 
 # pair NAME 'SERVER CMD' 'CLIENT CMD': a server and a client on this host;

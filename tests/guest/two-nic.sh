@@ -71,9 +71,12 @@ path_check() {
 	fi
 }
 # retry CMD: the client's server may still be starting (its own port: no
-# other pairing's server can answer). Two minutes: in CI the guests share
-# two cores with the packages' build, and 40 s once ran out
-retry() { echo "for i in \$(seq 120); do $* && exit 0; sleep 1; done; exit 1"; }
+# other pairing's server can answer). Three minutes: in CI the guests
+# share two cores with the packages' build, and 40 s once ran out; and a
+# server that runs again (again(), below) waits for its client until
+# check()'s 120 s, after which the next pairing's server starts (the
+# clients' checks are bounded at 240 s)
+retry() { echo "for i in \$(seq 180); do $* && exit 0; sleep 1; done; exit 1"; }
 # again CMD: a perftest server that failed listens once more. On a loaded
 # TCG guest a server has exited 1 after its header now and then (as in
 # lib.sh's pair()); its client's retry() then finds the second one. A
@@ -100,11 +103,11 @@ pairing() {
 	t=$SECONDS
 	case $kind.$role in
 	write.A) check "${name}_server" bash -c "$(again ib_write_bw -d "$dev" -x $GIDX -n "$NITER" -s 65536 -p "$port")" ;;
-	write.B) check "$name" bash -c "$(retry ib_write_bw -d "$dev" -x $GIDX -n "$NITER" -s 65536 -p "$port" "${IP[A$an]}")" ;;
+	write.B) CHECK_TIMEOUT=240 check "$name" bash -c "$(retry ib_write_bw -d "$dev" -x $GIDX -n "$NITER" -s 65536 -p "$port" "${IP[A$an]}")" ;;
 	send.A) check "${name}_server" bash -c "$(again ib_send_bw -d "$dev" -x $GIDX -n "$NITER" -s 65536 -p "$port")" ;;
-	send.B) check "$name" bash -c "$(retry ib_send_bw -d "$dev" -x $GIDX -n "$NITER" -s 65536 -p "$port" "${IP[A$an]}")" ;;
+	send.B) CHECK_TIMEOUT=240 check "$name" bash -c "$(retry ib_send_bw -d "$dev" -x $GIDX -n "$NITER" -s 65536 -p "$port" "${IP[A$an]}")" ;;
 	rping.A) RDMAV_STACKED_DEVICES=first check "${name}_server" rping -s -a "${IP[A$an]}" -p "$port" -C 20 -V ;;
-	rping.B) RDMAV_STACKED_DEVICES=first check "$name" bash -c "$(retry rping -c -a "${IP[A$an]}" -I "${IP[B$bn]}" -p "$port" -C 20 -V)" ;;
+	rping.B) RDMAV_STACKED_DEVICES=first CHECK_TIMEOUT=240 check "$name" bash -c "$(retry rping -c -a "${IP[A$an]}" -I "${IP[B$bn]}" -p "$port" -C 20 -V)" ;;
 	esac
 	[ "$role" = B ] && [ "$kind" != rping ] && bw_line "$LOGDIR/$name.log"
 	echo "    $name: $((SECONDS - t)) s"
