@@ -244,9 +244,9 @@ step "two guests, two NICs: unmodified programs switched live: perftest, rdma_cm
 # made the packages). Rehearsal 6 (2026-12-06, one vCPU each) ran
 # switch.sh 389 s, pyverbs 174, migrd.sh + traffic.sh + kernel-methods.sh
 # 314 here, the upstream suite 222, criu.sh 149, stacking.sh 116,
-# replay-partner.sh 144 and the install test 100 there: this lane ended a
-# minute and a half after the other, so pyverbs and stacking.sh swapped
-# lanes. podman.sh runs in
+# replay-partner.sh 144 and the install test 100 there: this lane ended
+# 2 min 26 s after the other, so pyverbs and stacking.sh swapped lanes
+# (rehearsal 7: the lanes ended within a minute). podman.sh runs in
 # tests/soak.sh only: it took more than 14 minutes that day.
 # Each of these guests has one vCPU: two guests of two on the host's two
 # cores ran these steps 1.1 to 2.9 times slower (docs/testbed.md), and
@@ -257,9 +257,8 @@ bg_step "guest: upstream rdma-core suite, rxe0 vs migr_rxe0" tests/upstream-suit
 bg_step "guest: CRIU dumps and restores RDMA processes (migr plugin)" \
 	$TB --timeout 900 -- tests/guest/criu.sh
 bg_step "guest: pyverbs-tests" $TB --timeout 1200 -- tests/guest/pyverbs-tests.sh
-# before the install test, which waits for the packages: this lane has
-# the time (rehearsal 3, 2026-12-06: its suites took 8 of the foreground
-# lane's 19 minutes, then it waited for the packages)
+# before the install test, which waits for the packages (built by then
+# in rehearsals 6 and 7)
 bg_step "guest: replay past the drain bound toward a partner" $TB --timeout 900 -- tests/guest/replay-partner.sh
 bg_step "packages: install test (stock Debian 13 guest)" \
 	bash -c 'host_wait debs || { echo "the Debian build failed (its output: the host lane, below)"; exit 1; }; exec tests/package-test.sh'

@@ -32,8 +32,8 @@ refused() {
 		fail "$name" "$LOGDIR/$name.out"
 	fi
 }
-# logged NAME PATTERN LOG: pass if LOG (a migrd's) has PATTERN; a failure
-# shows LOG's end, which says what happened instead
+# logged NAME PATTERN LOG: pass if LOG (a migrd's log, or migrctl's output)
+# has PATTERN; a failure shows LOG's end, which says what happened instead
 logged() {
 	if grep -q -- "$2" "$3"; then pass "$1"; else fail "$1" "$3"; fi
 }
