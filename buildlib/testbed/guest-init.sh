@@ -18,7 +18,7 @@ ln -sf /proc/self/fd /dev/fd 2>/dev/null
 
 ROLE=$(sed -n 's/.*migr\.role=\([^ ]*\).*/\1/p' /proc/cmdline)
 # shellcheck disable=SC1090
-. "/migr/env-$ROLE" # MIGR_SHARES, MIGR_IP, MIGR_IP1, MIGR_TIMEOUT, MIGR_RXE_KO
+. "/migr/env-$ROLE" # MIGR_SHARES, MIGR_CACHED_SHARES, MIGR_IP, MIGR_IP1, MIGR_TIMEOUT, MIGR_RXE_KO
 
 finish() { # finish RC: record the result and power off
 	dmesg >"/migr/dmesg-$ROLE.txt" 2>/dev/null
@@ -37,11 +37,18 @@ hostname "migr-$ROLE"
 echo "127.0.1.1 migr-$ROLE" >>/etc/hosts
 
 # The host's repo (and build dir) at the same absolute paths, read-write, so an
-# IN_PLACE build's RPATHs resolve. Tags share0, share1... in MIGR_SHARES order.
+# IN_PLACE build's RPATHs resolve. Tags share0, share1... in MIGR_SHARES order,
+# then MIGR_CACHED_SHARES' (the guest build, over its place in the first ones),
+# whose files the guest caches: the host does not change them while it runs.
 i=0
 for d in $MIGR_SHARES; do
 	mkdir -p "$d"
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 "share$i" "$d" || setup_failed "9p mount of $d"
+	i=$((i + 1))
+done
+for d in $MIGR_CACHED_SHARES; do
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose "share$i" "$d" ||
+		setup_failed "9p mount of $d (cached)"
 	i=$((i + 1))
 done
 # Tests run programs as other users (nobody) from the shares, so every
