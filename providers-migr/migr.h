@@ -472,6 +472,12 @@ struct migr_qp {
 	/* switch state */
 	struct migr_qp_marker marker;
 	/*
+	 * While a switch's set holds it (switch.c): the QP of this process it
+	 * is connected to, and its partner elsewhere, found once
+	 */
+	struct migr_qp *sw_peer;
+	struct migr_partner *sw_partner;
+	/*
 	 * A UD QP's lower number before this switch, and on the target once
 	 * rebuilt there: where UD peers elsewhere may still send (ud_announce.c)
 	 */

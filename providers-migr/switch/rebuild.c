@@ -21,19 +21,9 @@
 #include "qp_move.h"
 #include "rebuild.h"
 #include "switch_objects.h"
+#include "u32map.h"
 #include "ud_peers.h"
 #include "verbs.h"
-
-/* The QP whose lower QP has number qpn */
-static struct migr_qp *by_lower_qpn(struct migr_context *ctx, uint32_t qpn)
-{
-	struct migr_qp *mqp;
-
-	list_for_each (&ctx->rec.qps, mqp, entry)
-		if (mqp->lower && mqp->lower->qp_num == qpn)
-			return mqp;
-	return NULL;
-}
 
 static bool has_ud(struct migr_context *ctx)
 {
@@ -72,7 +62,52 @@ struct flushes {
 	const uint64_t *unused;
 	bool ud;
 	unsigned int lost;
+	/*
+	 * The QPs by their lower number: each of a thousand QPs flushes its
+	 * RECVs, and a walk of the list for each flush grew with the square
+	 * of the QPs. NULL if it could not be made: then the list.
+	 */
+	struct migr_qp **qps;
+	struct migr_u32map by_qpn; /* lower QP number -> index in qps */
 };
+
+/* The QP whose lower QP has number qpn */
+static struct migr_qp *by_lower_qpn(const struct flushes *f, uint32_t qpn)
+{
+	struct migr_qp *mqp;
+	uint32_t i;
+
+	if (f->qps)
+		return migr_u32map_get(&f->by_qpn, qpn, &i) ? f->qps[i] : NULL;
+	list_for_each (&f->ctx->rec.qps, mqp, entry)
+		if (mqp->lower && mqp->lower->qp_num == qpn)
+			return mqp;
+	return NULL;
+}
+
+static void index_lower_qpns(struct flushes *f)
+{
+	struct migr_qp *mqp;
+	uint32_t n = 0;
+
+	list_for_each (&f->ctx->rec.qps, mqp, entry)
+		n++;
+	f->qps = n ? calloc(n, sizeof(*f->qps)) : NULL;
+	if (!f->qps)
+		return;
+	n = 0;
+	list_for_each (&f->ctx->rec.qps, mqp, entry) {
+		if (!mqp->lower)
+			continue;
+		if (migr_u32map_put(&f->by_qpn, mqp->lower->qp_num, n)) {
+			migr_u32map_free(&f->by_qpn);
+			free(f->qps);
+			f->qps = NULL;
+			return;
+		}
+		f->qps[n++] = mqp;
+	}
+}
 
 static bool poll_dying(void *arg)
 {
@@ -90,7 +125,7 @@ static bool poll_dying(void *arg)
 		       (n = ibv_poll_cq(mcq->dying, 16, wc)) > 0) {
 			got = true;
 			for (i = 0; i < (unsigned int)n; i++) {
-				mqp = by_lower_qpn(ctx, wc[i].qp_num);
+				mqp = by_lower_qpn(f, wc[i].qp_num);
 				if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
 					if (mqp)
 						mqp->release_flushes++;
@@ -117,8 +152,13 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 {
 	struct flushes f = { .ctx = ctx, .unused = unused, .ud = has_ud(ctx) };
 
+	index_lower_qpns(&f);
 	migr_await_flushes(poll_dying, all_flushed, &f, 0,
 			   unused ? FLUSH_WAIT_MS : FLUSH_QUIET_MS);
+	if (f.qps) {
+		migr_u32map_free(&f.by_qpn);
+		free(f.qps);
+	}
 	return f.lost;
 }
 

@@ -26,6 +26,7 @@
 #include "switch.h"
 #include "switch_objects.h"
 #include "switch_set.h"
+#include "u32map.h"
 #include "ud_peers.h"
 #include "verbs.h"
 
@@ -56,36 +57,74 @@ static struct ibv_device *find_device(struct ibv_device **list,
 	for_each_ctx (set, i, c)                                               \
 		list_for_each (&(c)->rec.qps, mqp, entry)
 
-/* The QP a QP of this process is connected to (its table is its context's) */
+/* The QP a QP of this process is connected to (link_peers()) */
 static struct migr_qp *peer_of(const struct sw_set *set,
 			       const struct migr_qp *mqp)
 {
-	struct migr_context *c;
-	struct migr_qp *p;
-	unsigned int i;
-
-	if (!mqp->self)
-		return NULL;
-	for_each_ctx (set, i, c) {
-		if (mqp->remote != &c->xlate)
-			continue;
-		list_for_each (&c->rec.qps, p, entry)
-			if (p->vqp.qp.qp_num == mqp->attr.dest_qp_num)
-				return p;
-	}
-	return NULL;
+	return mqp->sw_peer;
 }
 
 /* The partner of mqp in another process, if it has one */
 static struct migr_partner *partner_of(const struct sw_set *set,
 				       const struct migr_qp *mqp)
 {
-	unsigned int i;
+	return mqp->sw_partner;
+}
 
-	for (i = 0; i < set->npartners; i++)
-		if (set->partners[i].mqp == mqp)
-			return &set->partners[i];
-	return NULL;
+/*
+ * Each QP's peer in this process (its table is its context's), found once
+ * for the set: looked up for every QP in several phases, a walk of the
+ * QPs for each grew with their square (a thousand QPs and more).
+ */
+static int link_peers(struct sw_set *set)
+{
+	struct migr_u32map *by_qpn; /* per context: QP number -> index */
+	struct migr_qp **qps, *mqp, *p;
+	struct migr_context *c;
+	unsigned int i, j, n = 0;
+	uint32_t q;
+	int ret = 0;
+
+	for_each_set_qp(set, i, c, mqp)
+	{
+		mqp->sw_peer = NULL;
+		mqp->sw_partner = NULL;
+		n++;
+	}
+	qps = calloc(n + 1, sizeof(*qps));
+	by_qpn = calloc(set->n, sizeof(*by_qpn));
+	if (!qps || !by_qpn) {
+		ret = ENOMEM;
+		goto out;
+	}
+	n = 0;
+	for_each_set_qp(set, i, c, mqp)
+	{
+		ret = migr_u32map_put(&by_qpn[i], mqp->vqp.qp.qp_num, n);
+		if (ret)
+			goto out;
+		qps[n++] = mqp;
+	}
+	for_each_set_qp(set, i, c, mqp)
+	{
+		if (!mqp->self)
+			continue;
+		for (j = 0; j < set->n; j++) {
+			if (mqp->remote != &set->ctx[j]->xlate ||
+			    !migr_u32map_get(&by_qpn[j], mqp->attr.dest_qp_num,
+					     &q))
+				continue;
+			p = qps[q];
+			mqp->sw_peer = p;
+			break;
+		}
+	}
+out:
+	for (i = 0; by_qpn && i < set->n; i++)
+		migr_u32map_free(&by_qpn[i]);
+	free(by_qpn);
+	free(qps);
+	return ret;
 }
 
 /* Where mqp's marker goes: its peer's bytes here, or its partner's */
@@ -177,12 +216,13 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 			return EBUSY;
 		}
 		if (!peer_of(set, mqp)) {
-			int ret = migr_partner_init(
-				&set->partners[set->npartners], mqp, rep->error,
-				sizeof(rep->error));
+			struct migr_partner *p = &set->partners[set->npartners];
+			int ret = migr_partner_init(p, mqp, rep->error,
+						    sizeof(rep->error));
 
 			if (ret)
 				return ret;
+			mqp->sw_partner = p;
 			set->npartners++;
 		}
 		if (add_gid(gids, ctx->lower, target, &mqp->attr.ah_attr)) {
@@ -604,7 +644,7 @@ static void partners_resume(struct sw_set *set, bool abort)
 
 /* Open the device called name, or NULL with rep->error set */
 struct ibv_context *migr_open_by_name(const char *name,
-				       struct migr_switch_report *rep)
+				      struct migr_switch_report *rep)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *c = NULL;
@@ -805,9 +845,14 @@ static int check_set(struct sw_set *set, struct ibv_context *to,
 {
 	struct migr_context *c;
 	unsigned int i;
-	int ret = 0;
+	int ret;
 
+	ret = link_peers(set);
+	if (ret)
+		REPORT(rep, "out of memory");
 	for_each_ctx (set, i, c) {
+		if (ret)
+			break;
 		if (strcmp(ibv_get_device_name(c->lower->device), rep->from)) {
 			REPORT(rep,
 			       "the process uses %s and %s; a switch moves one device's contexts",
@@ -1076,8 +1121,8 @@ static int roll_back(struct sw_set *set, enum sw_reached reached, int ret,
  * release. 0 when the set holds no device any more; a failure has rolled
  * back (everything runs on its lower objects again).
  */
-int migr_set_park(struct sw_set *set, const char *target,
-		       unsigned int wait_ms, struct migr_switch_report *rep)
+int migr_set_park(struct sw_set *set, const char *target, unsigned int wait_ms,
+		  struct migr_switch_report *rep)
 {
 	double t = now_ms();
 	struct ibv_context *to;
@@ -1177,8 +1222,7 @@ struct sw_set *migr_set_new(struct migr_context **ctxs, unsigned int n,
 	set->moves = calloc(n, sizeof(*set->moves));
 	set->unused = calloc(n, sizeof(*set->unused));
 	set->tables = calloc(n, sizeof(*set->tables));
-	set->partners =
-		calloc(count_qps(ctxs, n) + 1, sizeof(*set->partners));
+	set->partners = calloc(count_qps(ctxs, n) + 1, sizeof(*set->partners));
 	if (!set->ctx || !set->gids || !set->moves || !set->unused ||
 	    !set->tables || !set->partners) {
 		migr_set_free(set);
