@@ -69,7 +69,10 @@ PY
 RUN=/run/migr-kernel-methods MIGRD_SOCKET=/run/migr-kernel-methods/migrd.sock
 export MIGRD_SOCKET
 mkdir -p "$RUN"
-start_test_migrd kernel-methods "$LOGDIR/kernel-methods-migrd.log"
+# CRIU's plugin and a place for images: a destination's check (the hold
+# cap, below) asks for both
+printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
+MIGRD_CONF=$RUN/migrd.conf start_test_migrd kernel-methods "$LOGDIR/kernel-methods-migrd.log"
 if ensure_rxe1; then pass rxe1_on_migr_module; else fail rxe1_on_migr_module; fi
 TLOG=$LOGDIR/kernel-numbers-traffic.log
 migr-traffic -d migr_rxe0 --loopback -q 4 --mw -D 600 --stall-timeout 30 >"$TLOG" 2>&1 &
@@ -93,6 +96,39 @@ numbers numbers_own_again $TP
 kill $HP 2>/dev/null
 kill -TERM $TP
 traffic_verdict numbers_traffic_verified $TP "$TLOG"
+
+# A destination holds at most 16,384 numbers for one migration
+# (DEST_HOLD_MAX, migrd/daemon/migrate_dest.c): asked over the peer link
+# as a source's migrd asks, 40 mig-hold of 400 QP numbers are held on
+# rxe0, the 41st is refused and says why; the migration's end gives them
+# back (the module's unload below finds none left)
+check hold_cap_16384 python3 - "$MIGR_BUILD_DIR/tests/unit/peer_client" "$RUN/key" \
+	"$(criu --version | sed -n 's/^Version: //p')" <<'PY'
+import json, subprocess, sys
+client, key, criu = sys.argv[1:4]
+mid = "feedface00c0ffee"
+def ask(line):
+    p = subprocess.run([client, key, "migrd/1", "127.0.0.1", "7475", line + "\n"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+# the highest pid (pid_max - 1), which no process of this guest reaches
+r = ask(f"migrd/1 mig-check {mid} 4194303 rxe0 {criu} 4194303 host,-,-,-")
+assert r.get("ok"), r
+held = 0
+for i in range(41):
+    nums = ",".join("%x" % (0x10000 + 400 * i + k) for k in range(400))
+    r = ask(f"migrd/1 mig-hold {mid} qpn {nums}")
+    assert r.get("ok"), r
+    if i < 40:
+        assert r["held"] == 400 and "why" not in r, (i, r)
+        held += r["held"]
+    else:
+        assert r["held"] == 0 and "more than 16384 numbers asked" in r.get("why", ""), r
+print("    %d QP numbers held, the 41st request: %s" % (held, r["why"]))
+r = ask(f"migrd/1 mig-end {mid} abort")
+assert r.get("ok"), r
+PY
 kill $MIGRD 2>/dev/null
 wait $TP $HP $MIGRD 2>/dev/null
 
