@@ -49,6 +49,7 @@ done
 for d in $MIGR_CACHED_SHARES; do
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=loose "share$i" "$d" ||
 		setup_failed "9p mount of $d (cached)"
+	echo "$d" >>/run/migr-cached-shares
 	i=$((i + 1))
 done
 # Tests run programs as other users (nobody) from the shares, so every

@@ -31,6 +31,13 @@ trim_providers
 untrim_providers() {
 	local d=$RDMA_BUILD/etc/libibverbs.d
 	while mountpoint -q "$d"; do umount "$d" || return 1; done
+	# and the test bed's cached share of the build over the repo's
+	# (docs/testbed.md), a mount inside the tree as well: the repo's own
+	# share has the same files
+	[ ! -f /run/migr-cached-shares ] && return 0
+	while read -r d; do
+		while mountpoint -q "$d"; do umount "$d" || return 1; done
+	done </run/migr-cached-shares
 }
 
 PASSED=0
