@@ -41,14 +41,24 @@ logged() {
 # criu_wrapper: $RUN/criu, the CRIU migrd runs (migrd.conf "criu"): the
 # host's, except that its restore fails while $FAIL_FLAG ($RUN/fail-restore)
 # exists, as a real one may (images it cannot take, a pid taken since the
-# check)
+# check), and waits while $HOLD_FLAG ($RUN/hold-restore) exists, having
+# said so in $HELD_FLAG: a test kills migrd there, sure that the restore
+# is under way and not yet over (at most 120 s, then it goes on)
 criu_wrapper() {
 	FAIL_FLAG=$RUN/fail-restore
+	HOLD_FLAG=$RUN/hold-restore
+	HELD_FLAG=$RUN/restore-held
+	rm -f "$FAIL_FLAG" "$HOLD_FLAG" "$HELD_FLAG"
 	cat >"$RUN/criu" <<WRAP
 #!/bin/sh
 if [ "\$1" = restore ] && [ -e $FAIL_FLAG ]; then
 	echo "$(basename "$0"): this restore fails on purpose" >&2
 	exit 1
+fi
+if [ "\$1" = restore ] && [ -e $HOLD_FLAG ]; then
+	touch $HELD_FLAG
+	i=0
+	while [ -e $HOLD_FLAG ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done
 fi
 exec /usr/sbin/criu "\$@"
 WRAP
