@@ -29,15 +29,19 @@ trim_providers
 # build tree to a container: CRIU cannot checkpoint a container whose
 # bind mount of the tree holds this guest's mount ("failed -52")
 untrim_providers() {
-	local d=$RDMA_BUILD/etc/libibverbs.d
-	while mountpoint -q "$d"; do umount "$d" || return 1; done
+	local d
+	unmount_all "$RDMA_BUILD/etc/libibverbs.d" || return 1
 	# and the test bed's cached share of the build over the repo's
 	# (docs/testbed.md), a mount inside the tree as well: the repo's own
 	# share has the same files
 	[ ! -f /run/migr-cached-shares ] && return 0
 	while read -r d; do
-		while mountpoint -q "$d"; do umount "$d" || return 1; done
+		unmount_all "$d" || return 1
 	done </run/migr-cached-shares
+}
+# unmount_all DIR: every mount stacked on DIR
+unmount_all() {
+	while mountpoint -q "$1"; do umount "$1" || return 1; done
 }
 
 PASSED=0
