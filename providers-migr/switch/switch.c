@@ -57,20 +57,6 @@ static struct ibv_device *find_device(struct ibv_device **list,
 	for_each_ctx (set, i, c)                                               \
 		list_for_each (&(c)->rec.qps, mqp, entry)
 
-/* The QP a QP of this process is connected to (link_peers()) */
-static struct migr_qp *peer_of(const struct sw_set *set,
-			       const struct migr_qp *mqp)
-{
-	return mqp->sw_peer;
-}
-
-/* The partner of mqp in another process, if it has one */
-static struct migr_partner *partner_of(const struct sw_set *set,
-				       const struct migr_qp *mqp)
-{
-	return mqp->sw_partner;
-}
-
 /*
  * Each QP's peer in this process (its table is its context's), found once
  * for the set: looked up for every QP in several phases, a walk of the
@@ -128,11 +114,10 @@ out:
 }
 
 /* Where mqp's marker goes: its peer's bytes here, or its partner's */
-static int marker_target(const struct sw_set *set, struct migr_qp *mqp,
-			 struct migr_marker_target *t)
+static int marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
 {
-	const struct migr_partner *p = partner_of(set, mqp);
-	struct migr_qp *peer = peer_of(set, mqp);
+	const struct migr_partner *p = mqp->sw_partner;
+	struct migr_qp *peer = mqp->sw_peer;
 
 	if (peer)
 		return migr_marker_target(peer, t);
@@ -143,11 +128,10 @@ static int marker_target(const struct sw_set *set, struct migr_qp *mqp,
 }
 
 /* The SENDs the other end ever posted to mqp: they used its RECVs */
-static uint64_t peer_consumers(const struct sw_set *set,
-			       const struct migr_qp *mqp)
+static uint64_t peer_consumers(const struct migr_qp *mqp)
 {
-	const struct migr_partner *p = partner_of(set, mqp);
-	const struct migr_qp *peer = peer_of(set, mqp);
+	const struct migr_partner *p = mqp->sw_partner;
+	const struct migr_qp *peer = mqp->sw_peer;
 
 	/* a replay posts the peer's unfinished ones again: they used none */
 	return peer ? peer->n_consumers - peer->replay.consumers :
@@ -215,7 +199,7 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 			       mqp->vqp.qp.qp_num);
 			return EBUSY;
 		}
-		if (!peer_of(set, mqp)) {
+		if (!mqp->sw_peer) {
 			struct migr_partner *p = &set->partners[set->npartners];
 			int ret = migr_partner_init(p, mqp, rep->error,
 						    sizeof(rep->error));
@@ -353,7 +337,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 				} else {
 					struct migr_marker_target t;
 
-					ret = marker_target(set, mqp, &t);
+					ret = marker_target(mqp, &t);
 					if (!ret)
 						ret = migr_post_marker(c, mqp,
 								       &t);
@@ -443,7 +427,7 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 			return ETIMEDOUT;
 		}
 		list_for_each (&c->rec.qps, mqp, entry)
-			if (!migr_marker_drained(mqp) && partner_of(set, mqp))
+			if (!migr_marker_drained(mqp) && mqp->sw_partner)
 				ask = true;
 	}
 	drain_cqs(set, &rep->shadowed);
@@ -456,8 +440,8 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 		if (mqp->attr.qp_state != IBV_QPS_RTS ||
 		    migr_marker_drained(mqp))
 			continue;
-		p = peer_of(set, mqp);
-		pp = partner_of(set, mqp);
+		p = mqp->sw_peer;
+		pp = mqp->sw_partner;
 		if (p)
 			migr_replay_peer_of(p, &peer);
 		else if (pp)
@@ -946,7 +930,7 @@ static int count_set(struct sw_set *set, struct migr_switch_report *rep)
 	for_each_ctx (set, i, c) {
 		q = 0;
 		list_for_each (&c->rec.qps, mqp, entry) {
-			if (migr_unused_recvs(mqp, peer_consumers(set, mqp),
+			if (migr_unused_recvs(mqp, peer_consumers(mqp),
 					      &set->unused[i][q])) {
 				REPORT(rep,
 				       "QP 0x%x: its RECV count does not add up",
