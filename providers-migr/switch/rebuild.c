@@ -503,6 +503,7 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 			 char *why, size_t why_len)
 {
+	double t[5];
 	int ret, fd;
 
 	errno = 0;
@@ -519,13 +520,24 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 		FAIL("watching the new async event fd failed: %s",
 		     strerror(errno));
 
+	/* each part's time, for whoever looks into a slow rebuild */
+	t[0] = now_ms();
 	ret = rebuild_memory(ctx, why, why_len);
+	t[1] = now_ms();
 	if (!ret)
 		ret = rebuild_queues(ctx, why, why_len);
+	t[2] = now_ms();
 	if (!ret)
 		ret = migr_srqs_rebuild(ctx, why, why_len);
+	t[3] = now_ms();
 	if (!ret)
 		ret = create_qps(ctx, why, why_len);
+	t[4] = now_ms();
+	verbs_debug(
+		&ctx->vctx,
+		"rebuilt on %s: memory %.1f ms, CQs %.1f, SRQs %.1f, QPs %.1f\n",
+		ibv_get_device_name(lower->device), t[1] - t[0], t[2] - t[1],
+		t[3] - t[2], t[4] - t[3]);
 	return ret;
 }
 
@@ -537,6 +549,7 @@ int migr_reconnect_all(struct migr_context *ctx,
 		       const struct migr_gid_move *gids, char *why,
 		       size_t why_len)
 {
+	double t0 = now_ms();
 	struct migr_qp *mqp;
 	struct migr_ah *mah;
 	int ret;
@@ -547,6 +560,8 @@ int migr_reconnect_all(struct migr_context *ctx,
 		if (ret)
 			return ret;
 	}
+	verbs_debug(&ctx->vctx, "connected the QPs in %.1f ms\n",
+		    now_ms() - t0);
 	list_for_each (&ctx->rec.ahs, mah, entry) {
 		struct ibv_ah_attr attr;
 
