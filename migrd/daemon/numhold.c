@@ -119,14 +119,21 @@ static int open_context(int fd, const char *dev, char *err, size_t errlen)
 	}
 	ret = call(fd, MIGR_RXE_OBJECT_MIGR, MIGR_RXE_METHOD_QUERY_CAPS, caps,
 		   3);
-	if (ret || abi != MIGR_RXE_ABI || !(flags & MIGR_RXE_CAP_CLAIM)) {
-		snprintf(
-			err, errlen,
-			"%s cannot hold numbers for a restore (migr's rdma_rxe with CLAIM: %s)",
-			dev, ret ? strerror(ret) : "not this module's version");
-		return ret ?: EPROTONOSUPPORT;
-	}
-	return 0;
+	/* the stock module has no methods of migr's: the usual case */
+	if (ret == EPROTONOSUPPORT || ret == EOPNOTSUPP)
+		snprintf(err, errlen,
+			 "%s runs the stock rdma_rxe: moved objects get new numbers, translated (migr's rdma_rxe keeps them: package migr-rxe-dkms)",
+			 dev);
+	else if (ret)
+		snprintf(err, errlen, "asking %s for migr's methods failed: %s",
+			 dev, strerror(ret));
+	else if (abi != MIGR_RXE_ABI || !(flags & MIGR_RXE_CAP_CLAIM))
+		snprintf(err, errlen,
+			 "%s runs migr's rdma_rxe of ABI %u, without the claims of ABI %u: moved objects get new numbers, translated",
+			 dev, abi, MIGR_RXE_ABI);
+	else
+		return 0;
+	return ret ?: EPROTONOSUPPORT;
 }
 
 struct numhold *numhold_open(const char *dev, char *err, size_t errlen)

@@ -91,6 +91,8 @@ if [ "$role" = a ]; then
 	moved migrate_a_to_b --pid "$SP" --to "$B_IP" --pre-copy 2
 	check report_names_phases grep -q "RestoreRDMA" "$LOGDIR/migrate_a_to_b.out"
 	check report_precopy_rounds grep -q "pre-copy round 1" "$LOGDIR/migrate_a_to_b.out"
+	# the stock module here: the report says why nothing was held
+	check report_stock_rxe grep -q "rxe0 runs the stock rdma_rxe" "$LOGDIR/migrate_a_to_b.out"
 	wait "$SP" 2>/dev/null # reap the killed source: its pid is free again
 	NAME=source_copy_gone ok gone "$SP"
 	say moved-ab
