@@ -8,6 +8,8 @@
  * shadow lock, so order is kept whoever polls.
  */
 #include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "cq_watch.h"
@@ -187,10 +189,25 @@ void migr_shadow_settle(struct migr_cq *mcq)
 		__atomic_store_n(&mcq->switching, false, __ATOMIC_RELEASE);
 }
 
+/*
+ * A poll that found nothing while the CQ has no lower one (a switch's
+ * release and rebuild, a migration's park and resume) gives its CPU
+ * away: nothing can complete until the rebuild, and an application that
+ * polls in a loop on the core of the thread that rebuilds would take half
+ * of it (a guest of one vCPU: park and rebuild twice as long). Where the
+ * poller has a core of its own, this is one system call per empty poll.
+ */
+void migr_poll_idle(bool released)
+{
+	if (released)
+		sched_yield();
+}
+
 int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
 {
 	struct migr_shadow *sh = &mcq->shadow;
 	int n = 0, ret;
+	bool released;
 
 	pthread_mutex_lock(&mcq->shadow_lock);
 	ret = drain_locked(mcq);
@@ -199,7 +216,10 @@ int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
 		migr_shadow_pop(mcq);
 	}
 	migr_shadow_settle(mcq);
+	released = !mcq->lower;
 	pthread_mutex_unlock(&mcq->shadow_lock);
+	if (!n && !ret)
+		migr_poll_idle(released);
 	return n ? n : (ret < 0 ? ret : 0);
 }
 
