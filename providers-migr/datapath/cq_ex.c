@@ -73,13 +73,10 @@ static void show_head(struct ibv_cq_ex *cq, struct migr_cq *mcq)
 /* Entries (drained from the lower CQ as by migr_poll_cq) to hand out */
 static int shadow_start(struct ibv_cq_ex *cq, struct migr_cq *mcq)
 {
-	bool released;
-
 	pthread_mutex_lock(&mcq->shadow_lock);
 	if (!migr_shadow_fill(mcq)) {
-		released = !mcq->lower;
 		pthread_mutex_unlock(&mcq->shadow_lock);
-		migr_poll_idle(released);
+		migr_poll_idle();
 		return ENOENT;
 	}
 	shadow_session = mcq;

@@ -38,7 +38,7 @@ int migr_rlog_unused(const struct migr_rlog *log, uint64_t used,
 
 /* shadow.c */
 int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc);
-void migr_poll_idle(bool released);
+void migr_poll_idle(void);
 void migr_shadow_pop(struct migr_cq *mcq);
 unsigned int migr_shadow_fill(struct migr_cq *mcq);
 void migr_shadow_settle(struct migr_cq *mcq);

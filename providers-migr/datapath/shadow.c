@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <sched.h>
-#include <stdbool.h>
 #include <stdlib.h>
 
 #include "cq_watch.h"
@@ -190,24 +189,23 @@ void migr_shadow_settle(struct migr_cq *mcq)
 }
 
 /*
- * A poll that found nothing while the CQ has no lower one (a switch's
- * release and rebuild, a migration's park and resume) gives its CPU
- * away: nothing can complete until the rebuild, and an application that
- * polls in a loop on the core of the thread that rebuilds would take half
- * of it (a guest of one vCPU: park and rebuild twice as long). Where the
- * poller has a core of its own, this is one system call per empty poll.
+ * A poll that found nothing while a switch or a partner's holds the CQ
+ * (the drain, the release and the rebuild; a migration's park and
+ * resume) gives its CPU away: what it waits for comes from the thread
+ * that switches, and an application that polls in a loop on that thread's
+ * core would take half of it (a guest of one vCPU: a switch and a
+ * resume twice as long). Where the poller has a core of its own, this is
+ * one system call per empty poll, for the switch's length only.
  */
-void migr_poll_idle(bool released)
+void migr_poll_idle(void)
 {
-	if (released)
-		sched_yield();
+	sched_yield();
 }
 
 int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
 {
 	struct migr_shadow *sh = &mcq->shadow;
 	int n = 0, ret;
-	bool released;
 
 	pthread_mutex_lock(&mcq->shadow_lock);
 	ret = drain_locked(mcq);
@@ -216,10 +214,9 @@ int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
 		migr_shadow_pop(mcq);
 	}
 	migr_shadow_settle(mcq);
-	released = !mcq->lower;
 	pthread_mutex_unlock(&mcq->shadow_lock);
 	if (!n && !ret)
-		migr_poll_idle(released);
+		migr_poll_idle();
 	return n ? n : (ret < 0 ? ret : 0);
 }
 
