@@ -14,6 +14,16 @@ static inline double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The CPU time of the calling thread in ms: against now_ms(), whether a
+ * slow phase worked or waited for the CPU */
+static inline double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 /* ms from now on clock, as an absolute time (timed waits take one) */
 static inline struct timespec deadline_in(clockid_t clock, unsigned int ms)
 {

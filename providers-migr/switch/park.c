@@ -124,9 +124,11 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 	park_rep = *rep;
 	resume_ret = -1;
 	pthread_mutex_unlock(&park_lock);
-	verbs_info(&ctxs[0]->vctx,
-		   "parked on %s: %u contexts, %u QPs, no device held, %.2f ms\n",
-		   rep->from, n, rep->qps, rep->ms_total);
+	verbs_info(
+		&ctxs[0]->vctx,
+		"parked on %s: %u contexts, %u QPs, no device held, %.2f ms (suspend %.1f, drain %.1f, release %.1f)\n",
+		rep->from, n, rep->qps, rep->ms_total, rep->ms_suspend,
+		rep->ms_drain, rep->ms_release);
 	return 0;
 }
 

@@ -178,6 +178,7 @@ void migr_qp_flush(struct migr_qp *mqp)
 
 unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 {
+	double t[5], cpu = thread_cpu_ms();
 	unsigned int lost = 0;
 	struct migr_record *rec = &ctx->rec;
 	struct migr_comp_channel *mch;
@@ -192,6 +193,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 	 * only the shadows, so what destroying the QPs flushes (the RECVs
 	 * that will be posted again) never reaches the application.
 	 */
+	t[0] = now_ms();
 	list_for_each (&rec->cqs, mcq, entry) {
 		migr_cq_drain(mcq);
 		pthread_mutex_lock(&mcq->shadow_lock);
@@ -213,7 +215,9 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		mqp->release_flushes = 0;
 		migr_qp_flush(mqp);
 	}
+	t[1] = now_ms();
 	lost = collect_flushes(ctx, unused);
+	t[2] = now_ms();
 	/* a type 2 window holds the QP it is bound through (rxe waits) */
 	migr_mws_release(ctx);
 	list_for_each (&rec->qps, mqp, entry) {
@@ -223,6 +227,7 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		migr_markers_forget(mqp);
 		migr_ud_marker_drop(mqp);
 	}
+	t[3] = now_ms();
 	migr_srqs_release(ctx);
 	list_for_each (&rec->cqs, mcq, entry) {
 		if (!mcq->dying)
@@ -258,6 +263,12 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 	if (ctx->vctx.context.cmd_fd >= 0)
 		close(ctx->vctx.context.cmd_fd);
 	ctx->vctx.context.cmd_fd = -1;
+	t[4] = now_ms();
+	verbs_debug(
+		&ctx->vctx,
+		"released: QPs put in error %.1f ms, their flushes %.1f, QPs destroyed %.1f, the rest %.1f; this thread's CPU %.1f ms of %.1f\n",
+		t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
+		thread_cpu_ms() - cpu, t[4] - t[0]);
 	return lost;
 }
 
@@ -503,7 +514,7 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 			 char *why, size_t why_len)
 {
-	double t[5];
+	double t[5], cpu = thread_cpu_ms();
 	int ret, fd;
 
 	errno = 0;
@@ -535,9 +546,9 @@ int migr_rebuild_objects(struct migr_context *ctx, struct ibv_context *lower,
 	t[4] = now_ms();
 	verbs_debug(
 		&ctx->vctx,
-		"rebuilt on %s: memory %.1f ms, CQs %.1f, SRQs %.1f, QPs %.1f\n",
+		"rebuilt on %s: memory %.1f ms, CQs %.1f, SRQs %.1f, QPs %.1f; this thread's CPU %.1f ms of %.1f\n",
 		ibv_get_device_name(lower->device), t[1] - t[0], t[2] - t[1],
-		t[3] - t[2], t[4] - t[3]);
+		t[3] - t[2], t[4] - t[3], thread_cpu_ms() - cpu, t[4] - t[0]);
 	return ret;
 }
 
