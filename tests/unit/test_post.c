@@ -498,6 +498,51 @@ static void test_wr_batch_recorded(void)
 	mqp.lower_ex = NULL;
 }
 
+/* The library's calls land here first (a definition of the test's own) */
+static unsigned int yields;
+int sched_yield(void)
+{
+	yields++;
+	return 0;
+}
+
+/*
+ * An empty poll while a switch holds the CQ gives the CPU away (to the
+ * thread that switches); one that hands out entries does not
+ */
+static void test_empty_switch_poll_yields(void)
+{
+	struct ibv_cq_ex fake_cqx = { .start_poll = fake_cqx_start };
+	struct ibv_poll_cq_attr attr = {};
+	struct ibv_wc wc[8];
+
+	setup(IBV_QPT_RC);
+	migr_record_init(&mctx.rec);
+	pthread_mutex_init(&mcq.shadow_lock, NULL);
+	mcq.lower = &fake_cq.cq;
+	mcq.switching = true;
+	mctx.switch_active = true;
+	yields = 0;
+	CHECK(migr_poll_cq(&mcq.vcq.cq, 8, wc) > 0);
+	CHECK(yields == 0);
+	mcq.lower = NULL; /* released: nothing can come */
+	while (mcq.shadow.count)
+		CHECK(migr_poll_cq(&mcq.vcq.cq, 8, wc) > 0);
+	CHECK(yields == 0);
+	CHECK(migr_poll_cq(&mcq.vcq.cq, 8, wc) == 0);
+	CHECK(yields == 1);
+	/* an extended poll session that finds nothing: the same */
+	mcq.lower_ex = &fake_cqx;
+	migr_cq_ex_set_ops(&mcq);
+	CHECK(ibv_start_poll(&mcq.vcq.cq_ex, &attr) == ENOENT);
+	CHECK(yields == 2);
+	mcq.lower_ex = NULL;
+	mctx.switch_active = false;
+	mcq.switching = false;
+	mcq.lower = &fake_cq.cq;
+	migr_shadow_free(&mcq);
+}
+
 int main(void)
 {
 	test_identity_passthrough();
@@ -510,6 +555,7 @@ int main(void)
 	test_shadow_poll();
 	test_owed_events_once();
 	test_cq_ex_shadow_session();
+	test_empty_switch_poll_yields();
 	test_wr_batch_recorded();
 	return unit_done("test_post");
 }
