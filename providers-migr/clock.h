@@ -5,23 +5,26 @@
 
 #include <time.h>
 
-/* Milliseconds on the monotonic clock */
-static inline double now_ms(void)
+/* Milliseconds on clock */
+static inline double clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Milliseconds on the monotonic clock */
+static inline double now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 /* The CPU time of the calling thread in ms: against now_ms(), whether a
  * slow phase worked or waited for the CPU */
 static inline double thread_cpu_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return clock_ms(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* ms from now on clock, as an absolute time (timed waits take one) */
