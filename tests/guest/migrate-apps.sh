@@ -51,25 +51,6 @@ KNOWN="dead_partner"
 for prog in "${PROGRAMS[@]}"; do KNOWN+=" ${prog%%|*}"; done
 only_known migrate-apps.sh "$KNOWN"
 
-# listening NETNS PORT: a server in NETNS listens on TCP PORT (30 s)
-listening() {
-	for _ in $(seq 300); do
-		nsenter --net="/run/netns/$1" ss -Hltn "( sport = :$2 )" | grep -q . && return 0
-		sleep 0.1
-	done
-	return 1
-}
-# connected PID: PID has QPs, all ready to receive (RTR: perftest's
-# receiving side stays there) or send (RTS), within 60 s
-connected() {
-	local s
-	for _ in $(seq 600); do
-		s=$(migrctl status --pid "$1" --json 2>/dev/null | grep -o '"state":[0-9]*' | sort -u | tr -d '\n')
-		[ -n "$s" ] && [ -z "${s//\"state\":[23]/}" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # reported LOG: a perftest's or pingpong's closing report, and no error
 reported() {
 	grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+|iters in [0-9.]+ seconds' "$1" &&

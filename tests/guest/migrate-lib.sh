@@ -8,6 +8,25 @@ runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; return 1; }
 
+# listening NETNS PORT: a server in NETNS listens on TCP PORT (30 s)
+listening() {
+	for _ in $(seq 300); do
+		nsenter --net="/run/netns/$1" ss -Hltn "( sport = :$2 )" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# connected PID: PID has QPs, all ready to receive (RTR: perftest's
+# receiving side stays there) or send (RTS), within 60 s
+connected() {
+	local s
+	for _ in $(seq 600); do
+		s=$(migrctl status --pid "$1" --json 2>/dev/null | grep -o '"state":[0-9]*' | sort -u | tr -d '\n')
+		[ -n "$s" ] && [ -z "${s//\"state\":[23]/}" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # moved NAME ARGS... / refused NAME PATTERN ARGS...: migrctl migrate
 # ARGS, its output in $LOGDIR/NAME.out (shown); pass if it succeeded /
 # failed saying PATTERN; a failure shows it (CI's summary keeps those lines)
