@@ -477,6 +477,30 @@ static int reconnect_keys(struct migr_partner *p, struct migr_xlate *x,
 	return 0;
 }
 
+/*
+ * The PSNs its QP goes on from: ours is connected to send the one it
+ * expects next and to expect the one it sends next. A partner that does
+ * not say them reset its QP to the PSNs of the first connect, as ours is
+ * by default (the record).
+ */
+static int take_psns(struct migr_partner *p, const json_t *res, char *err,
+		     size_t errlen)
+{
+	uint64_t sq, rq;
+	bool has_sq = migr_json_u64(res, "sq_psn", &sq),
+	     has_rq = migr_json_u64(res, "rq_psn", &rq);
+
+	if (!has_sq && !has_rq)
+		return 0;
+	if (!has_sq || !has_rq || sq >> 24 || rq >> 24) {
+		snprintf(err, errlen, "bad PSNs in its reply");
+		return EPROTO;
+	}
+	p->mqp->attr.sq_psn = rq;
+	p->mqp->attr.rq_psn = sq;
+	return 0;
+}
+
 static int reconnect_take(struct migr_partner *p, const json_t *res, void *arg,
 			  char *err, size_t errlen)
 {
@@ -489,6 +513,9 @@ static int reconnect_take(struct migr_partner *p, const json_t *res, void *arg,
 		return EPROTO;
 	}
 	p->new_qpn = v;
+	ret = take_psns(p, res, err, errlen);
+	if (ret)
+		return ret;
 	/* Our QP connects to its new QP under the number we know it by */
 	ret = migr_xlate_set(x, MIGR_XLATE_QPN_PHYS, p->qpn, p->new_qpn);
 	if (!ret)

@@ -813,6 +813,35 @@ static int learn_new_qpn(struct entry *e, unsigned int new_qpn)
 }
 
 /*
+ * The PSNs its lower QP holds now, the next it sends and the next it
+ * expects, into the record: the QP facing the moved peer goes on from
+ * them (re-pointed or replaced), and the mover's rebuilt QP is connected
+ * to match them (the reconnect's answer says them). Resetting both ends to
+ * the PSNs of the first connect would need both resets to come before
+ * either end sends again, which nothing guarantees.
+ */
+static int keep_live_psns(struct entry *e)
+{
+	struct migr_qp *mqp = e->mqp;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a = {};
+	int ret;
+
+	if (!mqp->lower)
+		return 0;
+	ret = ibv_query_qp(mqp->lower, &a, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
+			   &init);
+	if (ret) {
+		FAILED(e, "QP 0x%x: reading its PSNs failed: %s", e->qpn,
+		       strerror(ret));
+		return ret;
+	}
+	mqp->attr.sq_psn = a.sq_psn;
+	mqp->attr.rq_psn = a.rq_psn;
+	return 0;
+}
+
+/*
  * Where the device can (migr_rxe(7)): the lower QP, drained, pointed at
  * the moved peer in place; its number, its posted RECVs and the windows
  * bound through it stay. False if it could not: then it is as it was.
@@ -849,8 +878,9 @@ static bool repoint_one(struct entry *e, const union ibv_gid *gid,
 		&ctx->vctx,
 		"QP 0x%x: re-pointed in place to its moved peer 0x%x (0x%x), its RECVs kept\n",
 		e->qpn, e->s->peer_qpn, new_qpn);
-	RESULT(e, true, "{\"ok\":true,\"qpn\":%u,\"keys\":\"\"}",
-	       mqp->lower->qp_num);
+	RESULT(e, true,
+	       "{\"ok\":true,\"qpn\":%u,\"keys\":\"\",\"sq_psn\":%u,\"rq_psn\":%u}",
+	       mqp->lower->qp_num, mqp->attr.sq_psn, mqp->attr.rq_psn);
 	return true;
 }
 
@@ -883,6 +913,8 @@ static void reconnect_one(struct entry *e)
 		FAILED(e, "QP 0x%x: its RECV count does not add up", e->qpn);
 		return;
 	}
+	if (keep_live_psns(e))
+		return;
 	if (repoint_one(e, &gid, new_qpn))
 		return;
 	if (mqp->lower) {
@@ -928,8 +960,9 @@ static void reconnect_one(struct entry *e)
 		"QP 0x%x: now 0x%x, connected to its moved peer 0x%x (0x%x); %" PRIu64
 		" RECVs posted again\n",
 		e->qpn, mqp->lower->qp_num, e->s->peer_qpn, new_qpn, unused);
-	RESULT(e, true, "{\"ok\":true,\"qpn\":%u,\"keys\":\"%s\"}",
-	       mqp->lower->qp_num, keys);
+	RESULT(e, true,
+	       "{\"ok\":true,\"qpn\":%u,\"keys\":\"%s\",\"sq_psn\":%u,\"rq_psn\":%u}",
+	       mqp->lower->qp_num, keys, mqp->attr.sq_psn, mqp->attr.rq_psn);
 }
 
 static void do_reconnect(struct entry *v, unsigned int n)
