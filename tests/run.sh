@@ -211,19 +211,27 @@ step "two guests, two NICs: UD peers; perftest, rping, traffic; every rxe pairin
 # in its own namespaces with a TCP connection, of a process whose partner
 # follows it (4 moves; tests/soak.sh makes 20), of
 # unmodified programs mid-run: in CI a client that moves (ib_write_bw),
-# a server that moves (ib_send_bw), pingpong and a peer that dies;
-# tests/soak.sh adds ib_read_bw and ib_send_lat. Last, both guests on
-# migr's rdma_rxe: two moves whose objects and partners keep their numbers
+# a server that moves (ib_send_bw) and a peer that dies (pingpong moves
+# in the round trips below); tests/soak.sh adds ib_read_bw, ib_send_lat
+# and pingpong. Last, both guests on migr's rdma_rxe: migr-traffic moved
+# A -> B -> A -> B, the PSNs of each pair of QPs compared with the
+# kernel's after each move (the partner's QPs re-pointed in place), and
+# two moves whose objects and partners keep their numbers
 MIGRATION=(criu-two migrate-two migrate-ns migrate-partner)
-APPS="ib_write_bw ib_send_bw ibv_rc_pingpong dead_partner"
+APPS="ib_write_bw ib_send_bw dead_partner"
 step "two guests, two NICs: processes moved between hosts by CRIU and migrctl migrate" \
 	vm --two --nics 2 --timeout 2400 \
-	--a "$(in_turn a "${MIGRATION[@]/%/.sh a}" "migrate-apps.sh a $APPS" "migrate-partner.sh a --module")" \
-	--b "$(in_turn b "${MIGRATION[@]/%/.sh b}" "migrate-apps.sh b $APPS" "migrate-partner.sh b --module")"
-step "two guests, two NICs: a server's two clients share QP numbers; a late client; partners follow a switch" \
+	--a "$(in_turn a "${MIGRATION[@]/%/.sh a}" "migrate-apps.sh a $APPS" \
+		"migrate-roundtrip.sh a --module migr_traffic" "migrate-partner.sh a --module")" \
+	--b "$(in_turn b "${MIGRATION[@]/%/.sh b}" "migrate-apps.sh b $APPS" \
+		"migrate-roundtrip.sh b --module migr_traffic" "migrate-partner.sh b --module")"
+# ... and, on the stock rdma_rxe (the partner's QP replaced at each move),
+# ibv_rc_pingpong moved A -> B -> A -> B, its partner in B's own
+# namespaces, the PSNs compared after each move (issue 32)
+step "two guests, two NICs: a server's two clients share QP numbers; a late client; partners follow a switch; pingpong's round trip" \
 	vm --two --nics 2 --timeout 2400 \
-	--a "$(in_turn a 'partner-many.sh a' 'late-client.sh a' 'partner.sh a')" \
-	--b "$(in_turn b 'partner-many.sh b' 'late-client.sh b' 'partner.sh b')"
+	--a "$(in_turn a 'partner-many.sh a' 'late-client.sh a' 'partner.sh a' 'migrate-roundtrip.sh a ibv_rc_pingpong')" \
+	--b "$(in_turn b 'partner-many.sh b' 'late-client.sh b' 'partner.sh b' 'migrate-roundtrip.sh b ibv_rc_pingpong')"
 # Unmodified programs, in one pair of guests (about eight minutes; two
 # runs of four cost a boot more, and the guest kernel deaths that made a
 # short run worth it are gone: docs/testbed.md). CI runs one of each kind

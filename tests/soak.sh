@@ -1,7 +1,7 @@
 #!/bin/bash
 # Soaks: the long repetitions CI runs in smaller counts (tests/run.sh),
 # each in its own VM(s), one after the other. Not a step of CI: it takes
-# about 30 minutes here and is meant for before a release, or after a
+# about 40 minutes here and is meant for before a release, or after a
 # change to the switch, its partner protocol or the drain.
 #
 #   partner.sh with MIGR_PARTNER_SWITCHES=N (CI: 4; here 100 by default):
@@ -21,7 +21,9 @@
 #   migrate-partition.sh (not in CI: three minutes of waiting by design):
 #     the destination cut off from the network while it restores
 #   unmodified.sh with all 19 programs (CI: 11, one of each kind) and
-#     migrate-apps.sh with all 5 (CI: 3)
+#     migrate-apps.sh with all 5 (CI: 2; pingpong moves in CI in migrate-roundtrip.sh)
+#   migrate-roundtrip.sh with both programs, on the stock rdma_rxe and on
+#     migr's (CI: pingpong on the stock one, migr-traffic on migr's)
 #
 # usage: tests/soak.sh [PARTNER_SWITCHES [STRESS_ROUNDS]]
 set -uo pipefail
@@ -50,5 +52,10 @@ buildlib/testbed/run.sh --two --nics 2 --timeout 2400 \
 	--a "tests/guest/unmodified.sh a" --b "tests/guest/unmodified.sh b" || failed=$((failed + 1))
 buildlib/testbed/run.sh --two --nics 2 --timeout 1500 \
 	--a "tests/guest/migrate-apps.sh a" --b "tests/guest/migrate-apps.sh b" || failed=$((failed + 1))
+for mod in "" --module; do
+	buildlib/testbed/run.sh --two --nics 2 --timeout 1500 \
+		--a "tests/guest/migrate-roundtrip.sh a $mod" --b "tests/guest/migrate-roundtrip.sh b $mod" ||
+		failed=$((failed + 1))
+done
 echo "soak: $failed failed"
 [ $failed -eq 0 ]
