@@ -40,12 +40,6 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out);
 
 /* partner.c: the partner relay (req.h) */
 void partner_run(const struct req *r, const struct client *c, struct sbuf *out);
-/*
- * Does process tgid own QP qpn on a device of this host with GID gid (32
- * hex digits)? 1, 0, or -1 with err
- */
-int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
-	       size_t errlen);
 
 /* udpeers.c: the UD relay (req.h) */
 void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out);

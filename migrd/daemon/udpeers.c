@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "holder.h"
 #include "locate.h"
 #include "log.h"
 #include "migr_json.h"
