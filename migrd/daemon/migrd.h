@@ -18,7 +18,7 @@ struct migrd {
 	struct conf conf;
 	uint8_t psk[WIRE_KEY_MAX + 1];
 	size_t psk_len; /* 0: no key, no peers */
-	/* tests: "GID QPN PID" lines stand in for the kernel's QP owners */
+	/* tests: "GID QPN PID ..." lines stand in for the kernel's QP owners */
 	const char *test_qp_owners;
 };
 

@@ -8,6 +8,9 @@
 #include "qpowner.h"
 
 #define PORTS_MAX 32
+/* what exchange() says of an interrupted dump, of a failed one */
+#define STAND_IN_DUMP_INTR -1
+#define STAND_IN_DUMP_FAIL -1
 
 struct dev_lookup {
 	const char *name;
@@ -15,13 +18,23 @@ struct dev_lookup {
 };
 
 struct qp_lookup {
+	const char *dev; /* the device's name */
 	uint32_t qpn; /* dumps: the one looked for */
 	int pid, found;
 	char kern[64];
 	/* a listing (qpn_list) instead of one QP: every QP into list */
 	struct qp_holder *list;
 	int max, n;
+	int dumps; /* issued for this lookup (the stand-in counts them) */
 };
+
+/* Tests: "GID QPN PID [fail ERRNO|intr N]" lines, a device per GID */
+static const char *stand_in;
+
+void qpowner_stand_in(const char *path)
+{
+	stand_in = path;
+}
 
 static int dev_cb(struct nl_msg *msg, void *arg)
 {
@@ -129,11 +142,96 @@ static int exchange(struct nl_sock *nl, struct nl_msg *msg,
 	return ret < 0 && !*kerr ? -1 : 0;
 }
 
+/*
+ * The stand-in's entry for QP qpn on device dev (a GID): 1 with its
+ * holder, the error the kernel answers a query for it with (fail, or 0)
+ * and how many dumps of each lookup are interrupted (intr); 0 if none;
+ * -1 if the table cannot be read.
+ */
+static int stand_in_entry(const char *dev, uint32_t qpn, int *pid, int *fail,
+			  int *intr)
+{
+	char line[128], gid[34], word[16];
+	unsigned long q;
+	int n, v, ret = 0;
+	FILE *f = fopen(stand_in, "re");
+
+	if (!f)
+		return -1;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		n = sscanf(line, "%33s %lu %d %15s %d", gid, &q, pid, word, &v);
+		if (n < 3 || strcmp(gid, dev) || q != qpn)
+			continue;
+		*fail = n == 5 && !strcmp(word, "fail") ? v : 0;
+		*intr = n == 5 && !strcmp(word, "intr") ? v : 0;
+		ret = 1;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A query on port port, as the kernel answers it: one port per device; a
+ * QP with interrupted dumps has no port yet (EAGAIN), as one in RESET.
+ */
+static int stand_in_find(uint32_t port, struct qp_lookup *q, int *kerr)
+{
+	int pid, fail, intr, rc;
+
+	rc = stand_in_entry(q->dev, q->qpn, &pid, &fail, &intr);
+	if (rc < 0)
+		return -1;
+	if (port > 1)
+		*kerr = EINVAL;
+	else if (!rc)
+		*kerr = ENOENT;
+	else if (fail || intr)
+		*kerr = fail ? fail : EAGAIN;
+	else
+		q->found = 1, q->pid = pid;
+	return 0;
+}
+
+/*
+ * A dump of device dev (a GID), interrupted while an entry of it says so
+ * (the first N of each lookup's); an entry that fails answers its error.
+ */
+static int stand_in_dump(struct qp_lookup *q, int *kerr)
+{
+	char line[128], gid[34], word[16];
+	int n, pid, v, intr = 0;
+	unsigned long qpn;
+	FILE *f = fopen(stand_in, "re");
+
+	q->dumps++;
+	if (!f)
+		return STAND_IN_DUMP_FAIL;
+	while (fgets(line, sizeof(line), f)) {
+		n = sscanf(line, "%33s %lu %d %15s %d", gid, &qpn, &pid, word,
+			   &v);
+		if (n < 3 || strcmp(gid, q->dev) || qpn > 0xffffff)
+			continue;
+		intr |= n == 5 && !strcmp(word, "intr") && q->dumps <= v;
+		if (!q->list && qpn != q->qpn)
+			continue;
+		if (n == 5 && !strcmp(word, "fail"))
+			*kerr = v;
+		else if (q->list && q->n < q->max)
+			q->list[q->n++] = (struct qp_holder){ qpn, pid };
+		else if (!q->list)
+			q->found = 1, q->pid = pid;
+	}
+	fclose(f);
+	return intr ? STAND_IN_DUMP_INTR : 0;
+}
+
 static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
 		   struct qp_lookup *q, int *kerr)
 {
 	struct nl_msg *msg;
 
+	if (stand_in)
+		return stand_in_find(port, q, kerr);
 	msg = nlmsg_alloc_simple(
 		RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET), 0);
 	if (!msg)
@@ -157,6 +255,8 @@ static int dump_qps(struct nl_sock *nl, int index, struct qp_lookup *q,
 {
 	struct nl_msg *msg;
 
+	if (stand_in)
+		return stand_in_dump(q, kerr);
 	msg = nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
 						  RDMA_NLDEV_CMD_RES_QP_GET),
 				 NLM_F_DUMP);
@@ -169,38 +269,44 @@ static int dump_qps(struct nl_sock *nl, int index, struct qp_lookup *q,
 	return exchange(nl, msg, dump_cb, q, kerr);
 }
 
-/* A netlink socket, with d->index the device named d->name; NULL with err */
-static struct nl_sock *open_dev(struct dev_lookup *d, char *err, size_t errlen)
+/*
+ * A netlink socket into *nl (none for the stand-in), with d->index the
+ * device named d->name: 0, or -1 with err
+ */
+static int open_dev(struct dev_lookup *d, struct nl_sock **nl, char *err,
+		    size_t errlen)
 {
-	struct nl_sock *nl = rdmanl_socket_alloc();
-
-	if (!nl) {
+	*nl = NULL;
+	if (stand_in)
+		return 0;
+	*nl = rdmanl_socket_alloc();
+	if (!*nl) {
 		snprintf(err, errlen, "cannot open an RDMA netlink socket");
-		return NULL;
+		return -1;
 	}
-	if (rdmanl_get_devices(nl, dev_cb, d)) {
+	if (rdmanl_get_devices(*nl, dev_cb, d)) {
 		snprintf(err, errlen, "RDMA netlink device query failed");
 	} else if (d->index < 0) {
 		snprintf(err, errlen, "no RDMA device '%s'", d->name);
 	} else {
-		return nl;
+		return 0;
 	}
-	nl_socket_free(nl);
-	return NULL;
+	nl_socket_free(*nl);
+	*nl = NULL;
+	return -1;
 }
 
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen)
 {
 	struct dev_lookup d = { .name = ibdev, .index = -1 };
-	struct qp_lookup q = { .qpn = qpn };
+	struct qp_lookup q = { .dev = ibdev, .qpn = qpn };
 	struct nl_sock *nl;
 	int kerr = 0, ret = -1;
 	bool portless = false;
 	uint32_t port;
 
-	nl = open_dev(&d, err, errlen);
-	if (!nl)
+	if (open_dev(&d, &nl, err, errlen))
 		return -1;
 	/*
 	 * A QP lookup names a port (the kernel refuses one without): try each
@@ -245,12 +351,11 @@ int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
 	     size_t errlen)
 {
 	struct dev_lookup d = { .name = ibdev, .index = -1 };
-	struct qp_lookup q = { .list = out, .max = max };
+	struct qp_lookup q = { .dev = ibdev, .list = out, .max = max };
 	struct nl_sock *nl;
 	int kerr = 0, ret = -1;
 
-	nl = open_dev(&d, err, errlen);
-	if (!nl)
+	if (open_dev(&d, &nl, err, errlen))
 		return -1;
 	if (dump_qps(nl, d.index, &q, &kerr) || (kerr && kerr != ENOENT)) {
 		snprintf(err, errlen, "RDMA netlink QP dump of %s failed%s%s",

@@ -27,4 +27,10 @@ struct qp_holder {
 int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
 	     size_t errlen);
 
+/*
+ * Tests only (migrd --test-qp-owners FILE): FILE's lines stand in for the
+ * kernel's answers, each GID a device (migrd(8)); NULL: the kernel's.
+ */
+void qpowner_stand_in(const char *path);
+
 #endif
