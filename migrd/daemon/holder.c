@@ -13,12 +13,16 @@
 #include "qpowner.h"
 #include "registry.h"
 
-/* The holder of QP qpn on one of ndev devices (-1: devices unreadable) */
+/*
+ * The holder of QP qpn on one of ndev devices: 0, 1 if on none, -1 if
+ * the devices are unreadable or a device's query failed (err says which
+ * and why: one failure is no "none", whatever the others answer)
+ */
 static int holder_on(char (*devs)[LOCATE_NAME_MAX], int ndev, uint32_t qpn,
 		     int *pid, char *kern, size_t kernlen, char *err,
 		     size_t errlen)
 {
-	char e[256] = "";
+	char e[256];
 	int i, rc, ret = 1;
 
 	*pid = 0;
@@ -37,11 +41,12 @@ static int holder_on(char (*devs)[LOCATE_NAME_MAX], int ndev, uint32_t qpn,
 				*pid = proc_tgid(*pid);
 			return 0;
 		}
+		/* the first failure's why, not a later device's "no QP" */
+		if (rc < 0 && ret > 0)
+			snprintf(err, errlen, "%s", e);
 		if (rc < 0)
 			ret = -1;
 	}
-	if (ret < 0)
-		snprintf(err, errlen, "%s", e);
 	*pid = 0;
 	return ret;
 }
@@ -83,5 +88,18 @@ int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
 	rc = kernel_holder(gid, qpn, &pid, kern, sizeof(kern), err, errlen);
 	if (rc < 0)
 		return -1;
-	return !rc && pid > 0 && pid == tgid;
+	if (!rc && pid > 0 && pid == tgid)
+		return 1;
+	/* not the asker's: who the kernel said holds it, for the refusal */
+	if (rc)
+		snprintf(err, errlen, "no such QP");
+	else if (pid > 0)
+		snprintf(err, errlen, "held by pid %d", pid);
+	else if (kern[0])
+		snprintf(err, errlen, "held by the kernel (%s)", kern);
+	else
+		snprintf(
+			err, errlen,
+			"held by a thread that has exited (the kernel names no pid)");
+	return 0;
 }

@@ -17,7 +17,8 @@ int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
 
 /*
  * Does process tgid own QP qpn on a device of this host with GID gid (32
- * hex digits)? 1, 0, or -1 with err
+ * hex digits)? 1; 0 with err saying who does ("held by pid N", "no such
+ * QP"...); or -1 with err saying why the kernel's query failed.
  */
 int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
 	       size_t errlen);

@@ -138,7 +138,8 @@ struct claims {
 	int forged; /* "ok":true results it does not back */
 	bool whole; /* no result per QP: an answer of the process's as a whole */
 	bool busy;
-	char why[300]; /* the first forged claim */
+	bool unsure; /* why is a claim the kernel's query failed for */
+	char why[512]; /* the first forged claim */
 };
 
 /*
@@ -204,10 +205,14 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, but the asker's QP is connected to QP 0x%x",
 				 pid, pl.qpn[i], x->where, (uint32_t)phys,
 				 want);
+		else if ((c->unsure = rc < 0)) /* no answer is no "not held" */
+			snprintf(c->why, sizeof(c->why),
+				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel could not confirm: %s",
+				 pid, pl.qpn[i], x->where, (uint32_t)phys, e);
 		else
 			snprintf(c->why, sizeof(c->why),
-				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold",
-				 pid, pl.qpn[i], x->where, (uint32_t)phys);
+				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold (%s)",
+				 pid, pl.qpn[i], x->where, (uint32_t)phys, e);
 		/* a claim checked at another GID than asked: say which */
 		if (strcmp(gid, x->r->gid))
 			snprintf(c->why + strlen(c->why),
@@ -298,7 +303,7 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 {
 	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
 	struct proc_ask *v = calloc(REG_MAX, sizeof(*v));
-	char line[REQ_PARTNER_LINE_MAX + 16], err[512];
+	char line[REQ_PARTNER_LINE_MAX + 16], err[512], unsure[512] = "";
 	int n, i, k = 0, owner = -1, busy = -1;
 	struct verdict verdict;
 	struct claims c;
@@ -323,6 +328,9 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 		if (c.forged) {
 			log_warn("partner %.*s: %s; ignored", x->op_len,
 				 x->r->line, c.why);
+			/* a claim unchecked, not disproved: the refusal says so */
+			if (c.unsure && !unsure[0])
+				snprintf(unsure, sizeof(unsure), "%s", c.why);
 		} else if (c.backed && owner >= 0) {
 			snprintf(err, sizeof(err),
 				 "pids %d and %d both claim QP 0x%x on %s; refused",
@@ -344,7 +352,7 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 		answered(x, out, v[owner].pid, v[owner].reply, &verdict);
 		v[owner].reply = NULL;
 	} else {
-		refuse(x, out, none);
+		refuse(x, out, unsure[0] ? unsure : none);
 	}
 out:
 	for (i = 0; v && i < k; i++)
@@ -561,9 +569,9 @@ static int check_faces(const struct relay *x, bool remote,
 		case 0:
 			snprintf(
 				err, errlen,
-				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own",
+				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own (%s)",
 				pl->qpn[i], x->where, (uint32_t)phys, gid,
-				tgid);
+				tgid, e);
 			goto out;
 		default:
 			snprintf(err, errlen,
@@ -653,8 +661,8 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 			case 0:
 				snprintf(
 					err, sizeof(err),
-					"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own",
-					pl.qpn[i], x->where, nq, gid, k.pid);
+					"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own (%s)",
+					pl.qpn[i], x->where, nq, gid, k.pid, e);
 				break;
 			default:
 				snprintf(

@@ -303,13 +303,13 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"prepare {GID} {pent(17)}", 0)
     check(tag + "prepare for a QP not facing the asker's", denied(
         r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
-        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"{PEER_GID}, which pid {f1.pid} does not own (no such QP)"), r)
     # A give (rkeys to the QP that faces the giver's) is checked as a
     # prepare is
     r = step(f"give {GID} {gent(17)}", 0)
     check(tag + "give for a QP not facing the asker's", denied(
         r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
-        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"{PEER_GID}, which pid {f1.pid} does not own (no such QP)"), r)
     before = f2.lines()
     r = step(f"prepare {GID} {pent(17)}", 0)
     # faces carries the prepare's arguments (the partner answers notmine
@@ -319,8 +319,8 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     # Owned by another process (f3): still not f1's
     own((1017, f3.pid))
     r = step(f"prepare {GID} {pent(17)}", 0)
-    check(tag + "QP of another process", "which pid" in r.get("error", ""),
-          r)
+    check(tag + "QP of another process", r.get("error", "").endswith(
+        f"which pid {f1.pid} does not own (held by pid {f3.pid})"), r)
     # A partner library that does not answer faces
     r = step(f"prepare {GID} {pent(20)}", 0)
     check(tag + "faces unanswered", denied(
@@ -344,7 +344,7 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"prepare {GID} {pent(17)} . {pent(18)}", 0)
     check(tag + "every QP checked", denied(
         r, f"permission denied: QP 0x12 on {where} faces QP 0x3fa with GID "
-        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"{PEER_GID}, which pid {f1.pid} does not own (no such QP)"), r)
     check(tag + "no prepare relayed", "prepare" not in f2.lines()[start:],
           f2.lines()[start:])
     # f1 owns QP 1017: its give goes to f2, which opens no session
@@ -383,7 +383,8 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"reconnect {GID} 17 34 {PEER_GID} 0")
     check(tag + "reconnect to another's QP", denied(
         r, f"permission denied: QP 0x11 on {where} would reconnect to QP "
-        f"0x22 with GID {PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"0x22 with GID {PEER_GID}, which pid {f1.pid} does not own (held by "
+        f"pid {f3.pid})"), r)
     r = step(f"reconnect {GID} 17 33 {PEER_GID.upper()} 0")
     check(tag + "reconnect line invalid", denied(
         r, "partner reconnect line is invalid"), r)
@@ -417,7 +418,8 @@ def claims(tmp, asker, f2, fakes, sa):
     r = asker(f"migrd/1 partner - {f6.pid} 17 {GID} suspend {GID} 17 5000\n")
     check("forger by pid refused", r.get("error") ==
           f"pid {f6.pid} claimed QP 0x11 on this host as its QP 0x1781, "
-          f"which the kernel says it does not hold" and "reply" not in r, r)
+          f"which the kernel says it does not hold (no such QP)" and
+          "reply" not in r, r)
     # A prepare goes to the holder of the QP the asker's QP faces, only
     before = f6.lines()
     r = asker(f"migrd/1 partner - 0 17 {GID} prepare {GID} {pent(17)}\n")
@@ -492,7 +494,8 @@ def udpeers(tmp, sa, f1, fakes, host):
     r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
     check(tag + "moved to a QP not the asker's", r.get("error") ==
           f"permission denied: QP 0x2b with GID {PEER_GID}, which UD peers "
-          f"would be sent to, is not pid {f1.pid}'s" and "procs" not in r, r)
+          f"would be sent to, is not pid {f1.pid}'s (no such QP)" and
+          "procs" not in r, r)
     check(tag + "moved not relayed", f4.lines() == before, f4.lines())
     # Another's QP (f4's 0x13, not f1's at the probe), or the wrong number
     # its peers know: refused, so f1 cannot take over others' datagrams
