@@ -22,6 +22,7 @@
 #include "migrate.h"
 #include "migrd.h"
 #include "peer.h"
+#include "qpowner.h"
 #include "registry.h"
 #include "sockio.h"
 #include "tls.h"
@@ -311,6 +312,7 @@ static int parse_args(int argc, char **argv, bool *fg)
 			break;
 		case 'T':
 			migrd.test_qp_owners = optarg;
+			qpowner_stand_in(optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -18,7 +18,7 @@ struct migrd {
 	struct conf conf;
 	uint8_t psk[WIRE_KEY_MAX + 1];
 	size_t psk_len; /* 0: no key, no peers */
-	/* tests: "GID QPN PID" lines stand in for the kernel's QP owners */
+	/* tests: "GID QPN PID ..." lines stand in for the kernel's QP owners */
 	const char *test_qp_owners;
 };
 
@@ -40,12 +40,6 @@ void ops_run(const struct req *r, const struct client *c, struct sbuf *out);
 
 /* partner.c: the partner relay (req.h) */
 void partner_run(const struct req *r, const struct client *c, struct sbuf *out);
-/*
- * Does process tgid own QP qpn on a device of this host with GID gid (32
- * hex digits)? 1, 0, or -1 with err
- */
-int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
-	       size_t errlen);
 
 /* udpeers.c: the UD relay (req.h) */
 void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out);

@@ -13,13 +13,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "holder.h"
 #include "locate.h"
 #include "log.h"
 #include "migr_json.h"
 #include "migrd.h"
 #include "pauth.h"
 #include "peer.h"
-#include "qpowner.h"
 #include "registry.h"
 #include "reply.h"
 #include "sockio.h"
@@ -118,100 +118,6 @@ static void answered(const struct relay *x, struct sbuf *out, int pid,
 	free(reply);
 }
 
-/* The holder of QP qpn on one of ndev devices (-1: devices unreadable) */
-static int holder_on(char (*devs)[LOCATE_NAME_MAX], int ndev, uint32_t qpn,
-		     int *pid, char *kern, size_t kernlen, char *err,
-		     size_t errlen)
-{
-	char e[256] = "";
-	int i, rc, ret = 1;
-
-	*pid = 0;
-	kern[0] = 0;
-	if (ndev < 0 && errno != ENOENT) {
-		snprintf(err, errlen, "cannot read %s: %s", LOCATE_SYSFS,
-			 strerror(errno));
-		return -1;
-	}
-	/* Twins on one netdev share GIDs: the QP is on one of them */
-	for (i = 0; i < ndev; i++) {
-		rc = qpn_owner(devs[i], qpn, pid, kern, kernlen, e, sizeof(e));
-		if (!rc) {
-			/* the kernel names the creating thread */
-			if (*pid > 0)
-				*pid = proc_tgid(*pid);
-			return 0;
-		}
-		if (rc < 0)
-			ret = -1;
-	}
-	if (ret < 0)
-		snprintf(err, errlen, "%s", e);
-	*pid = 0;
-	return ret;
-}
-
-/*
- * Who the kernel's RDMA resource tracking (or the test table standing in
- * for it) says holds QP qpn on a device of this host with GID gid: 0 with
- * *pid its process (0: a kernel QP, named in kern), 1 if nobody does, -1
- * with err if the kernel could not be asked.
- */
-static int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
-			 size_t kernlen, char *err, size_t errlen)
-{
-	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], line[128],
-		hex[REQ_GID_LEN + 2], devs2[LOCATE_DEV_MAX][LOCATE_NAME_MAX];
-	int ndev, n2, ret = 1;
-	unsigned long q;
-	FILE *f;
-
-	*pid = 0;
-	kern[0] = 0;
-	if (migrd.test_qp_owners) {
-		f = fopen(migrd.test_qp_owners, "re");
-		if (!f) {
-			snprintf(err, errlen, "cannot read %s: %s",
-				 migrd.test_qp_owners, strerror(errno));
-			return -1;
-		}
-		while (ret && fgets(line, sizeof(line), f))
-			if (sscanf(line, "%33s %lu %d", hex, &q, pid) == 3 &&
-			    !strcmp(hex, gid) && q == qpn && *pid > 0)
-				ret = 0;
-		fclose(f);
-		if (ret)
-			*pid = 0;
-		else
-			*pid = proc_tgid(*pid);
-		return ret;
-	}
-	ndev = gid_devices(LOCATE_SYSFS, gid, devs, LOCATE_DEV_MAX);
-	ret = holder_on(devs, ndev, qpn, pid, kern, kernlen, err, errlen);
-	if (ret > 0) {
-		/* not on the devices remembered: one may have taken the GID */
-		n2 = gid_devices_recheck(LOCATE_SYSFS, gid, devs2,
-					 LOCATE_DEV_MAX);
-		if (n2 > 0 &&
-		    (n2 != ndev || memcmp(devs, devs2, sizeof(devs[0]) * n2)))
-			ret = holder_on(devs2, n2, qpn, pid, kern, kernlen, err,
-					errlen);
-	}
-	return ret;
-}
-
-int asker_owns(int tgid, const char *gid, uint32_t qpn, char *err,
-	       size_t errlen)
-{
-	char kern[64];
-	int pid, rc;
-
-	rc = kernel_holder(gid, qpn, &pid, kern, sizeof(kern), err, errlen);
-	if (rc < 0)
-		return -1;
-	return !rc && pid > 0 && pid == tgid;
-}
-
 /*
  * The lower QP a claim to entry i must name: for prepare, faces and give,
  * the partner's QP the asker's QP is connected to; 0 for any other step (the
@@ -232,7 +138,8 @@ struct claims {
 	int forged; /* "ok":true results it does not back */
 	bool whole; /* no result per QP: an answer of the process's as a whole */
 	bool busy;
-	char why[300]; /* the first forged claim */
+	bool unsure; /* why is a claim the kernel's query failed for */
+	char why[512]; /* the first forged claim */
 };
 
 /*
@@ -298,10 +205,14 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, but the asker's QP is connected to QP 0x%x",
 				 pid, pl.qpn[i], x->where, (uint32_t)phys,
 				 want);
+		else if ((c->unsure = rc < 0)) /* no answer is no "not held" */
+			snprintf(c->why, sizeof(c->why),
+				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel could not confirm: %s",
+				 pid, pl.qpn[i], x->where, (uint32_t)phys, e);
 		else
 			snprintf(c->why, sizeof(c->why),
-				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold",
-				 pid, pl.qpn[i], x->where, (uint32_t)phys);
+				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold (%s)",
+				 pid, pl.qpn[i], x->where, (uint32_t)phys, e);
 		/* a claim checked at another GID than asked: say which */
 		if (strcmp(gid, x->r->gid))
 			snprintf(c->why + strlen(c->why),
@@ -392,7 +303,7 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 {
 	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
 	struct proc_ask *v = calloc(REG_MAX, sizeof(*v));
-	char line[REQ_PARTNER_LINE_MAX + 16], err[512];
+	char line[REQ_PARTNER_LINE_MAX + 16], err[512], unsure[512] = "";
 	int n, i, k = 0, owner = -1, busy = -1;
 	struct verdict verdict;
 	struct claims c;
@@ -417,6 +328,9 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 		if (c.forged) {
 			log_warn("partner %.*s: %s; ignored", x->op_len,
 				 x->r->line, c.why);
+			/* a claim unchecked, not disproved: the refusal says so */
+			if (c.unsure && !unsure[0])
+				snprintf(unsure, sizeof(unsure), "%s", c.why);
 		} else if (c.backed && owner >= 0) {
 			snprintf(err, sizeof(err),
 				 "pids %d and %d both claim QP 0x%x on %s; refused",
@@ -438,7 +352,7 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 		answered(x, out, v[owner].pid, v[owner].reply, &verdict);
 		v[owner].reply = NULL;
 	} else {
-		refuse(x, out, none);
+		refuse(x, out, unsure[0] ? unsure : none);
 	}
 out:
 	for (i = 0; v && i < k; i++)
@@ -655,9 +569,9 @@ static int check_faces(const struct relay *x, bool remote,
 		case 0:
 			snprintf(
 				err, errlen,
-				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own",
+				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own (%s)",
 				pl->qpn[i], x->where, (uint32_t)phys, gid,
-				tgid);
+				tgid, e);
 			goto out;
 		default:
 			snprintf(err, errlen,
@@ -747,8 +661,8 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 			case 0:
 				snprintf(
 					err, sizeof(err),
-					"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own",
-					pl.qpn[i], x->where, nq, gid, k.pid);
+					"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own (%s)",
+					pl.qpn[i], x->where, nq, gid, k.pid, e);
 				break;
 			default:
 				snprintf(

@@ -5,9 +5,16 @@
 #include <string.h>
 #include <util/rdma_nl.h>
 
+#include "log.h"
 #include "qpowner.h"
 
 #define PORTS_MAX 32
+/*
+ * A dump is issued this many times in all while the kernel flags it as
+ * interrupted (NLM_F_DUMP_INTR: QPs created or destroyed while it ran, so
+ * it may have missed or repeated some); then the lookup fails, saying so.
+ */
+#define DUMP_TRIES 4
 
 struct dev_lookup {
 	const char *name;
@@ -15,13 +22,23 @@ struct dev_lookup {
 };
 
 struct qp_lookup {
+	const char *dev; /* the device's name */
 	uint32_t qpn; /* dumps: the one looked for */
 	int pid, found;
 	char kern[64];
 	/* a listing (qpn_list) instead of one QP: every QP into list */
 	struct qp_holder *list;
 	int max, n;
+	int dumps; /* issued for this lookup (the stand-in counts them) */
 };
+
+/* Tests: "GID QPN PID [fail ERRNO|intr N]" lines, a device per GID */
+static const char *stand_in;
+
+void qpowner_stand_in(const char *path)
+{
+	stand_in = path;
+}
 
 static int dev_cb(struct nl_msg *msg, void *arg)
 {
@@ -114,7 +131,11 @@ static int err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	return NL_STOP;
 }
 
-/* Send msg (freed) and read its answer into q with cb; 0, or -1 */
+/*
+ * Send msg (freed) and read its answer into q with cb: 0 (*kerr the error
+ * the kernel answered, if any), or libnl's error (-NLE_DUMP_INTR: a dump
+ * the kernel flagged as interrupted, read to its end)
+ */
 static int exchange(struct nl_sock *nl, struct nl_msg *msg,
 		    nl_recvmsg_msg_cb_t cb, struct qp_lookup *q, int *kerr)
 {
@@ -122,11 +143,94 @@ static int exchange(struct nl_sock *nl, struct nl_msg *msg,
 
 	nlmsg_free(msg);
 	if (ret < 0)
-		return -1;
+		return ret;
 	nl_socket_modify_err_cb(nl, NL_CB_CUSTOM, err_cb, kerr);
 	nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, cb, q);
 	ret = nl_recvmsgs_default(nl);
-	return ret < 0 && !*kerr ? -1 : 0;
+	return ret < 0 && !*kerr ? ret : 0;
+}
+
+/*
+ * The stand-in's entry for QP qpn on device dev (a GID): 1 with its
+ * holder, the error the kernel answers a query for it with (fail, or 0)
+ * and how many dumps of each lookup are interrupted (intr); 0 if none;
+ * -1 if the table cannot be read.
+ */
+static int stand_in_entry(const char *dev, uint32_t qpn, int *pid, int *fail,
+			  int *intr)
+{
+	char line[128], gid[34], word[16];
+	unsigned long q;
+	int n, v, ret = 0;
+	FILE *f = fopen(stand_in, "re");
+
+	if (!f)
+		return -NLE_FAILURE;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		n = sscanf(line, "%33s %lu %d %15s %d", gid, &q, pid, word, &v);
+		if (n < 3 || strcmp(gid, dev) || q != qpn)
+			continue;
+		*fail = n == 5 && !strcmp(word, "fail") ? v : 0;
+		*intr = n == 5 && !strcmp(word, "intr") ? v : 0;
+		ret = 1;
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * A query on port port, as the kernel answers it: one port per device; a
+ * QP with interrupted dumps has no port yet (EAGAIN), as one in RESET.
+ */
+static int stand_in_find(uint32_t port, struct qp_lookup *q, int *kerr)
+{
+	int pid, fail, intr, rc;
+
+	rc = stand_in_entry(q->dev, q->qpn, &pid, &fail, &intr);
+	if (rc < 0)
+		return rc;
+	if (port > 1)
+		*kerr = EINVAL;
+	else if (!rc)
+		*kerr = ENOENT;
+	else if (fail || intr)
+		*kerr = fail ? fail : EAGAIN;
+	else
+		q->found = 1, q->pid = pid;
+	return 0;
+}
+
+/*
+ * A dump of device dev (a GID), interrupted while an entry of it says so
+ * (the first N of each lookup's); an entry that fails answers its error.
+ */
+static int stand_in_dump(struct qp_lookup *q, int *kerr)
+{
+	char line[128], gid[34], word[16];
+	int n, pid, v, intr = 0;
+	unsigned long qpn;
+	FILE *f = fopen(stand_in, "re");
+
+	q->dumps++;
+	if (!f)
+		return -NLE_FAILURE;
+	while (fgets(line, sizeof(line), f)) {
+		n = sscanf(line, "%33s %lu %d %15s %d", gid, &qpn, &pid, word,
+			   &v);
+		if (n < 3 || strcmp(gid, q->dev) || qpn > 0xffffff)
+			continue;
+		intr |= n == 5 && !strcmp(word, "intr") && q->dumps <= v;
+		if (!q->list && qpn != q->qpn)
+			continue;
+		if (n == 5 && !strcmp(word, "fail"))
+			*kerr = v;
+		else if (q->list && q->n < q->max)
+			q->list[q->n++] = (struct qp_holder){ qpn, pid };
+		else if (!q->list)
+			q->found = 1, q->pid = pid;
+	}
+	fclose(f);
+	return intr ? -NLE_DUMP_INTR : 0;
 }
 
 static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
@@ -134,15 +238,17 @@ static int find_qp(struct nl_sock *nl, int index, uint32_t port, uint32_t qpn,
 {
 	struct nl_msg *msg;
 
+	if (stand_in)
+		return stand_in_find(port, q, kerr);
 	msg = nlmsg_alloc_simple(
 		RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET), 0);
 	if (!msg)
-		return -1;
+		return -NLE_NOMEM;
 	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index) ||
 	    nla_put_u32(msg, RDMA_NLDEV_ATTR_PORT_INDEX, port) ||
 	    nla_put_u32(msg, RDMA_NLDEV_ATTR_RES_LQPN, qpn)) {
 		nlmsg_free(msg);
-		return -1;
+		return -NLE_NOMEM;
 	}
 	/* One reply (or one error) answers a non-dump request */
 	return exchange(nl, msg, qp_cb, q, kerr);
@@ -157,108 +263,162 @@ static int dump_qps(struct nl_sock *nl, int index, struct qp_lookup *q,
 {
 	struct nl_msg *msg;
 
+	if (stand_in)
+		return stand_in_dump(q, kerr);
 	msg = nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
 						  RDMA_NLDEV_CMD_RES_QP_GET),
 				 NLM_F_DUMP);
 	if (!msg)
-		return -1;
+		return -NLE_NOMEM;
 	if (nla_put_u32(msg, RDMA_NLDEV_ATTR_DEV_INDEX, index)) {
 		nlmsg_free(msg);
-		return -1;
+		return -NLE_NOMEM;
 	}
 	return exchange(nl, msg, dump_cb, q, kerr);
 }
 
-/* A netlink socket, with d->index the device named d->name; NULL with err */
-static struct nl_sock *open_dev(struct dev_lookup *d, char *err, size_t errlen)
+/*
+ * A dump, issued again while the kernel flags it as interrupted (what it
+ * read is dropped), up to DUMP_TRIES times: dump_qps()'s answer
+ */
+static int dump_whole(struct nl_sock *nl, int index, struct qp_lookup *q,
+		      int *kerr)
 {
-	struct nl_sock *nl = rdmanl_socket_alloc();
+	int ret, i;
 
-	if (!nl) {
-		snprintf(err, errlen, "cannot open an RDMA netlink socket");
-		return NULL;
+	for (i = 1;; i++) {
+		q->found = q->pid = q->n = 0;
+		q->kern[0] = 0;
+		*kerr = 0;
+		ret = dump_qps(nl, index, q, kerr);
+		if (ret != -NLE_DUMP_INTR || i == DUMP_TRIES)
+			return ret;
+		log_dbg("QP dump of %s interrupted (QPs created or destroyed while it ran): issued again, %d of %d",
+			q->dev, i + 1, DUMP_TRIES);
 	}
-	if (rdmanl_get_devices(nl, dev_cb, d)) {
+}
+
+/* Why a query failed: libnl's error (nlerr), else the kernel's (kerr) */
+static void failure(const struct qp_lookup *q, int nlerr, int kerr, char *err,
+		    size_t errlen)
+{
+	char why[128];
+
+	if (nlerr == -NLE_DUMP_INTR)
+		snprintf(
+			why, sizeof(why),
+			"the dump was interrupted %d times in a row (QPs created or destroyed while it ran)",
+			DUMP_TRIES);
+	else if (nlerr)
+		snprintf(why, sizeof(why), "netlink: %s", nl_geterror(nlerr));
+	else
+		snprintf(why, sizeof(why), "%s", strerror(kerr));
+	if (q->list)
+		snprintf(err, errlen, "the kernel's QP dump of %s failed: %s",
+			 q->dev, why);
+	else
+		snprintf(err, errlen,
+			 "the kernel's QP query for QP 0x%x on %s failed: %s",
+			 q->qpn, q->dev, why);
+}
+
+/*
+ * A netlink socket into *nl (none for the stand-in), with d->index the
+ * device named d->name: 0, or -1 with err
+ */
+static int open_dev(struct dev_lookup *d, struct nl_sock **nl, char *err,
+		    size_t errlen)
+{
+	*nl = NULL;
+	if (stand_in)
+		return 0;
+	*nl = rdmanl_socket_alloc();
+	if (!*nl) {
+		snprintf(err, errlen, "cannot open an RDMA netlink socket");
+		return -1;
+	}
+	if (rdmanl_get_devices(*nl, dev_cb, d)) {
 		snprintf(err, errlen, "RDMA netlink device query failed");
 	} else if (d->index < 0) {
 		snprintf(err, errlen, "no RDMA device '%s'", d->name);
 	} else {
-		return nl;
+		return 0;
 	}
-	nl_socket_free(nl);
-	return NULL;
+	nl_socket_free(*nl);
+	*nl = NULL;
+	return -1;
+}
+
+/*
+ * A QP lookup names a port (the kernel refuses one without): each is tried
+ * until the QP is found, the port does not exist (EINVAL), or the kernel
+ * answers another error. 0 (*kerr: ENOENT if on no port, or the error),
+ * or libnl's error. *portless: the QP is there, on no port yet.
+ */
+static int by_port(struct nl_sock *nl, int index, struct qp_lookup *q,
+		   int *kerr, bool *portless)
+{
+	uint32_t port;
+	int ret;
+
+	for (port = 1; port <= PORTS_MAX; port++) {
+		*kerr = 0;
+		ret = find_qp(nl, index, port, q->qpn, q, kerr);
+		if (ret)
+			return ret;
+		if (q->found || (*kerr && *kerr != ENOENT && *kerr != EAGAIN))
+			break;
+		*portless |= *kerr == EAGAIN; /* there, not on this port */
+	}
+	if ((*kerr == EINVAL && port > 1) || *kerr == EAGAIN)
+		*kerr = ENOENT; /* past the last port, or on none */
+	return 0;
 }
 
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen)
 {
 	struct dev_lookup d = { .name = ibdev, .index = -1 };
-	struct qp_lookup q = { .qpn = qpn };
+	struct qp_lookup q = { .dev = ibdev, .qpn = qpn };
 	struct nl_sock *nl;
-	int kerr = 0, ret = -1;
 	bool portless = false;
-	uint32_t port;
+	int kerr = 0, ret;
 
-	nl = open_dev(&d, err, errlen);
-	if (!nl)
+	if (open_dev(&d, &nl, err, errlen))
 		return -1;
-	/*
-	 * A QP lookup names a port (the kernel refuses one without): try each
-	 * until the QP is found or the port does not exist (EINVAL).
-	 */
-	for (port = 1; port <= PORTS_MAX; port++) {
-		kerr = 0;
-		if (find_qp(nl, d.index, port, qpn, &q, &kerr)) {
-			snprintf(err, errlen, "RDMA netlink QP query failed");
-			goto out;
-		}
-		if (q.found || (kerr && kerr != ENOENT && kerr != EAGAIN))
-			break;
-		portless |= kerr == EAGAIN; /* there, not on this port */
+	ret = by_port(nl, d.index, &q, &kerr, &portless);
+	/* A QP with no port yet (just created, RESET): in a dump */
+	if (!ret && !q.found && portless && (!kerr || kerr == ENOENT))
+		ret = dump_whole(nl, d.index, &q, &kerr);
+	nl_socket_free(nl);
+	if (ret || (kerr && kerr != ENOENT)) {
+		failure(&q, ret, kerr, err, errlen);
+		return -1;
 	}
-	if (kerr == EINVAL && port > 1)
-		kerr = ENOENT; /* past the last port */
-	if (!q.found && portless && (!kerr || kerr == ENOENT)) {
-		kerr = 0;
-		if (dump_qps(nl, d.index, &q, &kerr)) {
-			snprintf(err, errlen, "RDMA netlink QP dump failed");
-			goto out;
-		}
-	}
-	if (kerr || !q.found) {
-		snprintf(err, errlen, "no QP %u on %s%s%s", qpn, ibdev,
-			 kerr && kerr != ENOENT ? ": " : "",
-			 kerr && kerr != ENOENT ? strerror(kerr) : "");
-		if (!kerr || kerr == ENOENT)
-			ret = 1;
-		goto out;
+	if (!q.found) {
+		snprintf(err, errlen, "no QP %u on %s", qpn, ibdev);
+		return 1;
 	}
 	*pid = q.pid;
 	snprintf(kern, kernlen, "%s", q.kern);
-	ret = 0;
-out:
-	nl_socket_free(nl);
-	return ret;
+	return 0;
 }
 
 int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
 	     size_t errlen)
 {
 	struct dev_lookup d = { .name = ibdev, .index = -1 };
-	struct qp_lookup q = { .list = out, .max = max };
+	struct qp_lookup q = { .dev = ibdev, .list = out, .max = max };
 	struct nl_sock *nl;
-	int kerr = 0, ret = -1;
+	int kerr = 0, ret;
 
-	nl = open_dev(&d, err, errlen);
-	if (!nl)
+	if (open_dev(&d, &nl, err, errlen))
 		return -1;
-	if (dump_qps(nl, d.index, &q, &kerr) || (kerr && kerr != ENOENT)) {
-		snprintf(err, errlen, "RDMA netlink QP dump of %s failed%s%s",
-			 ibdev, kerr ? ": " : "", kerr ? strerror(kerr) : "");
-		goto out;
-	}
-	ret = q.n;
-out:
+	ret = dump_whole(nl, d.index, &q, &kerr);
 	nl_socket_free(nl);
-	return ret;
+	if (ret || (kerr && kerr != ENOENT)) {
+		failure(&q, ret, kerr, err, errlen);
+		return -1;
+	}
+	return q.n;
 }

@@ -8,8 +8,11 @@
 /*
  * Who owns QP qpn on RDMA device ibdev, from the kernel's resource tracking
  * (RDMA netlink, RDMA_NLDEV_CMD_RES_QP_GET): *pid, or 0 and the kernel
- * user's name in kern for a kernel QP. 0; 1 if ibdev has no such QP; or
- * -1 if the kernel could not be asked. Either failure has a one-line err.
+ * user's name in kern for a kernel QP (neither: its creating thread has
+ * exited). 0; 1 if ibdev has no such QP; or -1 if the query failed (a
+ * dump interrupted every time it was issued included): never 1 for a
+ * failure. Either has a one-line err ("no QP ...", "the kernel's QP query
+ * for QP 0x... on ... failed: why").
  */
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen);
@@ -22,9 +25,16 @@ struct qp_holder {
 
 /*
  * Every QP of RDMA device ibdev (at most max into out): how many, or -1
- * with a one-line err if the kernel could not be asked.
+ * with a one-line err if the kernel's dump failed (or was interrupted every
+ * time it was issued).
  */
 int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
 	     size_t errlen);
+
+/*
+ * Tests only (migrd --test-qp-owners FILE): FILE's lines stand in for the
+ * kernel's answers, each GID a device (migrd(8)); NULL: the kernel's.
+ */
+void qpowner_stand_in(const char *path);
 
 #endif

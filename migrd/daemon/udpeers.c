@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "holder.h"
 #include "locate.h"
 #include "log.h"
 #include "migr_json.h"
@@ -214,14 +215,16 @@ static void rec_add(struct rec *r, const struct rec *old, const char *place,
 
 /*
  * At a probe: what the kernel says the asker (tgid) holds, on every device
- * of this host (the test table: on every GID it names). 0, or -1 with err.
+ * of this host (the test table: on every GID it names). 0, or -1 with err
+ * (a device whose QPs could not be listed: the rest is recorded).
  */
 static int rec_probe(int tgid, char *err, size_t errlen)
 {
 	struct qp_holder *list = calloc(REC_LIST_MAX, sizeof(*list));
 	struct rec *r = calloc(1, sizeof(*r)), *slot;
 	unsigned long long start;
-	char line[128], hex[REQ_GID_LEN + 2];
+	char line[128], hex[REQ_GID_LEN + 2], e[256];
+	bool unlisted = false;
 	struct dirent *d;
 	int n, i, pid, ret = -1;
 	unsigned long q;
@@ -250,8 +253,12 @@ static int rec_probe(int tgid, char *err, size_t errlen)
 			if (d->d_name[0] == '.' ||
 			    strlen(d->d_name) >= PLACE_MAX)
 				continue;
-			n = qpn_list(d->d_name, list, REC_LIST_MAX, err,
-				     errlen);
+			n = qpn_list(d->d_name, list, REC_LIST_MAX, e,
+				     sizeof(e));
+			/* its moves would be refused: the log says why */
+			if (n < 0 && !unlisted)
+				snprintf(err, errlen, "%s", e);
+			unlisted |= n < 0;
 			for (i = 0; i < n; i++)
 				if (list[i].pid > 0 &&
 				    proc_tgid(list[i].pid) == tgid)
@@ -264,7 +271,7 @@ static int rec_probe(int tgid, char *err, size_t errlen)
 	if (slot) {
 		memcpy(slot, r, sizeof(*r));
 		slot->used = ++rec_clock;
-		ret = 0;
+		ret = unlisted ? -1 : 0;
 	} else {
 		snprintf(err, errlen, "out of memory");
 	}
@@ -374,8 +381,8 @@ static int asker_owns_targets(const struct req *r, int tgid, char *err,
 			case 0:
 				snprintf(
 					err, errlen,
-					"permission denied: QP 0x%x with GID %s, which UD peers would be sent to, is not pid %d's",
-					b, to, tgid);
+					"permission denied: QP 0x%x with GID %s, which UD peers would be sent to, is not pid %d's (%s)",
+					b, to, tgid, e);
 				return -1;
 			default:
 				snprintf(

@@ -182,15 +182,19 @@ def peer_ask(port, keyf, line, alpn="migrd/1"):
     return json.loads(p.stdout)
 
 
-# The stand-in for the kernel's RDMA resource tracking: "GID QPN PID" lines.
+# The stand-in for the kernel's RDMA resource tracking: "GID QPN PID" lines,
+# "GID QPN PID fail ERRNO" (its query answers ERRNO), "GID QPN PID intr N"
+# (no port yet; the first N dumps of each lookup interrupted).
 # BASE: the lower QPs the stand-ins that own QPs hold (5000 + QPN).
 BASE = []
 
 
 def table(tmp, *extra):
+    """BASE and extra (an extra entry replaces BASE's for its QP)"""
+    named = {e[:2] for e in extra}
     with open(os.path.join(tmp, "qp-owners"), "w") as f:
-        for gid, qpn, pid in BASE + list(extra):
-            f.write(f"{gid} {qpn} {pid}\n")
+        for e in [e for e in BASE if e[:2] not in named] + list(extra):
+            f.write(" ".join(map(str, e)) + "\n")
 
 
 def pent(q, partner=None):
@@ -303,13 +307,13 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"prepare {GID} {pent(17)}", 0)
     check(tag + "prepare for a QP not facing the asker's", denied(
         r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
-        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"{PEER_GID}, which pid {f1.pid} does not own (no such QP)"), r)
     # A give (rkeys to the QP that faces the giver's) is checked as a
     # prepare is
     r = step(f"give {GID} {gent(17)}", 0)
     check(tag + "give for a QP not facing the asker's", denied(
         r, f"permission denied: QP 0x11 on {where} faces QP 0x3f9 with GID "
-        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"{PEER_GID}, which pid {f1.pid} does not own (no such QP)"), r)
     before = f2.lines()
     r = step(f"prepare {GID} {pent(17)}", 0)
     # faces carries the prepare's arguments (the partner answers notmine
@@ -319,8 +323,8 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     # Owned by another process (f3): still not f1's
     own((1017, f3.pid))
     r = step(f"prepare {GID} {pent(17)}", 0)
-    check(tag + "QP of another process", "which pid" in r.get("error", ""),
-          r)
+    check(tag + "QP of another process", r.get("error", "").endswith(
+        f"which pid {f1.pid} does not own (held by pid {f3.pid})"), r)
     # A partner library that does not answer faces
     r = step(f"prepare {GID} {pent(20)}", 0)
     check(tag + "faces unanswered", denied(
@@ -344,7 +348,7 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"prepare {GID} {pent(17)} . {pent(18)}", 0)
     check(tag + "every QP checked", denied(
         r, f"permission denied: QP 0x12 on {where} faces QP 0x3fa with GID "
-        f"{PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"{PEER_GID}, which pid {f1.pid} does not own (no such QP)"), r)
     check(tag + "no prepare relayed", "prepare" not in f2.lines()[start:],
           f2.lines()[start:])
     # f1 owns QP 1017: its give goes to f2, which opens no session
@@ -383,7 +387,8 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
     r = step(f"reconnect {GID} 17 34 {PEER_GID} 0")
     check(tag + "reconnect to another's QP", denied(
         r, f"permission denied: QP 0x11 on {where} would reconnect to QP "
-        f"0x22 with GID {PEER_GID}, which pid {f1.pid} does not own"), r)
+        f"0x22 with GID {PEER_GID}, which pid {f1.pid} does not own (held by "
+        f"pid {f3.pid})"), r)
     r = step(f"reconnect {GID} 17 33 {PEER_GID.upper()} 0")
     check(tag + "reconnect line invalid", denied(
         r, "partner reconnect line is invalid"), r)
@@ -417,7 +422,8 @@ def claims(tmp, asker, f2, fakes, sa):
     r = asker(f"migrd/1 partner - {f6.pid} 17 {GID} suspend {GID} 17 5000\n")
     check("forger by pid refused", r.get("error") ==
           f"pid {f6.pid} claimed QP 0x11 on this host as its QP 0x1781, "
-          f"which the kernel says it does not hold" and "reply" not in r, r)
+          f"which the kernel says it does not hold (no such QP)" and
+          "reply" not in r, r)
     # A prepare goes to the holder of the QP the asker's QP faces, only
     before = f6.lines()
     r = asker(f"migrd/1 partner - 0 17 {GID} prepare {GID} {pent(17)}\n")
@@ -464,6 +470,59 @@ def claims(tmp, asker, f2, fakes, sa):
     fakes.remove(f6)
 
 
+def kernel_word(tmp, asker, f2):
+    """A claim is checked by the kernel's word, read reliably: a query that
+    fails refuses it naming the failure, never as "does not hold"; a dump
+    interrupted by QPs created or destroyed meanwhile is issued again"""
+    suspend = f"migrd/1 partner - {f2.pid} 17 {GID} suspend {GID} 17 5000\n"
+    claim = (f"pid {f2.pid} claimed QP 0x11 on this host as its QP 0x1399, "
+             f"which the kernel ")
+    query = f"the kernel's QP query for QP 0x1399 on {GID} failed: "
+    # The query fails (EIO): the refusal names the failure
+    table(tmp, (GID, 5017, f2.pid, "fail", 5))
+    r = asker(suspend)
+    check("kernel: failed query named", r.get("error") == claim +
+          "could not confirm: " + query + "Input/output error" and
+          "reply" not in r, r)
+    # ... also in a search, which found no backed claim because of it
+    r = asker(f"migrd/1 partner - 0 17 {GID} suspend {GID} 17 5000\n")
+    check("kernel: failed query named in a search", r.get("error") ==
+          claim + "could not confirm: " + query + "Input/output error", r)
+    # Interrupted twice, whole the third time: the claim is backed
+    table(tmp, (GID, 5017, f2.pid, "intr", 2))
+    r = asker(suspend)
+    check("kernel: interrupted dump issued again", r.get("ok") is True and
+          r.get("pid") == f2.pid, r)
+    with open(os.path.join(tmp, "a.log")) as f:
+        log = f.read()
+    check("kernel: dump issued again, logged", log.count(
+        f"QP dump of {GID} interrupted (QPs created or destroyed while it "
+        f"ran): issued again") >= 2, log[-2000:])
+    # Interrupted every time: a failure, said as such
+    table(tmp, (GID, 5017, f2.pid, "intr", 99))
+    r = asker(suspend)
+    check("kernel: dump always interrupted", r.get("error") == claim +
+          "could not confirm: " + query + "the dump was interrupted 4 "
+          "times in a row (QPs created or destroyed while it ran)", r)
+    # Genuinely not held: refused, saying by whom, if anyone
+    BASE.remove((GID, 5017, f2.pid))
+    table(tmp)
+    r = asker(suspend)
+    check("kernel: no such QP", r.get("error") == claim +
+          "says it does not hold (no such QP)", r)
+    plain = subprocess.Popen(["sleep", "60"])
+    table(tmp, (GID, 5017, plain.pid))
+    r = asker(suspend)
+    plain.kill()
+    plain.wait()
+    check("kernel: held by another", r.get("error") == claim +
+          f"says it does not hold (held by pid {plain.pid})", r)
+    BASE.append((GID, 5017, f2.pid))
+    table(tmp)
+    r = asker(suspend)
+    check("kernel: held again", r.get("ok") is True, r)
+
+
 def udpeers(tmp, sa, f1, fakes, host):
     """The UD relay: a line to every migr process of a host (but the asker,
     on its own host); f1, not root, may only announce moves to QPs it
@@ -492,7 +551,8 @@ def udpeers(tmp, sa, f1, fakes, host):
     r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
     check(tag + "moved to a QP not the asker's", r.get("error") ==
           f"permission denied: QP 0x2b with GID {PEER_GID}, which UD peers "
-          f"would be sent to, is not pid {f1.pid}'s" and "procs" not in r, r)
+          f"would be sent to, is not pid {f1.pid}'s (no such QP)" and
+          "procs" not in r, r)
     check(tag + "moved not relayed", f4.lines() == before, f4.lines())
     # Another's QP (f4's 0x13, not f1's at the probe), or the wrong number
     # its peers know: refused, so f1 cannot take over others' datagrams
@@ -625,6 +685,7 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
         check("root: line checked", r.get("error") ==
               "partner line names another GID than the request", r)
         claims(tmp, asker, f2, fakes, sa)
+        kernel_word(tmp, asker, f2)
     else:
         print("not root: root's relaying of any line not checked")
         f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
