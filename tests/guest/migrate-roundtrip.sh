@@ -42,9 +42,13 @@ criu_migrd migrate-roundtrip "$LOGDIR/migrate-roundtrip-migrd-$role.log"
 # pingpong iterates some 8 ms each in a TCG guest: long enough for three
 # moves and the checks between them, each at most seconds of traffic
 ITERS=8000
+# migr-traffic's ops are those its peer's kernel serves while the peer is
+# stopped: a SEND, SEND_IMM or WRITE_IMM waits there for a RECV the
+# stopped peer does not post, in an RNR loop that keeps the PSN moving
+TR_ARGS="-d migr_rxe0 --qps 2 --port 18832 --ops write,read,cas,faa --rate 10 -D 900 --stall-timeout 120"
 PROGRAMS=(
 	"ibv_rc_pingpong|host|ibv_rc_pingpong -d migr_rxe0 -g 1 -n $ITERS -s 1024 -p 18831|ibv_rc_pingpong -d migr_rxe0 -g 1 -n $ITERS -s 1024 -p 18831"
-	"migr_traffic|netns|migr-traffic -d migr_rxe0 --qps 2 --port 18832 --server -D 900 --stall-timeout 120 --rate 10|migr-traffic -d migr_rxe0 --qps 2 --port 18832 --rate 10 -D 900 --stall-timeout 120 --client"
+	"migr_traffic|netns|migr-traffic $TR_ARGS --server|migr-traffic $TR_ARGS --client"
 )
 KNOWN=
 for prog in "${PROGRAMS[@]}"; do KNOWN+=" ${prog%%|*}"; done
