@@ -88,14 +88,12 @@ fi
 for prog in "${PROGRAMS[@]}"; do
 	IFS='|' read -r name mover args <<<"$prog"
 	wanted "$name" || continue
-	port=${args##*-p }
-	port=${port%% *}
+	port=$(port_of "$args")
 	mlog=$LOGDIR/migrate-apps-$name-mover.log
 	plog=$LOGDIR/migrate-apps-$name-peer.log
 	if [ "$role" = a ]; then
 		# the mover: the init of its own pid namespace, in its own netns
-		for n in $(ip netns list | awk '/^migr-/ { print $1 }') wl; do ns_del "$n"; done
-		NAME=${name}_netns_made ok ns_make wl "$WL_ADDR/24" "$WL_MAC"
+		NAME=${name}_netns_made ok fresh_ns wl "$WL_ADDR" "$WL_MAC"
 		if [ "$mover" = client ]; then
 			await "$name.peer-listens" 120 || fail "${name}_peer_listens"
 			# shellcheck disable=SC2086 # the arguments, split
@@ -160,8 +158,7 @@ done
 if wanted dead_partner; then
 	dlog=$LOGDIR/migrate-apps-dead-partner
 	if [ "$role" = a ]; then
-		for n in $(ip netns list | awk '/^migr-/ { print $1 }') wl; do ns_del "$n"; done
-		NAME=dead_partner_netns_made ok ns_make wl "$WL_ADDR/24" "$WL_MAC"
+		NAME=dead_partner_netns_made ok fresh_ns wl "$WL_ADDR" "$WL_MAC"
 		ns_run wl "$dlog-mover.log" migr-traffic -d migr_rxe0 --qps 2 --port 18820 --server \
 			-D 600 --stall-timeout 0 -r 2
 		WP=$NS_PID

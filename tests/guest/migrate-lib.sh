@@ -8,6 +8,19 @@ runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; return 1; }
 
+# port_of ARGS: the TCP port a program's -p or --port names in ARGS
+port_of() {
+	local p=${1##*-p }
+	[ "$p" != "$1" ] || p=${1##*--port }
+	echo "${p%% *}"
+}
+# fresh_ns NAME ADDR MAC: NAME made anew (ns_make, ADDR/24), and no
+# migr-* namespace a move left here before
+fresh_ns() {
+	local n
+	for n in $(ip netns list | awk '/^migr-/ { print $1 }') "$1"; do ns_del "$n"; done
+	ns_make "$1" "$2/24" "$3"
+}
 # listening NETNS PORT: a server in NETNS listens on TCP PORT (30 s)
 listening() {
 	for _ in $(seq 300); do

@@ -166,14 +166,11 @@ fi
 for prog in "${PROGRAMS[@]}"; do
 	IFS='|' read -r name where mcmd pcmd <<<"$prog"
 	wanted "$name" || continue
-	port=${mcmd##*-p }
-	[ "$port" != "$mcmd" ] || port=${mcmd##*--port }
-	port=${port%% *}
+	port=$(port_of "$mcmd")
 	mlog=$LOGDIR/migrate-roundtrip-$name-mover.log
 	plog=$LOGDIR/migrate-roundtrip-$name-partner.log
 	if [ "$role" = a ]; then
-		for n in $(ip netns list | awk '/^migr-/ { print $1 }') rt; do ns_del "$n"; done
-		NAME=${name}_netns_made ok ns_make rt "$WL_ADDR/24" "$WL_MAC"
+		NAME=${name}_netns_made ok fresh_ns rt "$WL_ADDR" "$WL_MAC"
 		# shellcheck disable=SC2086 # the arguments, split
 		ns_run rt "$mlog" $mcmd
 		echo "$NS_PID" >"$SYNC/$name.0.pid"
