@@ -241,10 +241,14 @@ for prog in "${PROGRAMS[@]}"; do
 	else
 		await "$name.done" 600 || fail "${name}_done"
 	fi
-	for n in $(ip netns list | awk '/^migr-/ { print $1 }') rt pt; do ns_del "$n"; done
+	echo "    $name: ended; namespaces: $(ip netns list | tr '\n' ' ')"
+	for n in $(ip netns list | awk '/^migr-/ { print $1 }') rt pt; do timeout 10 ip netns del "$n" 2>/dev/null; done
 done
 
-cp -r "$RUN/state/migrations" "$LOGDIR/migrate-roundtrip-criu-logs-$role" 2>/dev/null
+echo "    migrate-roundtrip $role: the migrations' logs, then migrd's end"
+timeout 60 cp -r "$RUN/state/migrations" "$LOGDIR/migrate-roundtrip-criu-logs-$role" 2>/dev/null
 kill -TERM "$MIGRD" 2>/dev/null
+for _ in $(seq 100); do gone "$MIGRD" && break; sleep 0.1; done
+gone "$MIGRD" || { echo "    migrd did not end on SIGTERM in 10 s"; kill -KILL "$MIGRD"; }
 wait "$MIGRD" 2>/dev/null
 summary "migrate-roundtrip $role"
