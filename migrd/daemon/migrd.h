@@ -20,6 +20,12 @@ struct migrd {
 	size_t psk_len; /* 0: no key, no peers */
 	/* tests: "GID QPN PID" lines stand in for the kernel's QP owners */
 	const char *test_qp_owners;
+	/*
+	 * tests: migr processes are looked for in migrd's own network
+	 * namespace only, so that tests running side by side do not see
+	 * each other's stand-ins
+	 */
+	bool test_own_netns;
 };
 
 extern struct migrd migrd;
