@@ -64,16 +64,22 @@ class Fake:
 
 
 def ask(sock, line):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(20)
-    try:
-        s.connect(sock)
-        s.sendall(line.encode())
-        return json.loads(s.makefile().readline())
-    except (OSError, ValueError):
-        return None
-    finally:
-        s.close()
+    """One request; its reply, or None. Its socket exists from bind() on,
+    before migrd listens: a refused connect is tried again, up to 5 s."""
+    for _ in range(50):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(20)
+        try:
+            s.connect(sock)
+            s.sendall(line.encode())
+            return json.loads(s.makefile().readline())
+        except ConnectionRefusedError:
+            time.sleep(0.1)
+        except (OSError, ValueError):
+            return None
+        finally:
+            s.close()
+    return None
 
 
 def status_of(r, pid):
