@@ -66,6 +66,15 @@ int proc_request(int pid, const char *line, int timeout_ms, char **reply,
  */
 bool proc_verdict(const char *reply, const char *key, char *err, size_t len);
 
+/*
+ * A resume that succeeded may have left a partner behind (a rollback
+ * takes along the partners it can reach): true with the first
+ * "partner_error" of its array key, naming the QP, the partner and the
+ * step that failed
+ */
+bool proc_partner_error(const char *reply, const char *key, char *err,
+			size_t len);
+
 /* One process of a fan-out, and what it answered */
 struct proc_ask {
 	int pid;
