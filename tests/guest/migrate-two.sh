@@ -40,11 +40,18 @@ progressing() { selfpair_progressing "$OUT"; }
 migr_netns() { ip netns list | awk '/^migr-/ { print $1 }'; }
 # nothing of a restore B's migrd was cut in: no migr-* namespace, no
 # macvlan, no CRIU (its wrapper) and no selfpair left on this host
-nothing_left() {
+# (within 10 s: a killed process is reaped by init, a namespace freed
+# with its last process)
+nothing_left_now() {
 	[ -z "$(migr_netns)" ] &&
 		! ip -o link show type macvlan | grep -q . &&
 		! pgrep -f "$RUN/criu restore" >/dev/null &&
 		! pgrep -x selfpair >/dev/null
+}
+nothing_left() {
+	for _ in $(seq 100); do nothing_left_now && return 0; sleep 0.1; done
+	ip netns list; ip -o link show type macvlan; pgrep -af "selfpair|criu"
+	return 1
 }
 
 # A: a selfpair as the init of its own pid and network namespaces moves
