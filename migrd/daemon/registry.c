@@ -266,7 +266,7 @@ static int proc_pids(int *pids, int max)
 static int scan_netns(int *pids, int n, int max)
 {
 	unsigned long own = netns_ino(0), *inos;
-	int *all, nall, i, k, nnames, names[64];
+	int *all, nall, i, k, nnames, names[REG_MAX];
 	char path[64];
 
 	all = calloc(SCAN_PROCS, sizeof(*all));
@@ -283,7 +283,7 @@ static int scan_netns(int *pids, int n, int max)
 		if (k < i)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/net/unix", all[i]);
-		nnames = scan_unix(path, names, 0, 64);
+		nnames = scan_unix(path, names, 0, REG_MAX);
 		for (k = i; k < nall && nnames && n < max; k++)
 			if (inos[k] == inos[i] &&
 			    has(names, nnames, ns_pid(all[k])))
