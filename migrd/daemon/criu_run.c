@@ -4,6 +4,7 @@
  * threads: the child only calls what is safe there), waited for through
  * a pidfd within its bound, killed past it
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,6 +22,7 @@
 #include "criu_run.h"
 #include "log.h"
 #include "migrd.h"
+#include "sockio.h"
 
 #define CRIU_ARGS_MAX 32
 
@@ -91,6 +93,54 @@ int criu_wait_bounded(pid_t pid, int timeout_ms)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	return status;
+}
+
+/* Is pid's working directory dir or below it? */
+static bool works_in(const char *pid, const char *dir)
+{
+	char path[300], cwd[600];
+	size_t n = strlen(dir);
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%s/cwd", pid);
+	len = readlink(path, cwd, sizeof(cwd) - 1);
+	if (len < 0)
+		return false;
+	cwd[len] = 0;
+	return !strncmp(cwd, dir, n) && (!cwd[n] || cwd[n] == '/');
+}
+
+int criu_kill_in(const char *dir)
+{
+	int pfds[16], n = 0, i;
+	struct pollfd p;
+	struct dirent *d;
+	long long until;
+	DIR *proc;
+
+	proc = opendir("/proc");
+	while (proc && n < 16 && (d = readdir(proc))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9' ||
+		    !works_in(d->d_name, dir))
+			continue;
+		pfds[n] = syscall(SYS_pidfd_open, atoi(d->d_name), 0);
+		if (pfds[n] >= 0 &&
+		    !syscall(SYS_pidfd_send_signal, pfds[n], SIGKILL, NULL, 0))
+			n++;
+		else if (pfds[n] >= 0)
+			close(pfds[n]);
+	}
+	if (proc)
+		closedir(proc);
+	/* gone before what it restored is looked for: it adds no more */
+	until = io_now_ms() + 5000;
+	for (i = 0; i < n; i++) {
+		p = (struct pollfd){ .fd = pfds[i], .events = POLLIN };
+		while (poll(&p, 1, io_left_ms(until)) < 0 && errno == EINTR)
+			;
+		close(pfds[i]);
+	}
+	return n;
 }
 
 int criu_run(const char *const args[], const char *dir, const char *log,

@@ -19,6 +19,13 @@ int criu_run(const char *const args[], const char *dir, const char *log,
 int criu_run_fd(const char *const args[], const char *dir, const char *log,
 		int fd3, int timeout_ms, char *err, size_t errlen);
 
+/*
+ * A CRIU an earlier migrd left running (it died mid-restore): CRIU works
+ * in its images directory, so every process whose working directory is
+ * dir or below is killed (at most 16), and waited for up to 5 s. How many.
+ */
+int criu_kill_in(const char *dir);
+
 /* Wait for a child within timeout_ms: its wait status, or -1 (killed) */
 int criu_wait_bounded(pid_t pid, int timeout_ms);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "images.h"
@@ -130,6 +131,62 @@ void img_sweep(void (*each)(const char *id))
 			img_remove(e->d_name, true);
 		}
 	closedir(d);
+}
+
+#define RESTORING_MARK "restoring"
+
+static bool boot_id(char *id, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	bool ok = f && fgets(id, len, f);
+
+	if (f)
+		fclose(f);
+	if (ok)
+		id[strcspn(id, "\n")] = 0;
+	return ok;
+}
+
+/* Now, in the clock ticks of a process's start time (/proc/PID/stat) */
+static unsigned long long boot_ticks(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * (unsigned long long)sysconf(_SC_CLK_TCK) +
+	       ts.tv_nsec / (1000000000 / sysconf(_SC_CLK_TCK));
+}
+
+int img_mark_restoring(const char *dir, char *err, size_t errlen)
+{
+	char path[600], boot[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, RESTORING_MARK);
+	f = fopen(path, "wxe");
+	if (!f || !boot_id(boot, sizeof(boot)) ||
+	    fprintf(f, "%s %llu\n", boot, boot_ticks()) < 0 || fclose(f)) {
+		snprintf(err, errlen, "cannot write %.400s: %s", path,
+			 strerror(errno ?: EIO));
+		return -1;
+	}
+	return 0;
+}
+
+bool img_restoring(const char *dir, unsigned long long *t0)
+{
+	char path[600], boot[64], now_boot[64];
+	FILE *f;
+	int got;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, RESTORING_MARK);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	got = fscanf(f, "%63s %llu", boot, t0);
+	fclose(f);
+	return got == 2 && boot_id(now_boot, sizeof(now_boot)) &&
+	       !strcmp(boot, now_boot);
 }
 
 uint64_t img_pages_bytes(const char *dir)

@@ -38,6 +38,17 @@ void img_remove(const char *id, bool keep_logs);
  * first, for each migration found
  */
 void img_sweep(void (*each)(const char *id));
+/*
+ * A restore's mark in its migration's directory dir, written before
+ * anything is made for it (its network namespace, the restore) and gone
+ * with the images (commit, abort, fence, failure): this boot and when it
+ * began. A migrd that stopped before that finds it at its next start
+ * (migrate_dest_sweep()). 0, or -1 with err.
+ */
+int img_mark_restoring(const char *dir, char *err, size_t errlen);
+/* Has dir a mark of this boot's? *t0: when the restore began (ticks) */
+bool img_restoring(const char *dir, unsigned long long *t0);
+
 /* Bytes of memory pages in a CRIU directory (its pages-*.img) */
 uint64_t img_pages_bytes(const char *dir);
 

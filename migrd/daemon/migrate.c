@@ -836,7 +836,7 @@ static void release_net(struct mig *m)
 /* Back to work here: the tree runs again and rebuilds on its device */
 static void rollback(struct mig *m)
 {
-	char *reply, err[512];
+	char *reply, err[512], lost[320] = "", tail[440];
 	size_t off = strlen(m->err);
 	bool failed = false;
 	int i;
@@ -863,12 +863,27 @@ static void rollback(struct mig *m)
 			log_err("migration %s: pid %d stays parked here: %s",
 				m->id, m->movers[i], err);
 			failed = true;
+		} else if (!lost[0] &&
+			   proc_partner_error(reply, "resume", err,
+					      sizeof(err))) {
+			/* it runs, but a partner's QP faces its old one */
+			snprintf(lost, sizeof(lost), "pid %d: %.300s",
+				 m->movers[i], err);
 		}
 		free(reply);
 	}
-	if (!failed)
+	if (!failed && lost[0]) {
+		snprintf(tail, sizeof(tail),
+			 "; pid %d is back on %s, but a partner was not reconnected (%s)",
+			 m->r->pid, m->from, lost);
+		/* the partner left behind is what the operator must read */
+		if (off + strlen(tail) >= sizeof(m->err))
+			off = sizeof(m->err) - 1 - strlen(tail);
+		snprintf(m->err + off, sizeof(m->err) - off, "%s", tail);
+	} else if (!failed) {
 		snprintf(m->err + off, sizeof(m->err) - off,
 			 "; pid %d runs here again on %s", m->r->pid, m->from);
+	}
 	log_warn("migration %s of pid %d to %s failed: %s", m->id, m->r->pid,
 		 m->r->host, m->err);
 }

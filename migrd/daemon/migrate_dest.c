@@ -444,81 +444,38 @@ static bool was_committed(const char *id)
 	return !access(path, F_OK);
 }
 
-/*
- * A restore's mark, in its migration's directory until the images go
- * (commit, abort, fence, failure): this boot and when it began. A migrd
- * that stopped before that finds it at its next start
- * (migrate_dest_sweep()).
- */
-#define RESTORING_MARK "restoring"
-
-static bool boot_id(char *id, size_t len)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	bool ok = f && fgets(id, len, f);
-
-	if (f)
-		fclose(f);
-	if (ok)
-		id[strcspn(id, "\n")] = 0;
-	return ok;
-}
-
-/* Now, in the clock ticks of a process's start time (/proc/PID/stat) */
-static unsigned long long boot_ticks(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return ts.tv_sec * (unsigned long long)sysconf(_SC_CLK_TCK) +
-	       ts.tv_nsec / (1000000000 / sysconf(_SC_CLK_TCK));
-}
-
-static int mark_restoring(const char *dir, char *err, size_t errlen)
-{
-	char path[600], boot[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, RESTORING_MARK);
-	f = fopen(path, "wxe");
-	if (!f || !boot_id(boot, sizeof(boot)) ||
-	    fprintf(f, "%s %llu\n", boot, boot_ticks()) < 0 || fclose(f)) {
-		snprintf(err, errlen, "cannot write %.400s: %s", path,
-			 strerror(errno ?: EIO));
-		return -1;
-	}
-	return 0;
-}
-
 void migrate_dest_sweep(const char *id)
 {
-	char dir[512], path[600], err[256], boot[64], now_boot[64],
+	char dir[512], path[600], err[256],
 		netns[sizeof(NETNS_PREFIX) + REQ_MIG_ID_LEN + 1];
-	int pid = 0;
+	int pid = 0, killed;
 	unsigned long long t0, start, hz = sysconf(_SC_CLK_TCK);
 	FILE *f;
 	int got;
 
-	if (img_path(id, NULL, false, dir, sizeof(dir), err, sizeof(err)))
-		return;
-	snprintf(path, sizeof(path), "%s/%s", dir, RESTORING_MARK);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	got = fscanf(f, "%63s %llu", boot, &t0);
-	fclose(f);
-	if (got != 2 || !boot_id(now_boot, sizeof(now_boot)) ||
-	    strcmp(boot, now_boot) || was_committed(id))
+	if (img_path(id, NULL, false, dir, sizeof(dir), err, sizeof(err)) ||
+	    !img_restoring(dir, &t0) || was_committed(id))
 		return; /* another boot's (long gone), or committed: it stays */
+	/* Its CRIU first, if still there: nothing it restores after stays */
+	if (criu_kill_in(dir) > 0)
+		log_warn("migration %s: the restore an earlier migrd left running is killed",
+			 id);
+	/* The mark comes before the namespace: whatever it holds goes */
 	snprintf(netns, sizeof(netns), "%s%s", NETNS_PREFIX, id);
+	killed = netns_sweep(netns);
+	if (killed >= 0)
+		log_warn("migration %s: network namespace %s, made for a restore never committed, is removed (%d processes in it killed)",
+			 id, netns, killed);
 	snprintf(path, sizeof(path), "%s/restored.pid", dir);
 	f = fopen(path, "re");
 	got = f ? fscanf(f, "%d", &pid) : 0;
 	if (f)
 		fclose(f);
 	if (got != 1 || pid <= 0) {
-		log_warn("migration %s: a restore was under way when migrd stopped; a copy it may still restore stays stopped (criu --leave-stopped): kill it",
-			 id);
+		/* a tree in a namespace of its own went with it */
+		if (killed < 0)
+			log_warn("migration %s: a restore was under way when migrd stopped; a copy it may still restore stays stopped (criu --leave-stopped): kill it",
+				 id);
 		return;
 	}
 	/* Its copy: started within the restore's bound from the mark */
@@ -528,7 +485,6 @@ void migrate_dest_sweep(const char *id)
 		log_warn("migration %s: pid %d, restored here but never committed (migrd stopped before the commit), is killed",
 			 id, pid);
 	}
-	netns_delete(netns);
 }
 
 /*
@@ -624,6 +580,9 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		return -1;
 	snprintf(imgs, sizeof(imgs), "%s/final", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
+	/* Marked first: a migrd that dies from here on sweeps all of it */
+	if (img_mark_restoring(dir, err, errlen))
+		return -1;
 	if (m->ns.own_netns) {
 		/* Its interface and address; its MAC once it runs */
 		snprintf(m->netns, sizeof(m->netns), "%s%s", NETNS_PREFIX,
@@ -641,8 +600,7 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		args[n++] = "skip";
 		args[n] = NULL;
 	}
-	if (mark_restoring(dir, err, errlen) ||
-	    criu_run_fd(args, imgs, "restore.log", m->nsfd,
+	if (criu_run_fd(args, imgs, "restore.log", m->nsfd,
 			io_left_ms(deadline), err, errlen))
 		return -1;
 	*ms = io_now_ms() - t0;

@@ -62,7 +62,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: migrd [-f] [--debug] [--config FILE] [--socket PATH]\n"
 		"             [--port N] [--listen ADDR|none] [--key FILE]\n"
-		"             [--test-qp-owners FILE]\n");
+		"             [--test-qp-owners FILE] [--test-own-netns]\n");
 }
 
 /* Take a slot for a connection; 0, or -1 with why it gets none */
@@ -255,6 +255,7 @@ static int parse_args(int argc, char **argv, bool *fg)
 		{ "key", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "test-qp-owners", required_argument, NULL, 'T' },
+		{ "test-own-netns", no_argument, NULL, 'N' },
 		{}
 	};
 	const char *config = MIGRD_CONFIG;
@@ -313,6 +314,9 @@ static int parse_args(int argc, char **argv, bool *fg)
 		case 'T':
 			migrd.test_qp_owners = optarg;
 			qpowner_stand_in(optarg);
+			break;
+		case 'N':
+			migrd.test_own_netns = true;
 			break;
 		case 'h':
 			usage(stdout);

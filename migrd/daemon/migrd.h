@@ -20,6 +20,12 @@ struct migrd {
 	size_t psk_len; /* 0: no key, no peers */
 	/* tests: "GID QPN PID ..." lines stand in for the kernel's QP owners */
 	const char *test_qp_owners;
+	/*
+	 * tests: migr processes are looked for in migrd's own network
+	 * namespace only, so that tests running side by side do not see
+	 * each other's stand-ins
+	 */
+	bool test_own_netns;
 };
 
 extern struct migrd migrd;
@@ -53,6 +59,15 @@ int proc_request(int pid, const char *line, int timeout_ms, char **reply,
  * if false the first error it names (that of its array key[0], or its own)
  */
 bool proc_verdict(const char *reply, const char *key, char *err, size_t len);
+
+/*
+ * A resume that succeeded may have left a partner behind (a rollback
+ * takes along the partners it can reach): true with the first
+ * "partner_error" of its array key, naming the QP, the partner and the
+ * step that failed
+ */
+bool proc_partner_error(const char *reply, const char *key, char *err,
+			size_t len);
 
 /* One process of a fan-out, and what it answered */
 struct proc_ask {

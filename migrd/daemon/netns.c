@@ -474,6 +474,36 @@ void netns_delete(const char *name)
 		log_warn("network namespace %s stays: %s", name, err);
 }
 
+int netns_sweep(const char *name)
+{
+	struct stat ns, st;
+	struct dirent *d;
+	char path[300];
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	if (stat(path, &ns))
+		return -1; /* gone already: a sweep may run twice */
+	/*
+	 * Its processes keep the namespace (and its address) alive once its
+	 * name is gone: none of them may stay
+	 */
+	dir = opendir("/proc");
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", d->d_name);
+		if (!stat(path, &st) && st.st_ino == ns.st_ino &&
+		    st.st_dev == ns.st_dev && !kill(atoi(d->d_name), SIGKILL))
+			n++;
+	}
+	if (dir)
+		closedir(dir);
+	netns_delete(name);
+	return n;
+}
+
 bool netns_ours(int nsfd, char *name, size_t len)
 {
 	struct stat its, st;

@@ -63,6 +63,13 @@ int netns_create(const char *name, const struct req_ns *ns, int *fd,
 /* Remove /run/netns/<name> (its interface goes with its last process) */
 void netns_delete(const char *name);
 
+/*
+ * A restore that never finished: every process in /run/netns/<name> is
+ * killed, then the namespace removed (its macvlan and address with it).
+ * How many were killed; -1 if there is no such namespace.
+ */
+int netns_sweep(const char *name);
+
 /* Is nsfd /run/netns/<NETNS_PREFIX...>, made by migrd? Its name then */
 bool netns_ours(int nsfd, char *name, size_t len);
 

@@ -269,6 +269,22 @@ void proc_ask_all(struct proc_ask *v, int n, const char *line, int per_ms,
 		pthread_join(th[i], NULL);
 }
 
+bool proc_partner_error(const char *reply, const char *key, char *err,
+			size_t len)
+{
+	json_t *j = migr_json_parse(reply, strlen(reply));
+	const json_t *v = json_object_get(j, key);
+	bool found = false;
+	size_t i;
+
+	for (i = 0; i < json_array_size(v) && !found; i++)
+		found = migr_json_text(json_array_get(v, i), "partner_error",
+				       err, len) &&
+			err[0];
+	json_decref(j);
+	return found;
+}
+
 bool proc_verdict(const char *reply, const char *key, char *err, size_t len)
 {
 	json_t *j = migr_json_parse(reply, strlen(reply));

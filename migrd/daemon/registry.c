@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include <ctype.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
+#include "migrd.h"
+#include "netns.h"
 #include "registry.h"
 
 struct entry {
@@ -183,27 +188,109 @@ void registry_prune(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* pids with a "@migr/<pid>" socket: processes that never registered */
-static int scan_unix(int *pids, int max)
+/*
+ * The numbers in the "@migr/<n>" names of the unix socket table at path
+ * (/proc/net/unix: migrd's network namespace; /proc/<pid>/net/unix:
+ * pid's), each once, added to pids[n, max); the new count
+ */
+static int scan_unix(const char *path, int *pids, int n, int max)
 {
-	char line[512], path[256];
-	int n = 0, pid, i;
+	char line[512], name[256];
+	int pid, i, first = n;
 	FILE *f;
 
-	f = fopen("/proc/net/unix", "re");
+	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return n;
 	while (fgets(line, sizeof(line), f) && n < max) {
-		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %255s", path) !=
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %255s", name) !=
 			    1 ||
-		    sscanf(path, "@migr/%d", &pid) != 1 || pid <= 0)
+		    sscanf(name, "@migr/%d", &pid) != 1 || pid <= 0)
 			continue;
-		for (i = 0; i < n && pids[i] != pid; i++)
+		for (i = first; i < n && pids[i] != pid; i++)
 			;
 		if (i == n)
 			pids[n++] = pid;
 	}
 	fclose(f);
+	return n;
+}
+
+static bool has(const int *v, int n, int x)
+{
+	while (n--)
+		if (v[n] == x)
+			return true;
+	return false;
+}
+
+/* The inode of pid's network namespace (0: self), or 0 if it is gone */
+static unsigned long netns_ino(int pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/net");
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/* The host pids of /proc, up to max; how many */
+static int proc_pids(int *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && n < max && (e = readdir(d)))
+		if (isdigit((unsigned char)e->d_name[0]))
+			pids[n++] = atoi(e->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+#define SCAN_PROCS 32768
+
+/*
+ * Migr processes in the other network namespaces of this host: a socket
+ * name there is only valid there, and names the process by its pid in
+ * its own pid namespace (a container's init binds "@migr/1"). A migrd
+ * restarted under them has no registration of theirs, so each namespace's
+ * table is read (/proc/<pid>/net/unix, once per namespace) and matched to
+ * its processes' own pids. Who really holds a name is checked when it is
+ * asked (proc.c: SO_PEERCRED). Adds host pids to pids[n, max).
+ */
+static int scan_netns(int *pids, int n, int max)
+{
+	unsigned long own = netns_ino(0), *inos;
+	int *all, nall, i, k, nnames, names[REG_MAX];
+	char path[64];
+
+	all = calloc(SCAN_PROCS, sizeof(*all));
+	inos = calloc(SCAN_PROCS, sizeof(*inos));
+	nall = all && inos ? proc_pids(all, SCAN_PROCS) : 0;
+	for (i = 0; i < nall; i++)
+		inos[i] = netns_ino(all[i]);
+	for (i = 0; i < nall && n < max; i++) {
+		if (!inos[i] || inos[i] == own)
+			continue;
+		/* the first process of a namespace reads its table */
+		for (k = 0; k < i && inos[k] != inos[i]; k++)
+			;
+		if (k < i)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/net/unix", all[i]);
+		nnames = scan_unix(path, names, 0, REG_MAX);
+		for (k = i; k < nall && nnames && n < max; k++)
+			if (inos[k] == inos[i] &&
+			    has(names, nnames, ns_pid(all[k])))
+				pids[n++] = all[k];
+	}
+	free(all);
+	free(inos);
 	return n;
 }
 
@@ -235,7 +322,9 @@ int registry_list(struct proc_info *out, int max)
 	n = k;
 
 	pthread_mutex_lock(&scan_lock);
-	np = scan_unix(pids, REG_MAX);
+	np = scan_unix("/proc/net/unix", pids, 0, REG_MAX);
+	if (!migrd.test_own_netns)
+		np = scan_netns(pids, np, REG_MAX);
 	for (i = 0; i < np && n < max; i++) {
 		for (k = 0; k < n && out[k].pid != pids[i]; k++)
 			;

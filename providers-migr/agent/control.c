@@ -86,6 +86,8 @@ static void json_report(FILE *out, const char *dev, int ret,
 	fprintf(out, ",\"contexts\":%u,\"ok\":%s,\"error\":", r->contexts,
 		ret ? "false" : "true");
 	migr_json_str(out, r->error);
+	fputs(",\"partner_error\":", out);
+	migr_json_str(out, r->partner_error);
 	fputs(",\"from\":", out);
 	migr_json_str(out, r->from);
 	fputs(",\"to\":", out);

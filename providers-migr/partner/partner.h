@@ -124,7 +124,9 @@ int migr_partners_recvs(struct migr_partner *v, unsigned int n, char *err,
 /* v[] in runs of one context of ours: its keys go to their contexts */
 int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
 			    size_t errlen);
-void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort);
+/* 0, or an errno with err: a partner that did not resume (or abort) */
+int migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort,
+			 char *err, size_t errlen);
 
 /*
  * Before mqp (our lower QP our_phys) is connected by attr to a QP in

@@ -90,8 +90,16 @@ static void fail_reason(struct migr_partner *p, const char *step, char *err,
 	char why[256];
 
 	snprintf(why, sizeof(why), "%s", err);
-	snprintf(err, errlen, "partner of QP 0x%x (QP 0x%x at %s): %s: %s",
-		 p->mqp->vqp.qp.qp_num, p->qpn, p->host, step, why);
+	/* its pid once a reply named it: the operator finds it by that */
+	if (p->pid)
+		snprintf(err, errlen,
+			 "partner of QP 0x%x (QP 0x%x at %s, pid %d): %s: %s",
+			 p->mqp->vqp.qp.qp_num, p->qpn, p->host, p->pid, step,
+			 why);
+	else
+		snprintf(err, errlen,
+			 "partner of QP 0x%x (QP 0x%x at %s): %s: %s",
+			 p->mqp->vqp.qp.qp_num, p->qpn, p->host, step, why);
 }
 
 static bool same_group(const struct migr_partner *a,
@@ -560,23 +568,24 @@ static int resume_take(struct migr_partner *p, const json_t *res, void *arg,
 	return 0;
 }
 
-void migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort)
+int migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort,
+			 char *err, size_t errlen)
 {
 	struct step st = { .op = abort ? "abort" : "resume",
 			   .take = resume_take,
 			   .only_prepared = true };
-	char err[256];
 	unsigned int i;
 	int ret;
 
 	if (!n)
-		return;
-	ret = run_step_patient(v, n, &st, 20, err, sizeof(err));
+		return 0;
+	ret = run_step_patient(v, n, &st, 20, err, errlen);
 	if (ret)
 		verbs_err(&v[0].mqp->ctx->vctx, "partners did not %s: %s\n",
 			  abort ? "abort" : "resume", err);
 	for (i = 0; i < n; i++)
 		v[i].prepared = v[i].suspended = false;
+	return ret;
 }
 
 /* What a fetch asks for and what its peer answered */

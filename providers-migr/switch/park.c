@@ -187,7 +187,7 @@ int migr_resume(const char *target, uint64_t token,
 		REPORT(rep, "the process is not parked");
 		return ENOENT;
 	}
-	rep->error[0] = 0;
+	rep->error[0] = rep->partner_error[0] = 0;
 	rep->ms_rebuild = rep->ms_replay = rep->ms_partner = 0;
 	rep->ms_partner_held = 0;
 	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : rep->from);

@@ -618,12 +618,23 @@ static int partners_reconnect(struct sw_set *set, bool rollback,
 		return ret;
 	}
 	verbs_err(&set->ctx[0]->vctx, "switch: rollback: %s\n", why);
+	/* the rollback goes on, but whoever asked for it must know */
+	if (!rep->partner_error[0])
+		snprintf(rep->partner_error, sizeof(rep->partner_error), "%s",
+			 why);
 	return 0;
 }
 
-static void partners_resume(struct sw_set *set, bool abort)
+static void partners_resume(struct sw_set *set, bool abort,
+			    struct migr_switch_report *rep)
 {
-	migr_partners_resume(set->partners, set->npartners, abort);
+	char why[256];
+
+	if (migr_partners_resume(set->partners, set->npartners, abort, why,
+				 sizeof(why)) &&
+	    !rep->partner_error[0])
+		snprintf(rep->partner_error, sizeof(rep->partner_error), "%s",
+			 why);
 }
 
 /* Open the device called name, or NULL with rep->error set */
@@ -1053,7 +1064,7 @@ static int replay_phase(struct sw_set *set, int ret,
 		if (repost_recvs(c, set->unused[i], rep) && !ret)
 			ret = EIO;
 	/* Partners first: our RECVs are posted, and they are further away */
-	partners_resume(set, false);
+	partners_resume(set, false, rep);
 	for (i = 0; i < set->npartners; i++) {
 		rep->partner_replayed_wrs += set->partners[i].replayed;
 		if (set->partners[i].held_ms > rep->ms_partner_held)
@@ -1087,7 +1098,7 @@ static int roll_back(struct sw_set *set, enum sw_reached reached, int ret,
 	unsigned int i;
 
 	if (reached == SW_PREPARED) {
-		partners_resume(set, true);
+		partners_resume(set, true, rep);
 		ungrant_markers(set);
 		return ret;
 	}
@@ -1096,7 +1107,7 @@ static int roll_back(struct sw_set *set, enum sw_reached reached, int ret,
 		migr_replay_forget(c);
 		rep->held_wrs += resume(c);
 	}
-	partners_resume(set, true);
+	partners_resume(set, true, rep);
 	return ret;
 }
 

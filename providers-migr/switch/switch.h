@@ -44,6 +44,12 @@ struct migr_switch_report {
 	double ms_total;
 	bool rolled_back;
 	char error[256]; /* empty on success */
+	/*
+	 * A partner a rollback could not take along (its QP stays connected
+	 * to our old one) or that did not resume: the first such, naming
+	 * our QP, the partner's QP, host and pid and the step; else empty
+	 */
+	char partner_error[256];
 };
 
 /*

@@ -6,14 +6,22 @@
 # Its QPs talk to each other (tests/switch/selfpair: every completion and
 # byte checked); its output file is on the share, the same path in both.
 # It starts at a PID far above what a fresh guest uses, free on both.
+# The same cut restore for a workload in namespaces of its own (its own
+# address, as a container's), and a restarted migrd that must find a migr
+# process in its own network namespace.
 # usage: migrate-two.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ns.sh"
 . "$(dirname "$0")/migrate-lib.sh"
 role=${1:?a or b}
 A_IP=10.9.0.1
 B_IP=10.9.0.2
 SELFPAIR=$MIGR_BUILD_DIR/tests/switch/selfpair
 OUT=$LOGDIR/migrate-two-selfpair.log
+# a selfpair in namespaces of its own on A (its restore is cut on B), and
+# one on B (found by B's restarted migrd, then moved to A)
+CUT_ADDR=10.9.0.51 CUT_MAC=02:00:0a:09:00:33 CUT_OUT=$LOGDIR/migrate-two-cut.log
+BNS_ADDR=10.9.0.52 BNS_MAC=02:00:0a:09:00:34 BNS_OUT=$LOGDIR/migrate-two-bns.log
 two_host_env migrate-two
 # The destination's criu restore fails while $FAIL_FLAG exists
 criu_wrapper
@@ -29,6 +37,103 @@ start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-$role.log"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$LOGDIR/migrate-two-migrd-$role.log"
 
 progressing() { selfpair_progressing "$OUT"; }
+migr_netns() { ip netns list | awk '/^migr-/ { print $1 }'; }
+# nothing of a restore B's migrd was cut in: no migr-* namespace, no
+# macvlan, no CRIU (its wrapper) and no selfpair left on this host
+# (within 10 s: a killed process is reaped by init, a namespace freed
+# with its last process)
+nothing_left_now() {
+	[ -z "$(migr_netns)" ] &&
+		! ip -o link show type macvlan | grep -q . &&
+		! pgrep -f "$RUN/criu restore" >/dev/null &&
+		! pgrep -x selfpair >/dev/null
+}
+nothing_left() {
+	for _ in $(seq 100); do nothing_left_now && return 0; sleep 0.1; done
+	ip netns list; ip -o link show type macvlan; pgrep -af "selfpair|criu"
+	return 1
+}
+
+# A: a selfpair as the init of its own pid and network namespaces moves
+# to B, whose migrd is killed while CRIU restores it (held in the
+# wrapper); B's next migrd, started at once, sweeps what it made: then
+# it runs here again (issue 32, item 3)
+ns_cut_a() {
+	local cp
+	ns_del cutwl
+	NAME=a_cut_netns_made ok ns_make cutwl "$CUT_ADDR/24" "$CUT_MAC"
+	ns_run cutwl "$CUT_OUT" "$SELFPAIR" migr_rxe0 0 --idle-us 50
+	cp=$NS_PID
+	NAME=a_cut_started ok ns_started "$cp"
+	say kill-migrd-on-ns-restore
+	refused ns_restore_cut_runs_here_again "runs here again on rxe0" --pid "$cp" --to "$B_IP"
+	await ns-swept 300 || fail a_saw_ns_swept
+	NAME=after_ns_restore_cut_runs_on ok selfpair_progressing "$CUT_OUT"
+	NAME=after_ns_restore_cut_on_rxe0 ok runs_here "$cp"
+	kill -KILL "$cp"
+	wait "$NS_HOLDER" 2>/dev/null
+	ns_del cutwl
+	ns_moved_here_a
+}
+
+# B: its migrd dies while the restore is held (the namespace and its
+# macvlan with the address made by then); the next one starts while that
+# CRIU still waits
+ns_cut_b() {
+	await kill-migrd-on-ns-restore 300 || fail b_saw_kill_migrd_on_ns_restore
+	for _ in $(seq 1200); do [ -e "$HELD_FLAG" ] && break; sleep 0.1; done
+	check b_ns_restore_began test -e "$HELD_FLAG"
+	check b_ns_restore_made_netns sh -c "ip netns list | grep -q '^migr-'"
+	kill -KILL "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b5.log"
+	rm -f "$HOLD_FLAG"
+	NAME=b_ns_cut_nothing_left ok nothing_left
+	logged b_ns_cut_netns_swept "network namespace migr-.* is removed" "$LOGDIR/migrate-two-migrd-b5.log"
+	logged b_ns_cut_criu_killed "the restore an earlier migrd left running is killed" "$LOGDIR/migrate-two-migrd-b5.log"
+	# a second start sweeps nothing more, and starts
+	kill -TERM "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b6.log"
+	check b_second_sweep_starts test -S "$MIGRD_SOCKET"
+	NAME=b_second_sweep_nothing_left ok nothing_left
+	say ns-swept
+}
+
+# B: a migr process in its own network namespace here; a migrd restarted
+# under it (its registration lost) lists it, and moves it to A
+# (issue 32, item 2: a partner there was "no migr process with pid N")
+ns_found_b() {
+	local bp
+	ns_del bwl
+	NAME=b_ns_netns_made ok ns_make bwl "$BNS_ADDR/24" "$BNS_MAC"
+	ns_run bwl "$BNS_OUT" "$SELFPAIR" migr_rxe0 0 --idle-us 50
+	bp=$NS_PID
+	NAME=b_ns_started ok ns_started "$bp"
+	NAME=b_ns_progressing ok selfpair_progressing "$BNS_OUT"
+	kill -KILL "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b7.log"
+	check b_restarted_migrd_status_lists_ns_process sh -c "migrctl status --json | grep -q '\"pid\":${bp}[,}]'"
+	NAME=b_restarted_migrd_ns_process_on_rxe0 ok runs_here "$bp"
+	moved b_restarted_migrd_moves_ns_process --pid "$bp" --to "$A_IP"
+	NAME=b_ns_process_gone ok gone_soon "$bp"
+	kill -KILL "$bp" 2>/dev/null
+	wait "$NS_HOLDER" 2>/dev/null
+	ns_del bwl
+	say ns-moved
+}
+
+# A: B's namespaced selfpair runs here, in the migr-* namespace A's migrd
+# made for it; then it goes, with its namespace
+ns_moved_here_a() {
+	local ns
+	await ns-moved 600 || fail a_saw_ns_moved
+	ns=$(migr_netns | head -n 1)
+	check a_got_ns_process sh -c "[ -n '$ns' ] && [ -n \"\$(ip netns pids '$ns')\" ]"
+	NAME=a_ns_process_runs_on ok selfpair_progressing "$BNS_OUT"
+	[ -n "$ns" ] && ip netns pids "$ns" | xargs -r kill -KILL
+	sleep 1
+	[ -n "$ns" ] && ns_del "$ns"
+	say ns-checked
+}
 
 if [ "$role" = a ]; then
 	rm -rf "${SYNC%/*}" "$OUT" && mkdir -p "$SYNC"
@@ -86,6 +191,7 @@ if [ "$role" = a ]; then
 	await migrd-swept 300 || fail a_saw_migrd_swept
 	NAME=after_restore_cut_runs_on ok progressing
 	NAME=after_restore_cut_on_rxe0 ok runs_here "$SP"
+	ns_cut_a
 
 	# A -> B, with pre-copy
 	moved migrate_a_to_b --pid "$SP" --to "$B_IP" --pre-copy 2
@@ -172,7 +278,11 @@ else
 	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b4.log"
 	NAME=b_restarted_migrd_killed_cut_copy ok gone_soon "$SP"
 	logged b_restarted_migrd_said_why "pid $SP, restored here but never committed" "$LOGDIR/migrate-two-migrd-b4.log"
+	rm -f "$HELD_FLAG" && touch "$HOLD_FLAG"
 	say migrd-swept
+	ns_cut_b
+	ns_found_b
+	await ns-checked 300 || fail b_saw_ns_checked
 
 	await moved-ab 600 || fail b_saw_move
 	NAME=on_b_traffic_goes_on ok progressing

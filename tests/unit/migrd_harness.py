@@ -31,12 +31,16 @@ class Checks:
             print(f"FAIL {name}: {str(detail)[:600]}", file=sys.stderr)
 
 
-def start_migrd(migrd, tmp, name, *args):
-    """migrd -f on TMP/NAME.sock, logging to TMP/NAME.log: (proc, socket)"""
+def start_migrd(migrd, tmp, name, *args, all_netns=False):
+    """migrd -f on TMP/NAME.sock, logging to TMP/NAME.log: (proc, socket).
+    It looks for migr processes in its own network namespace only (tests
+    running side by side do not see each other's stand-ins) unless
+    all_netns."""
     sock = os.path.join(tmp, name + ".sock")
     log = open(os.path.join(tmp, name + ".log"), "w")
+    own = [] if all_netns else ["--test-own-netns"]
     p = subprocess.Popen([migrd, "-f", "--debug", "--config", "/dev/null",
-                          "--socket", sock] + list(args),
+                          "--socket", sock] + own + list(args),
                          stdout=log, stderr=subprocess.STDOUT)
     for _ in range(100):
         if os.path.exists(sock):

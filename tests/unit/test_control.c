@@ -73,6 +73,8 @@ int migr_switch(struct migr_context **ctxs, unsigned int n, const char *target,
 static bool parked_now;
 static unsigned int park_wait_ms, park_lease_ms;
 static uint64_t resume_token;
+/* what the stand-in's next resume says it left behind, if anything */
+static const char *resume_lost;
 
 int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 	      unsigned int lease_ms, struct migr_switch_report *rep)
@@ -93,6 +95,9 @@ int migr_resume(const char *target, uint64_t token,
 	resume_token = token;
 	memset(rep, 0, sizeof(*rep));
 	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : "migr_test0");
+	if (resume_lost)
+		snprintf(rep->partner_error, sizeof(rep->partner_error), "%s",
+			 resume_lost);
 	if (!parked_now) {
 		snprintf(rep->error, sizeof(rep->error), "the process is not parked");
 		return ENOENT;
@@ -282,6 +287,19 @@ static void test_park_requests(void)
 			    sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"to\":\"rxe1\"") && strstr(buf, "\"ok\":true}"));
 	CHECK(!parked_now && resume_token == 0x0123456789abcdefULL);
+	/*
+	 * A rollback's resume that could not take a partner along: it runs
+	 * (ok), and its report says which partner was left and why, escaped
+	 */
+	CHECK(request_retry("park 1000\n", buf, sizeof(buf)) > 0);
+	resume_lost = "partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \"gone\"";
+	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	resume_lost = NULL;
+	CHECK(strstr(buf, "\"ok\":true") &&
+	      strstr(buf, "\"partner_error\":\"partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \\\"gone\\\"\""));
+	CHECK(request_retry("park 1000\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"partner_error\":\"\""));
 }
 
 /* Run fn as uid/gid NOBODY in a child; true if it exited 0 */

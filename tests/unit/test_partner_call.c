@@ -293,6 +293,38 @@ static void test_give(void)
 	npairs = 0;
 }
 
+/*
+ * A resume (the end of a rollback too) that a partner's migrd refuses: an
+ * error naming our QP, the partner's QP, host and pid, and the step; the
+ * caller hands it on (a rollback's report, "partner_error")
+ */
+static void test_resume(void)
+{
+	struct migr_partner p;
+
+	partner(&p);
+	p.prepared = true;
+	p.pid = 974;
+	mqp.vqp.qp.qp_num = 0x17;
+	answer = "{\"v\":1,\"ok\":false,\"error\":\"no migr process with pid 974 on 10.0.0.2\"}\n";
+	err[0] = 0;
+	CHECK(migr_partners_resume(&p, 1, false, err, sizeof(err)) ==
+	      EREMOTEIO);
+	CHECK(!p.prepared);
+	CHECK(strstr(err, "partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): resume: no migr process with pid 974") !=
+	      NULL);
+
+	/* one that resumes: nothing to say */
+	partner(&p);
+	p.prepared = true;
+	answer = WRAP("{\"ok\":true,\"results\":[{\"ok\":true}]}");
+	err[0] = 0;
+	CHECK(migr_partners_resume(&p, 1, false, err, sizeof(err)) == 0);
+	/* none prepared: none asked */
+	CHECK(migr_partners_resume(&p, 1, true, err, sizeof(err)) == 0);
+	mqp.vqp.qp.qp_num = 0;
+}
+
 int main(void)
 {
 	char path[128];
@@ -305,6 +337,7 @@ int main(void)
 	test_prepare();
 	test_fetch();
 	test_give();
+	test_resume();
 	unlink(path);
 	return unit_done("partner_call");
 }
