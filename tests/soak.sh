@@ -14,7 +14,7 @@
 #     (CI: 2 and 1)
 #   switch-stress.sh ROUNDS (default 3): polling applications switched
 #     10 times per run, round after round
-#   migrate-partner.sh with MIGR_MIGRATIONS=20 (CI: 4): a workload and its
+#   migrate-partner.sh with MIGR_MIGRATIONS=20 (CI: 2): a workload and its
 #     partner, moved between the two hosts by migrctl migrate
 #   podman.sh with crun and runc (not in CI: more than 14 minutes on a
 #     slow day)

@@ -75,22 +75,33 @@ logged() {
 # exists, as a real one may (images it cannot take, a pid taken since the
 # check), and waits while $HOLD_FLAG ($RUN/hold-restore) exists, having
 # said so in $HELD_FLAG: a test kills migrd there, sure that the restore
-# is under way and not yet over (at most 120 s, then it goes on)
+# is under way and not yet over (at most 120 s, then it goes on); while
+# $HOLD_AFTER_FLAG ($RUN/hold-restored) exists, it waits so once CRIU
+# restored the process and before it tells migrd (the copy there, parked)
 criu_wrapper() {
 	FAIL_FLAG=$RUN/fail-restore
 	HOLD_FLAG=$RUN/hold-restore
+	HOLD_AFTER_FLAG=$RUN/hold-restored
 	HELD_FLAG=$RUN/restore-held
-	rm -f "$FAIL_FLAG" "$HOLD_FLAG" "$HELD_FLAG"
+	rm -f "$FAIL_FLAG" "$HOLD_FLAG" "$HOLD_AFTER_FLAG" "$HELD_FLAG"
 	cat >"$RUN/criu" <<WRAP
 #!/bin/sh
+# hold FLAG: wait while FLAG exists, having said so (at most 120 s)
+hold() {
+	touch $HELD_FLAG
+	i=0
+	while [ -e "\$1" ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done
+}
 if [ "\$1" = restore ] && [ -e $FAIL_FLAG ]; then
 	echo "$(basename "$0"): this restore fails on purpose" >&2
 	exit 1
 fi
-if [ "\$1" = restore ] && [ -e $HOLD_FLAG ]; then
-	touch $HELD_FLAG
-	i=0
-	while [ -e $HOLD_FLAG ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done
+[ "\$1" = restore ] && [ -e $HOLD_FLAG ] && hold $HOLD_FLAG
+if [ "\$1" = restore ] && [ -e $HOLD_AFTER_FLAG ]; then
+	/usr/sbin/criu "\$@"
+	rc=\$?
+	hold $HOLD_AFTER_FLAG
+	exit \$rc
 fi
 exec /usr/sbin/criu "\$@"
 WRAP

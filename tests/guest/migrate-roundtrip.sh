@@ -4,7 +4,7 @@
 # (issue 32: a round trip desynchronised the connection's PSNs, and
 # pingpong deadlocked with no error anywhere). The mover runs as a
 # container would (the init of its own pid namespace, in a network
-# namespace with its own address, 10.9.0.52). After each move both ends
+# namespace with its own address, 10.9.0.55). After each move both ends
 # are stopped (SIGSTOP) until the wire is quiet, and the PSNs the kernel
 # holds for their QPs (`rdma resource show qp`) must meet: the mover's
 # next send PSN is the one the partner expects, and the other way round.
@@ -24,8 +24,8 @@ MODULE=
 [ "${1:-}" = --module ] && { MODULE=1; shift; }
 ONLY=" $* "
 A_IP=10.9.0.1 B_IP=10.9.0.2
-WL_ADDR=10.9.0.52 WL_MAC=02:00:0a:09:00:34 # the mover's
-PT_ADDR=10.9.0.62 PT_MAC=02:00:0a:09:00:3e # a partner's, in a netns on B
+WL_ADDR=10.9.0.55 WL_MAC=02:00:0a:09:00:37 # the mover's
+PT_ADDR=10.9.0.65 PT_MAC=02:00:0a:09:00:41 # a partner's, in a netns on B
 MOVES=${MIGR_ROUNDTRIP_MOVES:-3}
 two_host_env migrate-roundtrip
 if [ -n "$MODULE" ]; then

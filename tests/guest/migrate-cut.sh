@@ -1,0 +1,111 @@
+#!/bin/bash
+# In two guests (buildlib/testbed/run.sh --two): the destination's migrd
+# killed at a step of its side of a migration, and restarted at once (as
+# systemd's Restart=on-failure would), while the mover's partner runs on B
+# in a network namespace of its own (issue 32: a rollback answered
+# success over a dead connection, the restarted migrd not finding the
+# partner). The mover (migr-traffic, every WR and byte checked at both
+# ends) runs on A as a container would. Steps: while CRIU restores
+# (held before it runs), and once CRIU restored the copy (held before
+# migrd hears of it). After each, the migration has failed and says so:
+# the mover runs on at A with its traffic moving, counted at both ends,
+# unless migrctl names the partner it could not take back (then the
+# connection is broken, and the script stops there, failed); nothing of
+# the restore is left on B.
+# usage: migrate-cut.sh a|b   (a: 10.9.0.1, b: 10.9.0.2)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ns.sh"
+. "$(dirname "$0")/migrate-lib.sh"
+role=${1:?a or b}
+B_IP=10.9.0.2
+WL_ADDR=10.9.0.54 WL_MAC=02:00:0a:09:00:36 # the mover's, on A
+PT_ADDR=10.9.0.64 PT_MAC=02:00:0a:09:00:40 # its partner's, on B
+TR="-d migr_rxe0 --qps 2 --port 18841 --rate 20 -r 2 -D 900 --stall-timeout 120"
+MLOG=$LOGDIR/migrate-cut-mover.log PLOG=$LOGDIR/migrate-cut-partner.log
+two_host_env migrate-cut
+criu_wrapper
+criu_migrd migrate-cut "$LOGDIR/migrate-cut-migrd-$role.log" "criu = $RUN/criu"
+[ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" ||
+	fail "migrd_starts_$role" "$LOGDIR/migrate-cut-migrd-$role.log"
+
+ops_grow() { grows "$1" 'ops=([0-9]+)' 30; }
+# nothing of a cut restore on B within 30 s: no migr-* namespace, no CRIU
+# (its wrapper), one migr-traffic (the partner)
+nothing_left() {
+	for _ in $(seq 300); do
+		! ip netns list | grep -q '^migr-' && ! pgrep -f "$RUN/criu restore" >/dev/null &&
+			[ "$(pgrep -cx migr-traffic)" = 1 ] && return 0
+		sleep 0.1
+	done
+	ip netns list; pgrep -af 'migr-traffic|criu'
+	return 1
+}
+
+if [ "$role" = a ]; then
+	rm -rf "${SYNC%/*}" && mkdir -p "$SYNC"
+	NAME=mover_netns_made ok fresh_ns cwl "$WL_ADDR" "$WL_MAC"
+	# shellcheck disable=SC2086 # the arguments, split
+	ns_run cwl "$MLOG" migr-traffic $TR --server
+	WP=$NS_PID
+	NAME=mover_listens ok listening cwl 18841
+	say listens
+	NAME=mover_connected ok connected "$WP"
+else
+	await listens 120 || fail b_saw_mover_listen
+	ns_del cpt
+	NAME=partner_netns_made ok ns_make cpt "$PT_ADDR/24" "$PT_MAC"
+	# shellcheck disable=SC2086
+	nsenter --net=/run/netns/cpt migr-traffic $TR --client "$WL_ADDR" >"$PLOG" 2>&1 &
+	PP=$!
+	NAME=partner_connected ok connected "$PP"
+fi
+
+# STEP: held by FLAG (the wrapper's), B's migrd killed there
+for step in restoring:HOLD_FLAG restored:HOLD_AFTER_FLAG; do
+	flag=${step#*:} step=${step%%:*}
+	if [ "$role" = a ]; then
+		await "$step.armed" 300 || fail "b_armed_$step"
+		NAME=${step}_traffic_before ok ops_grow "$MLOG"
+		out=$LOGDIR/migrate-cut-$step.out
+		timeout 600 migrctl migrate --pid "$WP" --to "$B_IP" >"$out" 2>&1
+		rc=$?
+		sed 's/^/    /' "$out"
+		check "${step}_cut_move_fails_here_again" sh -c "[ $rc -ne 0 ] && grep -q 'runs here again on rxe0' $out"
+		check "${step}_no_partner_left_behind" sh -c "! grep -q 'partner was not reconnected' $out"
+		NAME=${step}_mover_runs_here ok runs_here "$WP"
+		NAME=${step}_mover_traffic_after ok ops_grow "$MLOG"
+		say "$step.checked"
+		await "$step.done" 300 || fail "b_done_$step"
+	else
+		touch "${!flag}"
+		say "$step.armed"
+		for _ in $(seq 1200); do [ -e "$HELD_FLAG" ] && break; sleep 0.1; done
+		check "b_${step}_held" test -e "$HELD_FLAG"
+		kill -KILL "$MIGRD"
+		wait "$MIGRD" 2>/dev/null
+		start_test_migrd migrate-cut "$LOGDIR/migrate-cut-migrd-b-$step.log"
+		rm -f "${!flag}" "$HELD_FLAG"
+		NAME=b_${step}_nothing_left ok nothing_left
+		await "$step.checked" 600 || fail "a_checked_$step"
+		NAME=${step}_partner_traffic_after ok ops_grow "$PLOG"
+		say "$step.done"
+	fi
+done
+
+# the ends: the mover's first (each waits for the other's last word)
+if [ "$role" = a ]; then
+	kill -TERM "$WP"
+	say termed
+	traffic_verdict mover_verified "$NS_HOLDER" "$MLOG"
+	say done
+else
+	await termed 300 || fail b_saw_termed
+	kill -TERM "$PP"
+	traffic_verdict partner_verified "$PP" "$PLOG"
+	await done 300 || fail b_saw_done
+	ns_del cpt
+fi
+[ "$role" = a ] && ns_del cwl
+kill -TERM "$MIGRD" 2>/dev/null
+wait "$MIGRD" 2>/dev/null
+summary "migrate-cut $role"
