@@ -153,8 +153,10 @@ done
 
 # A partner that dies during the move (once the mover's images reached B,
 # before its restore there) cannot follow it: the move fails, and the
-# mover is back to work on A, on its device. (migr-traffic's own verdict
-# then is the application's business: its peer is gone.)
+# mover is back to work on A, on its device, the failure naming the
+# partner it could not take back (issue 32: not "runs here again" as if
+# all were well). (migr-traffic's own verdict then is the application's
+# business: its peer is gone.)
 if wanted dead_partner; then
 	dlog=$LOGDIR/migrate-apps-dead-partner
 	if [ "$role" = a ]; then
@@ -166,7 +168,8 @@ if wanted dead_partner; then
 		say dead.mover-listens
 		await dead.peer-up 120 || fail dead_partner_peer_up
 		NAME=dead_partner_mover_connected ok connected "$WP"
-		refused dead_partner_move_fails "runs here again on rxe0" --pid "$WP" --to "$B_IP"
+		refused dead_partner_move_fails "is back on rxe0, but a partner was not reconnected (pid $WP: partner of QP" \
+			--pid "$WP" --to "$B_IP"
 		NAME=dead_partner_mover_runs_here ok runs_here "$WP"
 		say dead.checked
 		kill -KILL "$WP" 2>/dev/null
