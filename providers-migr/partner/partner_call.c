@@ -87,19 +87,14 @@ struct step {
 static void fail_reason(struct migr_partner *p, const char *step, char *err,
 			size_t errlen)
 {
-	char why[256];
+	char why[256], pid[24] = "";
 
 	snprintf(why, sizeof(why), "%s", err);
 	/* its pid once a reply named it: the operator finds it by that */
 	if (p->pid)
-		snprintf(err, errlen,
-			 "partner of QP 0x%x (QP 0x%x at %s, pid %d): %s: %s",
-			 p->mqp->vqp.qp.qp_num, p->qpn, p->host, p->pid, step,
-			 why);
-	else
-		snprintf(err, errlen,
-			 "partner of QP 0x%x (QP 0x%x at %s): %s: %s",
-			 p->mqp->vqp.qp.qp_num, p->qpn, p->host, step, why);
+		snprintf(pid, sizeof(pid), ", pid %d", p->pid);
+	snprintf(err, errlen, "partner of QP 0x%x (QP 0x%x at %s%s): %s: %s",
+		 p->mqp->vqp.qp.qp_num, p->qpn, p->host, pid, step, why);
 }
 
 static bool same_group(const struct migr_partner *a,
