@@ -559,6 +559,31 @@ static int ask_movers(struct dest_mig *m, const char *line, int ms,
 	return ret;
 }
 
+/*
+ * Tests only (migrd --test-hold DIR): while DIR/STEP exists, the step
+ * waits (at most 120 s), having made DIR/STEP.held, so that a test can
+ * kill migrd there knowing where it stands
+ */
+static void test_hold(const char *step)
+{
+	char flag[512], held[520];
+	int i;
+	FILE *f;
+
+	if (!migrd.test_hold)
+		return;
+	snprintf(flag, sizeof(flag), "%s/%s", migrd.test_hold, step);
+	if (access(flag, F_OK))
+		return;
+	snprintf(held, sizeof(held), "%s.held", flag);
+	f = fopen(held, "we");
+	if (f)
+		fclose(f);
+	log_warn("test hold: the step %s waits while %s exists", step, flag);
+	for (i = 0; i < 1200 && !access(flag, F_OK); i++)
+		usleep(100000);
+}
+
 /* criu restore, then its migr processes' resume reports; 0 or -1 with err */
 static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		   double *ms, char **report, char *err, size_t errlen)
@@ -653,6 +678,7 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		 io_left_ms(m->deadline) ?: 1);
 	if (ask_movers(m, imgs, 10000, "fence", NULL, err, errlen))
 		return -1;
+	test_hold("resume");
 	/*
 	 * The plugin left them parked (MIGR_RESUME_BY=migrd): resumed here,
 	 * side by side
@@ -763,6 +789,8 @@ static void do_end(const struct req *r, struct sbuf *out)
 	struct dest_mig *m;
 	char err[256] = "";
 
+	if (!strcmp(r->line, "commit"))
+		test_hold("commit"); /* not under the lock */
 	pthread_mutex_lock(&lock);
 	m = find(r->id);
 	if (!strcmp(r->line, "commit")) {

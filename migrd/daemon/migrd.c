@@ -62,7 +62,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: migrd [-f] [--debug] [--config FILE] [--socket PATH]\n"
 		"             [--port N] [--listen ADDR|none] [--key FILE]\n"
-		"             [--test-qp-owners FILE] [--test-own-netns]\n");
+		"             [--test-qp-owners FILE] [--test-own-netns] [--test-hold DIR]\n");
 }
 
 /* Take a slot for a connection; 0, or -1 with why it gets none */
@@ -256,6 +256,7 @@ static int parse_args(int argc, char **argv, bool *fg)
 		{ "help", no_argument, NULL, 'h' },
 		{ "test-qp-owners", required_argument, NULL, 'T' },
 		{ "test-own-netns", no_argument, NULL, 'N' },
+		{ "test-hold", required_argument, NULL, 'H' },
 		{}
 	};
 	const char *config = MIGRD_CONFIG;
@@ -317,6 +318,9 @@ static int parse_args(int argc, char **argv, bool *fg)
 			break;
 		case 'N':
 			migrd.test_own_netns = true;
+			break;
+		case 'H':
+			migrd.test_hold = optarg;
 			break;
 		case 'h':
 			usage(stdout);

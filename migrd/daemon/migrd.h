@@ -26,6 +26,12 @@ struct migrd {
 	 * each other's stand-ins
 	 */
 	bool test_own_netns;
+	/*
+	 * tests: a directory where a file named after a step of the
+	 * destination's side ("resume", "commit") holds that step while it
+	 * exists (test_hold(), migrate_dest.c)
+	 */
+	const char *test_hold;
 };
 
 extern struct migrd migrd;

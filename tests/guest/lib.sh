@@ -158,14 +158,16 @@ two_host_env() {
 # start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
 # its key in $RUN/key (the same NAME in both guests: the same key), peers
 # on every address (not migrd's default); sets MIGRD and returns once the
-# socket is there. MIGRD_CONF: a migrd.conf of the test's (default none)
+# socket is there. MIGRD_CONF: a migrd.conf of the test's (default none);
+# MIGRD_ARGS: options of the test's (default none)
 start_test_migrd() {
 	install -m 0600 /dev/null "$RUN/key"
 	echo "migr $1 test key" >"$RUN/key"
 	# a migrd killed by SIGKILL leaves its socket: waiting for that one
 	# would return before this migrd has started
 	rm -f "$MIGRD_SOCKET"
-	migrd -f --debug --config "${MIGRD_CONF:-/dev/null}" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$2" 2>&1 &
+	# shellcheck disable=SC2086 # MIGRD_ARGS: a test's own options, split
+	migrd -f --debug --config "${MIGRD_CONF:-/dev/null}" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" $MIGRD_ARGS >"$2" 2>&1 &
 	MIGRD=$!
 	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 }

@@ -5,13 +5,16 @@
 # in a network namespace of its own (issue 32: a rollback answered
 # success over a dead connection, the restarted migrd not finding the
 # partner). The mover (migr-traffic, every WR and byte checked at both
-# ends) runs on A as a container would. Steps: while CRIU restores
-# (held before it runs), and once CRIU restored the copy (held before
-# migrd hears of it). After each, the migration has failed and says so:
-# the mover runs on at A with its traffic moving, counted at both ends,
-# unless migrctl names the partner it could not take back (then the
-# connection is broken, and the script stops there, failed); nothing of
-# the restore is left on B.
+# ends) runs on A as a container would. Steps, each held there: before
+# CRIU runs (the criu wrapper's hold); in CRIU, once it restored the copy
+# and before it exits (the wrapper's); after the restore, before the copy
+# resumes and reconnects its partner here (migrd --test-hold's "resume");
+# the copy resumed and its partner reconnected to it, before the commit
+# is taken (migrd's "commit"). After each, the migration has failed and
+# says so: the mover runs on at A with its traffic moving, counted at
+# both ends, unless migrctl names the partner it could not take back
+# (then the connection is broken, and the script stops there, failed);
+# nothing of the restore is left on B.
 # usage: migrate-cut.sh a|b   (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns.sh"
@@ -24,6 +27,9 @@ TR="-d migr_rxe0 --qps 2 --port 18841 --rate 20 -r 2 -D 900 --stall-timeout 120"
 MLOG=$LOGDIR/migrate-cut-mover.log PLOG=$LOGDIR/migrate-cut-partner.log
 two_host_env migrate-cut
 criu_wrapper
+HOLDS=$RUN/holds
+rm -rf "$HOLDS" && mkdir -p "$HOLDS"
+export MIGRD_ARGS="--test-hold $HOLDS"
 criu_migrd migrate-cut "$LOGDIR/migrate-cut-migrd-$role.log" "criu = $RUN/criu"
 [ -S "$MIGRD_SOCKET" ] && pass "migrd_starts_$role" ||
 	fail "migrd_starts_$role" "$LOGDIR/migrate-cut-migrd-$role.log"
@@ -60,9 +66,12 @@ else
 	NAME=partner_connected ok connected "$PP"
 fi
 
-# STEP: held by FLAG (the wrapper's), B's migrd killed there
-for step in restoring:HOLD_FLAG restored:HOLD_AFTER_FLAG; do
-	flag=${step#*:} step=${step%%:*}
+# STEP:FLAG:HELD: STEP held while the file FLAG exists (HELD made once
+# it is), B's migrd killed there
+for step in before_criu:$HOLD_FLAG:$HELD_FLAG in_criu:$HOLD_AFTER_FLAG:$HELD_FLAG \
+	before_resume:$HOLDS/resume:$HOLDS/resume.held \
+	before_commit:$HOLDS/commit:$HOLDS/commit.held; do
+	IFS=: read -r step flag held <<<"$step"
 	if [ "$role" = a ]; then
 		await "$step.armed" 300 || fail "b_armed_$step"
 		NAME=${step}_traffic_before ok ops_grow "$MLOG"
@@ -77,14 +86,14 @@ for step in restoring:HOLD_FLAG restored:HOLD_AFTER_FLAG; do
 		say "$step.checked"
 		await "$step.done" 300 || fail "b_done_$step"
 	else
-		touch "${!flag}"
+		touch "$flag"
 		say "$step.armed"
-		for _ in $(seq 1200); do [ -e "$HELD_FLAG" ] && break; sleep 0.1; done
-		check "b_${step}_held" test -e "$HELD_FLAG"
+		for _ in $(seq 1200); do [ -e "$held" ] && break; sleep 0.1; done
+		check "b_${step}_held" test -e "$held"
 		kill -KILL "$MIGRD"
 		wait "$MIGRD" 2>/dev/null
+		rm -f "$flag" "$held"
 		start_test_migrd migrate-cut "$LOGDIR/migrate-cut-migrd-b-$step.log"
-		rm -f "${!flag}" "$HELD_FLAG"
 		NAME=b_${step}_nothing_left ok nothing_left
 		await "$step.checked" 600 || fail "a_checked_$step"
 		NAME=${step}_partner_traffic_after ok ops_grow "$PLOG"
