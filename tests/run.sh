@@ -218,8 +218,9 @@ step "two guests, two NICs: UD peers; perftest, rping, traffic; every rxe pairin
 # A -> B -> A -> B, the PSNs of each pair of QPs compared with the
 # kernel's after each move (the partner's QPs re-pointed in place), and
 # two moves whose objects and partners keep their numbers
-# Then B's migrd killed and restarted while it restores, and once the
-# copy is restored, the mover's partner alive on B (migrate-cut.sh).
+# Then B's migrd killed and restarted at each step of its side (before
+# CRIU, in CRIU, before the copy's resume, before the commit), the
+# mover's partner alive on B (migrate-cut.sh).
 MIGRATION=(criu-two migrate-two migrate-cut migrate-ns migrate-partner)
 APPS="ib_write_bw ib_send_bw dead_partner"
 step "two guests, two NICs: processes moved between hosts by CRIU and migrctl migrate" \

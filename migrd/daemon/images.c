@@ -115,7 +115,7 @@ void img_remove(const char *id, bool keep_logs)
 	rmdir(path);
 }
 
-void img_sweep(void (*each)(const char *id))
+void img_sweep(bool (*each)(const char *id))
 {
 	char path[512];
 	struct dirent *e;
@@ -127,8 +127,8 @@ void img_sweep(void (*each)(const char *id))
 		return;
 	while ((e = readdir(d)))
 		if (e->d_type == DT_DIR && name_ok(e->d_name)) {
-			each(e->d_name);
-			img_remove(e->d_name, true);
+			if (!each(e->d_name))
+				img_remove(e->d_name, true);
 		}
 	closedir(d);
 }

@@ -35,9 +35,9 @@ void img_remove(const char *id, bool keep_logs);
 /*
  * At start: the images an earlier migrd left (it died mid-migration) go,
  * their logs stay; no migration of this one's has begun yet. each(id)
- * first, for each migration found
+ * first, for each migration found: all of it stays if it returns true
  */
-void img_sweep(void (*each)(const char *id));
+void img_sweep(bool (*each)(const char *id));
 /*
  * A restore's mark in its migration's directory dir, written before
  * anything is made for it (its network namespace, the restore) and gone

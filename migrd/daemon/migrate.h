@@ -48,9 +48,11 @@ void migrate_run(const struct req *r, const struct client *c,
 /*
  * At start, for each migration an earlier migrd left (images.h,
  * img_sweep()): the copy it restored but never saw committed is killed,
- * with the network namespace made for it
+ * with the network namespace made for it, unless it had resumed (then it
+ * waits for its commit again, under its fence: dest_record.h); true if
+ * it stays
  */
-void migrate_dest_sweep(const char *id);
+bool migrate_dest_sweep(const char *id);
 
 /* migrate_dest.c: the destination's side of each mig-* request */
 void migrate_dest_run(const struct req *r, const struct client *c,

@@ -4,6 +4,7 @@
  * restores, and keeps the restored copy only if the source commits
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <rdma/migr_rxe_abi.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "criu_run.h"
+#include "dest_record.h"
 #include "images.h"
 #include "log.h"
 #include "migr_json.h"
@@ -444,7 +446,57 @@ static bool was_committed(const char *id)
 	return !access(path, F_OK);
 }
 
-void migrate_dest_sweep(const char *id)
+/*
+ * A resumed copy an earlier migrd left, taken back as it was (restored,
+ * waiting for the commit), its fence running again to the same deadline;
+ * false if it cannot be (no record, the copy gone, no slot or thread)
+ */
+static bool take_back(const char *id, const char *dir)
+{
+	struct dest_record rec;
+	struct dest_mig *m;
+	char path[64];
+	pthread_t th;
+
+	if (!dest_record_alive(dir, &rec))
+		return false;
+	pthread_mutex_lock(&lock);
+	m = slot();
+	if (!m) {
+		pthread_mutex_unlock(&lock);
+		return false;
+	}
+	memset(m, 0, sizeof(*m));
+	snprintf(m->id, sizeof(m->id), "%s", id);
+	snprintf(m->who, sizeof(m->who), "%s", rec.who);
+	snprintf(m->netns, sizeof(m->netns), "%s", rec.netns);
+	m->pid = rec.pid;
+	m->start = rec.start;
+	m->nmovers = rec.nmovers;
+	memcpy(m->hpids, rec.hpids, sizeof(m->hpids));
+	memcpy(m->hstarts, rec.hstarts, sizeof(m->hstarts));
+	m->born = io_now_ms();
+	m->deadline = rec.deadline;
+	m->ns = rec.ns;
+	snprintf(path, sizeof(path), "/run/netns/%s", rec.netns);
+	m->nsfd = rec.netns[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	m->state = D_RESTORED;
+	if ((rec.netns[0] && m->nsfd < 0) ||
+	    pthread_create(&th, NULL, fence, m)) {
+		if (m->nsfd >= 0)
+			close(m->nsfd);
+		m->state = D_FREE;
+		pthread_mutex_unlock(&lock);
+		return false;
+	}
+	pthread_detach(th);
+	pthread_mutex_unlock(&lock);
+	log_warn("migration %s: pid %d resumed here before migrd stopped: it waits for the commit from %s again, for %d s at most",
+		 id, rec.pid, rec.who, io_left_ms(rec.deadline) / 1000);
+	return true;
+}
+
+bool migrate_dest_sweep(const char *id)
 {
 	char dir[512], path[600], err[256],
 		netns[sizeof(NETNS_PREFIX) + REQ_MIG_ID_LEN + 1];
@@ -455,7 +507,9 @@ void migrate_dest_sweep(const char *id)
 
 	if (img_path(id, NULL, false, dir, sizeof(dir), err, sizeof(err)) ||
 	    !img_restoring(dir, &t0) || was_committed(id))
-		return; /* another boot's (long gone), or committed: it stays */
+		return false; /* another boot's (long gone), or committed */
+	if (take_back(id, dir))
+		return true;
 	/* Its CRIU first, if still there: nothing it restores after stays */
 	if (criu_kill_in(dir) > 0)
 		log_warn("migration %s: the restore an earlier migrd left running is killed",
@@ -476,7 +530,7 @@ void migrate_dest_sweep(const char *id)
 		if (killed < 0)
 			log_warn("migration %s: a restore was under way when migrd stopped; a copy it may still restore stays stopped (criu --leave-stopped): kill it",
 				 id);
-		return;
+		return false;
 	}
 	/* Its copy: started within the restore's bound from the mark */
 	if (!proc_start(pid, &start) && start >= t0 &&
@@ -485,6 +539,7 @@ void migrate_dest_sweep(const char *id)
 		log_warn("migration %s: pid %d, restored here but never committed (migrd stopped before the commit), is killed",
 			 id, pid);
 	}
+	return false;
 }
 
 /*
@@ -609,7 +664,12 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	if (img_mark_restoring(dir, err, errlen))
 		return -1;
 	if (m->ns.own_netns) {
-		/* Its interface and address; its MAC once it runs */
+		/*
+		 * Its interface and address; its MAC, and ARP, only at the
+		 * commit: until then nothing it sends reaches its peers (a
+		 * copy killed uncommitted resets none of their connections,
+		 * which the source's rollback keeps)
+		 */
 		snprintf(m->netns, sizeof(m->netns), "%s%s", NETNS_PREFIX,
 			 m->id);
 		if (netns_create(m->netns, &m->ns, &m->nsfd, err, errlen)) {
@@ -645,9 +705,6 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		m->pid = pid; /* its pid here from now on */
 		pthread_mutex_unlock(&lock);
 	}
-	if (m->ns.own_netns &&
-	    netns_announce(m->nsfd, &m->ns, err, errlen))
-		return -1;
 	if (proc_start(pid, &start)) {
 		snprintf(err, errlen, "pid %d died after its restore", pid);
 		return -1;
@@ -697,6 +754,26 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	return 0;
 }
 
+/* The resumed copy written down (dest_record.h), before the source hears */
+static void write_record(const struct dest_mig *m)
+{
+	struct dest_record rec = { .pid = m->pid,
+				   .start = m->start,
+				   .nmovers = m->nmovers,
+				   .deadline = m->deadline,
+				   .ns = m->ns };
+	char dir[512], err[512];
+
+	snprintf(rec.who, sizeof(rec.who), "%s", m->who);
+	snprintf(rec.netns, sizeof(rec.netns), "%s", m->netns);
+	memcpy(rec.hpids, m->hpids, sizeof(rec.hpids));
+	memcpy(rec.hstarts, m->hstarts, sizeof(rec.hstarts));
+	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, sizeof(err)) ||
+	    dest_record_write(dir, &rec, err, sizeof(err)))
+		log_warn("migration %s: %s: a migrd started before the commit will kill pid %d",
+			 m->id, err, m->pid);
+}
+
 static void do_restore(const struct req *r, const struct client *c,
 		       struct sbuf *out)
 {
@@ -735,6 +812,7 @@ static void do_restore(const struct req *r, const struct client *c,
 	}
 	pthread_detach(th);
 	pthread_mutex_unlock(&lock);
+	write_record(m);
 	log_info("migration %s: pid %d restored and resumed on %s in %.0f ms; waiting for the commit",
 		 r->id, m->pid, r->dev, io_now_ms() - (double)t0);
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"restore_ms\":%.1f,\"reports\":%s}",
@@ -781,6 +859,17 @@ static int commit_copy(struct dest_mig *m, char *err, size_t errlen)
 	return ret;
 }
 
+/*
+ * At the commit, and not before: its interface takes its MAC and answers
+ * ARP, and its peers hear where it is now; 0 or -1 with err
+ */
+static int announce(struct dest_mig *m, char *err, size_t errlen)
+{
+	if (!m->ns.own_netns || m->nsfd < 0)
+		return 0;
+	return netns_announce(m->nsfd, &m->ns, err, errlen);
+}
+
 static void do_end(const struct req *r, struct sbuf *out)
 {
 	static const char *const names[] = { "none", "checked", "restoring",
@@ -800,7 +889,8 @@ static void do_end(const struct req *r, struct sbuf *out)
 		 * A copy that ended on its own after its resume ran on here:
 		 * the source must not run that again, so it is committed too
 		 */
-		if (waits && commit_copy(m, err, sizeof(err))) {
+		if (waits && (announce(m, err, sizeof(err)) ||
+			      commit_copy(m, err, sizeof(err)))) {
 			log_warn("migration %s: %s: its restored copy (pid %d) is killed",
 				 m->id, err, m->pid);
 			kill_copy(m);

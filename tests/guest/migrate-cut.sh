@@ -10,11 +10,13 @@
 # and before it exits (the wrapper's); after the restore, before the copy
 # resumes and reconnects its partner here (migrd --test-hold's "resume");
 # the copy resumed and its partner reconnected to it, before the commit
-# is taken (migrd's "commit"). After each, the migration has failed and
-# says so: the mover runs on at A with its traffic moving, counted at
-# both ends, unless migrctl names the partner it could not take back
-# (then the connection is broken, and the script stops there, failed);
-# nothing of the restore is left on B.
+# is taken (migrd's "commit"). After each of the first three the
+# migration has failed and says so: the mover runs on at A with its
+# traffic moving, counted at both ends, unless migrctl names the partner
+# it could not take back; nothing of the restore is left on B. At the
+# last the copy had resumed, its partner's traffic its own since: B's
+# new migrd takes it back, the source's commit finds it, and the move
+# succeeds, the mover's traffic moving on at B.
 # usage: migrate-cut.sh a|b   (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns.sh"
@@ -38,12 +40,16 @@ ops_grow() { grows "$1" 'ops=([0-9]+)' 30; }
 # nothing of a cut restore on B within 30 s: no migr-* namespace, no CRIU
 # (its wrapper), one migr-traffic (the partner)
 nothing_left() {
+	local t0=$SECONDS
 	for _ in $(seq 300); do
-		! ip netns list | grep -q '^migr-' && ! pgrep -f "$RUN/criu restore" >/dev/null &&
-			[ "$(pgrep -cx migr-traffic)" = 1 ] && return 0
+		! ip netns list | grep -q '^migr-' && ! timeout 5 pgrep -f "$RUN/criu restore" >/dev/null &&
+			[ "$(timeout 5 pgrep -cx migr-traffic)" = 1 ] &&
+			echo "    nothing left after $((SECONDS - t0)) s" && return 0
 		sleep 0.1
 	done
-	ip netns list; pgrep -af 'migr-traffic|criu'
+	ip netns list; timeout 5 pgrep -af 'migr-traffic|criu'
+	echo "processes in D state:"; ps -eo pid,stat,wchan:32,args | awk '$2 ~ /D/'
+	dmesg | tail -n 20
 	return 1
 }
 
@@ -66,12 +72,31 @@ else
 	NAME=partner_connected ok connected "$PP"
 fi
 
-# STEP:FLAG:HELD: STEP held while the file FLAG exists (HELD made once
-# it is), B's migrd killed there
-for step in before_criu:$HOLD_FLAG:$HELD_FLAG in_criu:$HOLD_AFTER_FLAG:$HELD_FLAG \
-	before_resume:$HOLDS/resume:$HOLDS/resume.held \
-	before_commit:$HOLDS/commit:$HOLDS/commit.held; do
-	IFS=: read -r step flag held <<<"$step"
+# a step before the copy resumed: the move fails, the mover runs on here
+cut_back() {
+	check "${step}_cut_move_fails_here_again" sh -c "[ $rc -ne 0 ] && grep -q 'runs here again on rxe0' $out"
+	check "${step}_no_partner_left_behind" sh -c "! grep -q 'partner was not reconnected' $out"
+	if runs_here "$WP"; then pass "${step}_mover_runs_here"; else
+		fail "${step}_mover_runs_here" "$MLOG"
+		tail -n 30 "$LOGDIR/migrate-cut-migrd-$role.log"
+	fi
+}
+# once it resumed there (its partner's traffic its own since): B's new
+# migrd takes it back and the commit, the move succeeds
+cut_there() {
+	check "${step}_cut_move_commits_there" sh -c "[ $rc -eq 0 ] && grep -q 'runs on $B_IP as pid' $out"
+	sed -n "s/.*runs on $B_IP as pid \([0-9]*\).*/\1/p" "$out" >"$SYNC/mover-there"
+	NAME=${step}_mover_gone_here ok gone_soon "$WP"
+}
+
+# STEP:FLAG:HELD:WHERE: STEP held while the file FLAG exists (HELD made
+# once it is), B's migrd killed there; the mover then runs on at WHERE
+# (MIGR_CUT_STEPS: the names of those to run, default all)
+for step in before_criu:$HOLD_FLAG:$HELD_FLAG:back in_criu:$HOLD_AFTER_FLAG:$HELD_FLAG:back \
+	before_resume:$HOLDS/resume:$HOLDS/resume.held:back \
+	before_commit:$HOLDS/commit:$HOLDS/commit.held:there; do
+	IFS=: read -r step flag held where <<<"$step"
+	[ -z "${MIGR_CUT_STEPS:-}" ] || [[ " $MIGR_CUT_STEPS " == *" $step "* ]] || continue
 	if [ "$role" = a ]; then
 		await "$step.armed" 300 || fail "b_armed_$step"
 		NAME=${step}_traffic_before ok ops_grow "$MLOG"
@@ -79,12 +104,11 @@ for step in before_criu:$HOLD_FLAG:$HELD_FLAG in_criu:$HOLD_AFTER_FLAG:$HELD_FLA
 		timeout 600 migrctl migrate --pid "$WP" --to "$B_IP" >"$out" 2>&1
 		rc=$?
 		sed 's/^/    /' "$out"
-		check "${step}_cut_move_fails_here_again" sh -c "[ $rc -ne 0 ] && grep -q 'runs here again on rxe0' $out"
-		check "${step}_no_partner_left_behind" sh -c "! grep -q 'partner was not reconnected' $out"
-		NAME=${step}_mover_runs_here ok runs_here "$WP"
+		"cut_$where"
 		NAME=${step}_mover_traffic_after ok ops_grow "$MLOG"
 		say "$step.checked"
 		await "$step.done" 300 || fail "b_done_$step"
+		[ "$where" = back ] || break
 	else
 		touch "$flag"
 		say "$step.armed"
@@ -93,25 +117,52 @@ for step in before_criu:$HOLD_FLAG:$HELD_FLAG in_criu:$HOLD_AFTER_FLAG:$HELD_FLA
 		kill -KILL "$MIGRD"
 		wait "$MIGRD" 2>/dev/null
 		rm -f "$flag" "$held"
-		start_test_migrd migrate-cut "$LOGDIR/migrate-cut-migrd-b-$step.log"
-		NAME=b_${step}_nothing_left ok nothing_left
+		mlog=$LOGDIR/migrate-cut-migrd-b-$step.log
+		start_test_migrd migrate-cut "$mlog"
+		if [ "$where" = back ]; then
+			NAME=b_${step}_nothing_left ok nothing_left
+		else
+			logged "b_${step}_migrd_takes_copy_back" 'resumed here before migrd stopped' "$mlog"
+		fi
 		await "$step.checked" 600 || fail "a_checked_$step"
+		if [ "$where" = there ]; then
+			tp=$(cat "$SYNC/mover-there")
+			NAME=b_${step}_mover_runs_here ok runs_here "$tp"
+			logged "b_${step}_committed" "committed; pid $tp runs here" "$mlog"
+		fi
 		NAME=${step}_partner_traffic_after ok ops_grow "$PLOG"
 		say "$step.done"
+		[ "$where" = back ] || break
 	fi
 done
 
-# the ends: the mover's first (each waits for the other's last word)
+# the ends: the mover's first (each waits for the other's last word),
+# wherever it runs
 if [ "$role" = a ]; then
-	kill -TERM "$WP"
-	say termed
-	traffic_verdict mover_verified "$NS_HOLDER" "$MLOG"
-	say done
+	if [ -s "$SYNC/mover-there" ]; then
+		say termed # B ends it, and says its verdict
+		wait "$NS_HOLDER" 2>/dev/null
+	else
+		kill -TERM "$WP"
+		say termed
+		traffic_verdict mover_verified "$NS_HOLDER" "$MLOG"
+	fi
+	say "done"
 else
 	await termed 300 || fail b_saw_termed
+	if [ -s "$SYNC/mover-there" ]; then
+		tp=$(cat "$SYNC/mover-there")
+		kill -TERM "$tp"
+	fi
 	kill -TERM "$PP"
 	traffic_verdict partner_verified "$PP" "$PLOG"
-	await done 300 || fail b_saw_done
+	if [ -s "$SYNC/mover-there" ]; then
+		for _ in $(seq 600); do gone "$tp" && break; sleep 0.2; done
+		check mover_verified_here grep -q 'migr-traffic: PASS' "$MLOG"
+		tail -n 1 "$MLOG" | sed 's/^/    /'
+		for n in $(ip netns list | awk '/^migr-/ { print $1 }'); do ns_del "$n"; done
+	fi
+	await "done" 300 || fail b_saw_done
 	ns_del cpt
 fi
 [ "$role" = a ] && ns_del cwl
