@@ -41,15 +41,18 @@ ops_grow() { grows "$1" 'ops=([0-9]+)' 30; }
 # (its wrapper), one migr-traffic (the partner)
 nothing_left() {
 	local t0=$SECONDS
-	for _ in $(seq 300); do
-		! ip netns list | grep -q '^migr-' && ! timeout 5 pgrep -f "$RUN/criu restore" >/dev/null &&
+	while [ $((SECONDS - t0)) -lt 60 ]; do
+		! ip netns list | grep -q '^migr-' && ! timeout 5 pgrep -f "$RUN/criu[ ]restore" >/dev/null &&
 			[ "$(timeout 5 pgrep -cx migr-traffic)" = 1 ] &&
 			echo "    nothing left after $((SECONDS - t0)) s" && return 0
-		sleep 0.1
+		sleep 0.2
 	done
-	ip netns list; timeout 5 pgrep -af 'migr-traffic|criu'
-	echo "processes in D state:"; ps -eo pid,stat,wchan:32,args | awk '$2 ~ /D/'
-	dmesg | tail -n 20
+	ip netns list
+	echo "    processes (D: in the kernel, its stack below):"
+	timeout 10 ps --ppid 2 -p 2 --deselect -o pid,stat,etimes,wchan:32,args
+	for p in $(timeout 10 ps -eo pid=,stat= | awk '$2 ~ /D/ { print $1 }'); do
+		echo "    pid $p $(cat /proc/"$p"/comm):"; sed 's/^/      /' /proc/"$p"/stack
+	done
 	return 1
 }
 
@@ -115,10 +118,12 @@ for step in before_criu:$HOLD_FLAG:$HELD_FLAG:back in_criu:$HOLD_AFTER_FLAG:$HEL
 		for _ in $(seq 1200); do [ -e "$held" ] && break; sleep 0.1; done
 		check "b_${step}_held" test -e "$held"
 		kill -KILL "$MIGRD"
+		t0=$SECONDS
 		wait "$MIGRD" 2>/dev/null
 		rm -f "$flag" "$held"
 		mlog=$LOGDIR/migrate-cut-migrd-b-$step.log
 		start_test_migrd migrate-cut "$mlog"
+		echo "    migrd killed, and another started, in $((SECONDS - t0)) s"
 		if [ "$where" = back ]; then
 			NAME=b_${step}_nothing_left ok nothing_left
 		else
