@@ -6,6 +6,7 @@ set(MIGR_PROVIDER_SOURCES
   agent/agent.c
   agent/contexts.c
   agent/control.c
+  agent/control_ops.c
   agent/fence.c
   agent/migr_json.c
   agent/migrd_call.c
