@@ -84,8 +84,7 @@ static int parse_token(const char *s, uint64_t *v)
 	size_t n = strlen(s), i;
 	uint64_t x = 0;
 
-	if (!n || n > CTL_TOKEN_DIGITS ||
-	    strspn(s, "0123456789abcdef") != n)
+	if (!n || n > CTL_TOKEN_DIGITS || strspn(s, "0123456789abcdef") != n)
 		return -1;
 	for (i = 0; i < n; i++)
 		x = x << 4 | (s[i] <= '9' ? s[i] - '0' : s[i] - 'a' + 10);
@@ -129,8 +128,9 @@ static int parse_args(const struct ctl_spec *s, char *args, struct ctl_req *q,
 	}
 	while (w) {
 		if (q->nargs == s->max)
-			return fail(err, errlen, "%s takes at most %u arguments",
-				    s->name, s->max);
+			return fail(err, errlen,
+				    "%s takes at most %u arguments", s->name,
+				    s->max);
 		sp = strchr(w, ' ');
 		if (sp)
 			*sp = 0;

@@ -11,8 +11,7 @@ enum ctl_resumer ctl_resumer(void)
 	const char *by = getenv("MIGR_RESUME_BY");
 	const char *want = strchr(CTL_RESUME_BY_MIGRD_ENV, '=') + 1;
 
-	return by && !strcmp(by, want) ? CTL_RESUMER_MIGRD :
-					 CTL_RESUMER_PLUGIN;
+	return by && !strcmp(by, want) ? CTL_RESUMER_MIGRD : CTL_RESUMER_PLUGIN;
 }
 
 int ctl_resume_line(char *buf, size_t len)

@@ -856,8 +856,9 @@ static void rollback(struct mig *m)
 	/* the parked ones, and one that may be */
 	for (i = 0; i < m->nparked + m->park_unknown && !failed; i++) {
 		reply = NULL;
-		if (proc_ask(m->movers[i], &(struct ctl_req){ .op = CTL_RESUME },
-			     60000, &reply, err, sizeof(err)) ||
+		if (proc_ask(m->movers[i],
+			     &(struct ctl_req){ .op = CTL_RESUME }, 60000,
+			     &reply, err, sizeof(err)) ||
 		    !proc_verdict(reply, "resume", err, sizeof(err))) {
 			snprintf(m->err + off, sizeof(m->err) - off,
 				 "; resuming pid %d here failed too: %s",

@@ -688,7 +688,9 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	ctl_format(&(struct ctl_req){ .op = CTL_RESUME,
 				      .nargs = m->hold ? 2 : 1,
 				      .dev = dev,
-				      .token = m->hold ? numhold_token(m->hold) : 0 },
+				      .token = m->hold ?
+						       numhold_token(m->hold) :
+						       0 },
 		   imgs, sizeof(imgs));
 	if (ask_movers(m, imgs, io_left_ms(deadline), "resume", report, why,
 		       sizeof(why))) {

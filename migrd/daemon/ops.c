@@ -139,9 +139,10 @@ static void switch_error(const char *reply, char *err, size_t len)
 static void do_switch(const struct req *r, const struct client *c,
 		      struct sbuf *out)
 {
-	struct ctl_req q = {
-		.op = CTL_SWITCH, .nargs = 2, .dev = r->dev, .wait_ms = r->wait_ms
-	};
+	struct ctl_req q = { .op = CTL_SWITCH,
+			     .nargs = 2,
+			     .dev = r->dev,
+			     .wait_ms = r->wait_ms };
 	char err[256], *reply;
 	struct proc_info p;
 	bool ok;

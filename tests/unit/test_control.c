@@ -271,32 +271,39 @@ static void test_park_requests(void)
 {
 	char buf[4096];
 
-	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1234), buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1234),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"park\":[") && strstr(buf, "\"ok\":true}"));
 	CHECK(parked_now && park_wait_ms == 1234 && park_lease_ms == 0);
 	CHECK(request_retry(STATUS, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"parked\":{\"from\":\"migr_test0\",\"contexts\":1,\"qps\":3}"));
-	CHECK(request_retry(LINE(.op = CTL_SWITCH, .nargs = 1, .dev = "rxe1"), buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_SWITCH, .nargs = 1, .dev = "rxe1"),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "parked") && strstr(buf, "\"ok\":false"));
-	CHECK(request_retry(LINE(.op = CTL_RESUME, .nargs = 1, .dev = "rxe1"), buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_RESUME, .nargs = 1, .dev = "rxe1"),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"to\":\"rxe1\"") && strstr(buf, "\"ok\":true}"));
 	CHECK(!parked_now);
 	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "not parked") && strstr(buf, "\"ok\":false}"));
-	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 0), buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 0),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "bad request") && !parked_now);
 	/* a migration's park: partners hold for its lease, 10 min at most */
 	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 2, .wait_ms = 1000,
-				   .lease_ms = 600001), buf, sizeof(buf)) > 0);
+				   .lease_ms = 600001),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "bad request") && !parked_now);
 	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 2, .wait_ms = 1000,
-				   .lease_ms = 465000), buf, sizeof(buf)) > 0);
+				   .lease_ms = 465000),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"ok\":true}"));
 	CHECK(parked_now && park_wait_ms == 1000 && park_lease_ms == 465000);
 	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	CHECK(!parked_now && !resume_token);
 	/* a migration's resume: the token of the numbers held for it */
-	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000), buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
+			    buf, sizeof(buf)) > 0);
 	CHECK(request_retry(LINE(.op = CTL_RESUME, .nargs = 2, .dev = "rxe1",
 				   .token = 0x0123456789abcdefULL), buf,
 			    sizeof(buf)) > 0);
@@ -306,13 +313,15 @@ static void test_park_requests(void)
 	 * A rollback's resume that could not take a partner along: it runs
 	 * (ok), and its report says which partner was left and why, escaped
 	 */
-	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000), buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
+			    buf, sizeof(buf)) > 0);
 	resume_lost = "partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \"gone\"";
 	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	resume_lost = NULL;
 	CHECK(strstr(buf, "\"ok\":true") &&
 	      strstr(buf, "\"partner_error\":\"partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \\\"gone\\\"\""));
-	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000), buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
+			    buf, sizeof(buf)) > 0);
 	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"partner_error\":\"\""));
 }

@@ -114,10 +114,13 @@ static void test_reader(void)
 
 static void test_replies(void)
 {
-	const char *ok = "{\"pid\":1,\"park\":[{\"ok\":true,\"error\":\"\"}],\"ok\":true}";
-	const char *no = "{\"pid\":1,\"switch\":[{\"ok\":false,\"error\":\"no rxe9\"}],\"ok\":false}";
+	const char *ok =
+		"{\"pid\":1,\"park\":[{\"ok\":true,\"error\":\"\"}],\"ok\":true}";
+	const char *no =
+		"{\"pid\":1,\"switch\":[{\"ok\":false,\"error\":\"no rxe9\"}],\"ok\":false}";
 	const char *own = "{\"ok\":false,\"error\":\"bad request\"}";
-	const char *left = "{\"resume\":[{\"partner_error\":\"QP 0x11: gone\"}],\"ok\":true}";
+	const char *left =
+		"{\"resume\":[{\"partner_error\":\"QP 0x11: gone\"}],\"ok\":true}";
 	char e[64];
 
 	CHECK(ctl_reply_valid(ok, strlen(ok)) && ctl_reply_ok(ok));
