@@ -17,7 +17,7 @@
 #   + debian/patches/series applied to Debian's packaging, debian/add/* copied
 #   in, debian/changelog prepended to Debian's changelog
 #   + rdma-core/patches/* and patches generated from providers-migr/, migrd/,
-#   criu/, kernel/ and kernel-uapi/ appended to debian/patches (quilt), so
+#   criu/, common/, kernel/ and kernel-uapi/ appended to debian/patches (quilt), so
 #   dpkg-source applies them like Debian's own. migr-rxe-dkms's rxe source
 #   comes from Debian's linux-source-6.12, a Build-Depends-Indep.
 set -euo pipefail
@@ -76,7 +76,7 @@ inroot() {
 
 # What the packages are made of (working tree, tracked or trackable files).
 inputs=$( (cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard -z debian rdma-core/patches \
-	providers-migr migrd criu kernel kernel-uapi buildlib/build-debs.sh buildlib/upstream.conf | sort -z | xargs -0 sha256sum
+	providers-migr migrd criu common kernel kernel-uapi buildlib/build-debs.sh buildlib/upstream.conf | sort -z | xargs -0 sha256sum
 	echo "$DEBIAN_TAR_SHA256 $UPSTREAM_ORIG_SHA256") | sha256sum | cut -d' ' -f1)
 if [ $if_changed = 1 ] && [ "$(cat "$OUT/.inputs" 2>/dev/null)" = "$inputs" ]; then
 	log "packages in $OUT are up to date"
@@ -147,6 +147,7 @@ gen_patch() {
 gen_patch providers-migr providers/migr providers-migr verbs/device.c "the migr stacking verbs provider"
 gen_patch migrd migrd migrd daemon/migrd.c "migrd and migrctl, migr's daemon and tool"
 gen_patch criu criu criu migr_plugin.c "migr's CRIU plugin"
+gen_patch common common common ctl_line.c "what migr's provider, migrd and CRIU plugin share"
 # migr-rxe-dkms: debian/rules runs kernel/rxe/dkms-source.sh (patches and
 # dkms.conf beside it, the uapi header in kernel-uapi/) on the rxe directory
 # of /usr/src/linux-source-6.12.tar.xz

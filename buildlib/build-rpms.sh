@@ -52,7 +52,7 @@ cp "$orig" "$TOPDIR/SOURCES/rdma-core-$UPSTREAM_VERSION.tar.gz"
 for p in $series; do cp "$MIGR_TOP/rdma-core/patches/$p" "$TOPDIR/SOURCES/"; done
 # providers-migr/ as it is in the working tree (files git tracks or would track),
 # packed reproducibly.
-for d in providers-migr migrd criu; do
+for d in providers-migr migrd criu common; do
 	(cd "$MIGR_TOP" && git ls-files --cached --others --exclude-standard "$d") |
 		tar -C "$MIGR_TOP" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -T - -cf - |
 		gzip -n >"$TOPDIR/SOURCES/$d.tar.gz"

@@ -1,12 +1,15 @@
 #!/bin/bash
 # Prepare the rdma-core fork: fetch Debian's pinned rdma-core orig tarball,
 # unpack it, apply rdma-core/patches/series and put providers-migr/ in place
-# as providers/migr, migrd/ (daemon and tool) as migrd, and the uapi header
-# of migr's rdma_rxe methods (kernel-uapi/rdma/) in kernel-headers/rdma/.
+# as providers/migr, migrd/ (daemon and tool) as migrd, criu/ (the CRIU
+# plugin) as criu, common/ (what the provider, migrd and the plugin share)
+# as common, and the uapi header of migr's rdma_rxe methods
+# (kernel-uapi/rdma/) in kernel-headers/rdma/.
 #
 # usage: buildlib/upstream.sh [--dest DIR] [--copy] [--force]
 #   --dest DIR  where the prepared tree goes (default build/src/rdma-core-VER)
-#   --copy      copy providers-migr/ and migrd/ instead of linking them
+#   --copy      copy providers-migr/, migrd/, criu/ and common/ instead of
+#               linking them
 #   --force     re-create the tree even if it is up to date
 # Prints the prepared tree's path on stdout.
 set -euo pipefail
@@ -25,8 +28,10 @@ done
 dest=${dest:-$MIGR_BUILD/src/rdma-core-$UPSTREAM_VERSION}
 patches=$MIGR_TOP/rdma-core/patches
 
+# Our folders and where each goes in the tree
+placed="providers-migr:providers/migr migrd:migrd criu:criu common:common"
 # The stamp names everything the tree is made of; a change re-creates it.
-stamp=$( (echo "$UPSTREAM_ORIG_SHA256 copy=$copy"; cat "$patches/series";
+stamp=$( (echo "$UPSTREAM_ORIG_SHA256 copy=$copy placed=$placed"; cat "$patches/series";
 	  grep -v '^#' "$patches/series" | while read -r p; do [ -n "$p" ] && cat "$patches/$p"; done) |
 	 sha256sum | cut -d' ' -f1)
 up_to_date() { [ $force -eq 0 ] && [ -f "$dest/.migr-stamp" ] && [ "$(cat "$dest/.migr-stamp")" = "$stamp" ]; }
@@ -61,15 +66,16 @@ while read -r p; do
 	n=$((n + 1))
 done <"$patches/series"
 
+for f in $placed; do
+	if [ $copy -eq 1 ]; then
+		cp -a "$MIGR_TOP/${f%%:*}" "$dest.tmp/${f#*:}"
+	else
+		ln -s "$MIGR_TOP/${f%%:*}" "$dest.tmp/${f#*:}"
+	fi
+done
 if [ $copy -eq 1 ]; then
-	cp -a "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
-	cp -a "$MIGR_TOP/migrd" "$dest.tmp/migrd"
-	cp -a "$MIGR_TOP/criu" "$dest.tmp/criu"
 	cp "$MIGR_TOP/kernel-uapi/rdma/migr_rxe_abi.h" "$dest.tmp/kernel-headers/rdma/"
 else
-	ln -s "$MIGR_TOP/providers-migr" "$dest.tmp/providers/migr"
-	ln -s "$MIGR_TOP/migrd" "$dest.tmp/migrd"
-	ln -s "$MIGR_TOP/criu" "$dest.tmp/criu"
 	ln -s "$MIGR_TOP/kernel-uapi/rdma/migr_rxe_abi.h" "$dest.tmp/kernel-headers/rdma/"
 fi
 echo "$stamp" >"$dest.tmp/.migr-stamp"

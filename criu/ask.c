@@ -8,14 +8,23 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ask.h"
-#include "proc_scan.h"
+#include "ctl_client.h"
+#include "proc_ns.h"
+#include "sockio.h"
+
+/* A live process accepts at once; its reader takes the line at once */
+#define CONNECT_MS 2000
+#define SEND_MS 2000
+/*
+ * The longest reply the child relays: less than a pipe holds, so it
+ * never waits on a parent that took what fits its buffer and left
+ */
+#define CHILD_REPLY_MAX (32 << 10)
 
 static double now_ms(void)
 {
@@ -48,14 +57,17 @@ static ssize_t read_until(int fd, char *buf, size_t len, double deadline)
 	return got;
 }
 
-/* In the child: connect in pid's namespace, send, relay the answer to out */
+/*
+ * In the child: connect in pid's namespace, send, relay the answer to out
+ * (ctl_client.h, as migrd asks; the child's own bounds, the parent's
+ * deadline around them)
+ */
 static int child(pid_t pid, pid_t ns_pid, const char *req, int out,
-		 int timeout_ms)
+		 int timeout_ms, size_t max)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	char path[64], buf[4096];
-	socklen_t alen;
-	ssize_t n;
+	long long deadline = io_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	char path[64], *reply;
+	size_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
@@ -66,34 +78,31 @@ static int child(pid_t pid, pid_t ns_pid, const char *req, int out,
 		return 1;
 	}
 	close(fd);
-	alen = offsetof(struct sockaddr_un, sun_path) + 1 +
-	       snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "migr/%d",
-			ns_pid);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, alen)) {
+	fd = ctl_connect(-1, ns_pid, CONNECT_MS);
+	if (fd < 0) {
 		dprintf(out, "pid %d serves no migr control socket: %s", pid,
 			strerror(errno));
 		return 1;
 	}
-	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
+	switch (ctl_exchange(fd, req, deadline + SEND_MS, SEND_MS, max,
+			     timeout_ms < 0 ? NULL : &reply, &n)) {
+	case CTL_CALL_SEND:
 		dprintf(out, "pid %d: sending the request failed", pid);
 		return 1;
-	}
-	if (timeout_ms < 0)
-		return 0;
-	n = read_until(fd, buf, sizeof(buf), now_ms() + timeout_ms);
-	if (n <= 0) {
+	case CTL_CALL_REPLY:
 		dprintf(out, "pid %d did not answer within %d ms", pid,
 			timeout_ms);
 		return 1;
 	}
-	return write(out, buf, n) == n ? 0 : 1;
+	if (timeout_ms < 0)
+		return 0;
+	return write(out, reply, n) == (ssize_t)n ? 0 : 1;
 }
 
 int migr_ask(pid_t pid, const char *req, char *reply, size_t len,
 	     int timeout_ms)
 {
-	pid_t ns_pid = migr_ns_pid(pid), c;
+	pid_t ns_pid = migr_nspid(pid, NULL), c;
 	double deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0) + 2000;
 	int p[2], status = -1;
 	ssize_t n;
@@ -108,7 +117,8 @@ int migr_ask(pid_t pid, const char *req, char *reply, size_t len,
 	c = fork();
 	if (c == 0) {
 		close(p[0]);
-		_exit(child(pid, ns_pid, req, p[1], timeout_ms));
+		_exit(child(pid, ns_pid, req, p[1], timeout_ms,
+			    CHILD_REPLY_MAX));
 	}
 	close(p[1]);
 	if (c < 0) {

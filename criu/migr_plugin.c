@@ -36,6 +36,9 @@
 #include <criu/criu-plugin.h>
 
 #include "ask.h"
+#include "ctl_line.h"
+#include "ctl_reply.h"
+#include "ctl_resume.h"
 #include "proc_scan.h"
 
 #define PLUGIN_NAME "migr"
@@ -46,7 +49,12 @@
  * process's partners in other processes hold their posts toward it for
  * the longest lease a partner grants (10 min), then go on without it
  */
-#define PARK_LINE "park 5000 600000\n"
+static const struct ctl_req park_req = { .op = CTL_PARK,
+					 .nargs = 2,
+					 .wait_ms = CTL_WAIT_DEFAULT_MS,
+					 .lease_ms = CTL_LEASE_MAX_MS };
+/* The longest reply read: a park's or a resume's report */
+#define REPLY_MAX 16384
 #define MAX_PAUSED 256
 
 /* CRIU's own, found at load time in the criu binary (weak: tests) */
@@ -95,14 +103,15 @@ static int migr_plugin_init(int st)
 
 static void migr_plugin_exit(int st, int ret)
 {
-	char reply[512];
+	char reply[512], line[16];
 	unsigned int i;
 
 	if (st != CR_PLUGIN_STAGE__DUMP || !ret)
 		return;
+	ctl_format(&(struct ctl_req){ .op = CTL_RESUME }, line, sizeof(line));
 	/* The dump failed: what we parked runs on where it was */
 	for (i = 0; i < npaused; i++) {
-		if (migr_ask(paused[i], "resume\n", reply, sizeof(reply),
+		if (migr_ask(paused[i], line, reply, sizeof(reply),
 			     PARK_TIMEOUT_MS))
 			say(LOG_ERROR, "pid %d: resume after the failed dump: %s",
 			    paused[i], reply);
@@ -154,14 +163,16 @@ static int dump_ext_file(int fd, int id)
 /* Best effort for dumps migrctl did not start: park what is not parked */
 static int pause_devices(int pid)
 {
-	char what[320], reply[4096];
+	static char reply[REPLY_MAX];
+	char what[320], line[64];
 
 	if (stage != CR_PLUGIN_STAGE__DUMP || !migr_is_migr(pid) ||
 	    migr_scan_rdma(pid, what, sizeof(what)) != 1)
 		return -ENOTSUP;
 	say(LOG_INFO, "pid %d holds %s: asking it to park", pid, what);
-	if (migr_ask(pid, PARK_LINE, reply, sizeof(reply), PARK_TIMEOUT_MS) ||
-	    !strstr(reply, "\"ok\":true")) {
+	ctl_format(&park_req, line, sizeof(line));
+	if (migr_ask(pid, line, reply, sizeof(reply), PARK_TIMEOUT_MS) ||
+	    !ctl_reply_ok(reply)) {
 		/* CHECKPOINT_DEVICES refuses it with the reason */
 		say(LOG_ERROR, "pid %d did not park: %.300s", pid, reply);
 		return -ENOTSUP;
@@ -203,23 +214,6 @@ static int checkpoint_devices(int pid)
 	return -ENOTSUP;
 }
 
-/*
- * Where a restored process resumes: MIGR_RESUME_DEVICE (migrd sets it for
- * a migration), else the device it left, by name
- */
-static void resume_line(char *line, size_t len)
-{
-	const char *dev = getenv("MIGR_RESUME_DEVICE");
-	size_t n = dev ? strlen(dev) : 0;
-
-	if (n && n < 64 &&
-	    strspn(dev, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			"0123456789_.-") == n)
-		snprintf(line, len, "resume %s\n", dev);
-	else
-		snprintf(line, len, "resume\n");
-}
-
 /* Stopped before it runs again: the resume waits in its socket */
 static int resume_devices_late(int pid)
 {
@@ -227,11 +221,12 @@ static int resume_devices_late(int pid)
 
 	if (!restore_active || !migr_is_migr(pid))
 		return -ENOTSUP;
-	resume_line(line, sizeof(line));
-	if (!strcmp(getenv("MIGR_RESUME_BY") ?: "", "migrd")) {
+	if (ctl_resumer() == CTL_RESUMER_MIGRD) {
 		say(LOG_INFO, "pid %d: migrd resumes it", pid);
 		return -ENOTSUP;
 	}
+	/* on MIGR_RESUME_DEVICE (migrd sets it), else the device it left */
+	ctl_resume_line(line, sizeof(line));
 	if (migr_ask(pid, line, reply, sizeof(reply), -1))
 		say(LOG_ERROR, "pid %d: queueing its resume failed: %s", pid,
 		    reply);

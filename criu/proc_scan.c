@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "proc_ns.h"
 #include "proc_scan.h"
 
 bool migr_is_uverbs(dev_t rdev)
@@ -97,36 +98,10 @@ int migr_scan_rdma(pid_t pid, char *what, size_t len)
 	return ret;
 }
 
-pid_t migr_ns_pid(pid_t pid)
-{
-	char path[64], *line = NULL;
-	size_t size = 0;
-	pid_t ns = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (getline(&line, &size, f) > 0) {
-		char *p;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		/* the last number is the innermost namespace's */
-		for (p = strtok(line + 6, " \t\n"); p; p = strtok(NULL, " \t\n"))
-			ns = atoi(p);
-		break;
-	}
-	free(line);
-	fclose(f);
-	return ns;
-}
-
 bool migr_is_migr(pid_t pid)
 {
 	char path[64], name[32], *line = NULL;
-	pid_t ns = migr_ns_pid(pid);
+	pid_t ns = migr_nspid(pid, NULL);
 	size_t size = 0;
 	bool found = false;
 	FILE *f;

@@ -21,9 +21,6 @@ bool migr_is_uverbs(dev_t rdev);
  */
 int migr_scan_rdma(pid_t pid, char *what, size_t len);
 
-/* pid's number in its own PID namespace (the name of its socket), or -1 */
-pid_t migr_ns_pid(pid_t pid);
-
 /* Does pid serve a migr control socket (it runs the migr provider)? */
 bool migr_is_migr(pid_t pid);
 

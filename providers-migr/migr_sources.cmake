@@ -6,6 +6,7 @@ set(MIGR_PROVIDER_SOURCES
   agent/agent.c
   agent/contexts.c
   agent/control.c
+  agent/control_ops.c
   agent/fence.c
   agent/migr_json.c
   agent/migrd_call.c
@@ -61,13 +62,22 @@ set(MIGR_PROVIDER_SOURCES
 # top, the others in their layer's folder.
 set(MIGR_PROVIDER_INCLUDE_SUBDIRS . agent datapath partner switch ud verbs)
 
+# The control socket's lines (ctl_line.c) are common/'s, which migrd and
+# the CRIU plugin read and write with too: at the top of the rdma-core
+# tree (buildlib/upstream.sh), as of this repository
+if (NOT MIGR_COMMON_DIR)
+  set(MIGR_COMMON_DIR "${PROJECT_SOURCE_DIR}/common")
+endif()
+list(APPEND MIGR_PROVIDER_SOURCES "${MIGR_COMMON_DIR}/ctl_line.c")
+
 # Absolute paths of both, for users outside this directory
 set(MIGR_PROVIDER_ROOT "${CMAKE_CURRENT_LIST_DIR}")
 set(MIGR_PROVIDER_SOURCES_ABS "")
 foreach(s ${MIGR_PROVIDER_SOURCES})
-  list(APPEND MIGR_PROVIDER_SOURCES_ABS "${MIGR_PROVIDER_ROOT}/${s}")
+  get_filename_component(a "${s}" ABSOLUTE BASE_DIR "${MIGR_PROVIDER_ROOT}")
+  list(APPEND MIGR_PROVIDER_SOURCES_ABS "${a}")
 endforeach()
-set(MIGR_PROVIDER_INCLUDE_DIRS "")
+set(MIGR_PROVIDER_INCLUDE_DIRS "${MIGR_COMMON_DIR}")
 foreach(d ${MIGR_PROVIDER_INCLUDE_SUBDIRS})
   list(APPEND MIGR_PROVIDER_INCLUDE_DIRS "${MIGR_PROVIDER_ROOT}/${d}")
 endforeach()

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "criu_run.h"
+#include "ctl_resume.h"
 #include "log.h"
 #include "migrd.h"
 #include "sockio.h"
@@ -157,7 +158,7 @@ int criu_run_fd(const char *const args[], const char *dir, const char *log,
 	pid_t pid;
 
 	static char criu[] = "criu", path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-		    resume_env[] = "MIGR_RESUME_BY=migrd";
+		    resume_env[] = CTL_RESUME_BY_MIGRD_ENV;
 
 	argv[n++] = criu;
 	while (args[n - 1] && n <= CRIU_ARGS_MAX)

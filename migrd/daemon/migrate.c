@@ -520,8 +520,8 @@ static int movers_check(struct mig *m)
 	for (i = 0; i < m->nmovers; i++) {
 		int pid = m->movers[i];
 
-		if (proc_request(pid, "status\n", 10000, &reply, err,
-				 sizeof(err))) {
+		if (proc_ask(pid, &(struct ctl_req){ .op = CTL_STATUS }, 10000,
+			     &reply, err, sizeof(err))) {
 			free(qps);
 			return fail(m, "%s", err);
 		}
@@ -713,18 +713,20 @@ static int precopy(struct mig *m)
 /* Its migr processes in turn, each waited for within wait_ms */
 static int park(struct mig *m)
 {
-	char line[64], err[512], *reply;
+	struct ctl_req q = { .op = CTL_PARK,
+			     .nargs = 2,
+			     .wait_ms = m->r->wait_ms,
+			     .lease_ms = MIG_PARTNER_HOLD_MS };
+	char err[512], *reply;
 	bool ok;
 
-	snprintf(line, sizeof(line), "park %u %u\n", m->r->wait_ms,
-		 MIG_PARTNER_HOLD_MS);
 	m->t_park = io_now_ms();
 	for (m->nparked = 0; m->nparked < m->nmovers; m->nparked++) {
 		int pid = m->movers[m->nparked];
 
 		reply = NULL;
-		if (proc_request(pid, line, m->r->wait_ms + REQ_SWITCH_STEPS_MS,
-				 &reply, err, sizeof(err))) {
+		if (proc_ask(pid, &q, m->r->wait_ms + REQ_SWITCH_STEPS_MS,
+			     &reply, err, sizeof(err))) {
 			m->park_unknown = true;
 			return fail(m, "park of pid %d: %s", pid, err);
 		}
@@ -854,8 +856,9 @@ static void rollback(struct mig *m)
 	/* the parked ones, and one that may be */
 	for (i = 0; i < m->nparked + m->park_unknown && !failed; i++) {
 		reply = NULL;
-		if (proc_request(m->movers[i], "resume\n", 60000, &reply, err,
-				 sizeof(err)) ||
+		if (proc_ask(m->movers[i],
+			     &(struct ctl_req){ .op = CTL_RESUME }, 60000,
+			     &reply, err, sizeof(err)) ||
 		    !proc_verdict(reply, "resume", err, sizeof(err))) {
 			snprintf(m->err + off, sizeof(m->err) - off,
 				 "; resuming pid %d here failed too: %s",

@@ -731,8 +731,9 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	 * no copy running beside a source that resumed)
 	 */
 	signal_tree(pid, SIGCONT);
-	snprintf(imgs, sizeof(imgs), "fence %d\n",
-		 io_left_ms(m->deadline) ?: 1);
+	ctl_format(&(struct ctl_req){ .op = CTL_FENCE, .nargs = 1,
+				      .wait_ms = io_left_ms(m->deadline) ?: 1 },
+		   imgs, sizeof(imgs));
 	if (ask_movers(m, imgs, 10000, "fence", NULL, err, errlen))
 		return -1;
 	test_hold("resume");
@@ -741,11 +742,13 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	 * side by side
 	 */
 	/* with the token of the numbers held for it here, if any */
-	if (m->hold)
-		snprintf(imgs, sizeof(imgs), "resume %s %016" PRIx64 "\n", dev,
-			 numhold_token(m->hold));
-	else
-		snprintf(imgs, sizeof(imgs), "resume %s\n", dev);
+	ctl_format(&(struct ctl_req){ .op = CTL_RESUME,
+				      .nargs = m->hold ? 2 : 1,
+				      .dev = dev,
+				      .token = m->hold ?
+						       numhold_token(m->hold) :
+						       0 },
+		   imgs, sizeof(imgs));
 	if (ask_movers(m, imgs, io_left_ms(deadline), "resume", report, why,
 		       sizeof(why))) {
 		snprintf(err, errlen, "resume on %s failed: %.300s", dev, why);
@@ -844,8 +847,8 @@ static int commit_copy(struct dest_mig *m, char *err, size_t errlen)
 
 	for (k = 0; k < m->nmovers; k++) {
 		reply = NULL;
-		if (proc_request(m->hpids[k], "commit\n", 2000, &reply, why,
-				 sizeof(why)) ||
+		if (proc_ask(m->hpids[k], &(struct ctl_req){ .op = CTL_COMMIT },
+			     2000, &reply, why, sizeof(why)) ||
 		    !proc_verdict(reply, "commit", why, sizeof(why))) {
 			snprintf(err, errlen,
 				 "pid %d did not take the commit: %.200s",

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "ctl_line.h"
 #include "req.h"
 #include "sbuf.h"
 
@@ -56,13 +57,21 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out);
 /* udpeers.c: the UD relay (req.h) */
 void udpeers_run(const struct req *r, const struct client *c, struct sbuf *out);
 
-/* proc.c: one request to a migr process's control socket */
+/*
+ * proc.c: one request to a migr process's control socket: line is
+ * ctl_format()'s (ctl_line.h); its reply, one JSON object, into *reply
+ * (to free)
+ */
 int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 		 char *err, size_t errlen);
+/* The same with q formatted here */
+int proc_ask(int pid, const struct ctl_req *q, int timeout_ms, char **reply,
+	     char *err, size_t errlen);
 
 /*
  * A process's verdict on a park, resume or switch (its reply's "ok"), and
- * if false the first error it names (that of its array key[0], or its own)
+ * if false the first error it names (that of its array key[0], or its own):
+ * ctl_reply_verdict()
  */
 bool proc_verdict(const char *reply, const char *key, char *err, size_t len);
 

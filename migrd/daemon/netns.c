@@ -27,35 +27,16 @@
 #include "log.h"
 #include "migr_json.h"
 #include "netns.h"
+#include "proc_ns.h"
 #include "sockio.h"
 
 #define IP_MS 10000 /* one "ip" command */
 #define IP_OUT_MAX 8192
 
-/* NSpid's fields: how many (the depth) and the last */
+/* NSpid's fields: how many (the depth) and the last (proc_ns.h) */
 static int nspid(int pid, int *depth)
 {
-	char path[64], *line = NULL, *p, *save;
-	size_t size = 0;
-	int last = -1;
-	FILE *f;
-
-	*depth = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (getline(&line, &size, f) > 0) {
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (p = strtok_r(line + 6, " \t\n", &save); p;
-		     p = strtok_r(NULL, " \t\n", &save), ++*depth)
-			last = atoi(p);
-		break;
-	}
-	free(line);
-	fclose(f);
-	return last;
+	return migr_nspid(pid, depth);
 }
 
 /* Depth of migrd's own pid namespace (1 on a host, more in a container) */

@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl_reply.h"
 #include "log.h"
-#include "migr_json.h"
 #include "migrate.h"
 #include "migrd.h"
 #include "peer.h"
@@ -60,9 +60,9 @@ static void proc_entry(struct sbuf *out, const struct proc_info *p,
 			 p->pid, STATUS_DEADLINE_MS / 1000);
 		goto null;
 	}
-	if (proc_request(p->pid, "status\n",
-			 left < STATUS_PROC_MS ? left : STATUS_PROC_MS, &reply,
-			 err, sizeof(err)))
+	if (proc_ask(p->pid, &(struct ctl_req){ .op = CTL_STATUS },
+		     left < STATUS_PROC_MS ? left : STATUS_PROC_MS, &reply, err,
+		     sizeof(err)))
 		goto null;
 	len = strlen(reply);
 	if (len > *room) {
@@ -126,45 +126,24 @@ out:
 	free(all);
 }
 
-/* The process's own verdict: its reply's top-level "ok" */
-static bool reply_ok(const char *reply)
-{
-	json_t *j = migr_json_parse(reply, strlen(reply));
-	bool ok = migr_json_true(j, "ok");
-
-	json_decref(j);
-	return ok;
-}
-
 /* The first error a process's switch reply names, for a one-line error */
 static void switch_error(const char *reply, char *err, size_t len)
 {
-	json_t *j = migr_json_parse(reply, strlen(reply));
-	const json_t *sw;
-	size_t i;
-
-	snprintf(err, len, "switch failed");
-	if (!j)
+	if (ctl_reply_first_error(reply, "switch", err, len))
 		return;
-	if (migr_json_text(j, "error", err, len) && err[0])
-		goto out;
-	sw = json_object_get(j, "switch");
-	for (i = 0; i < json_array_size(sw); i++)
-		if (migr_json_text(json_array_get(sw, i), "error", err, len) &&
-		    err[0])
-			goto out;
-	if (!json_array_size(sw))
-		snprintf(err, len, "the process has no open migr device");
-	else
-		snprintf(err, len, "switch failed");
-out:
-	json_decref(j);
+	snprintf(err, len, ctl_reply_reports(reply, "switch") ?
+				   "switch failed" :
+				   "the process has no open migr device");
 }
 
 static void do_switch(const struct req *r, const struct client *c,
 		      struct sbuf *out)
 {
-	char line[REQ_MAX], err[256], *reply;
+	struct ctl_req q = { .op = CTL_SWITCH,
+			     .nargs = 2,
+			     .dev = r->dev,
+			     .wait_ms = r->wait_ms };
+	char err[256], *reply;
 	struct proc_info p;
 	bool ok;
 
@@ -181,16 +160,15 @@ static void do_switch(const struct req *r, const struct client *c,
 		reply_error(out, err);
 		return;
 	}
-	snprintf(line, sizeof(line), "switch %s %u\n", r->dev, r->wait_ms);
 	log_info("switching pid %d (%s) to %s (wait %u ms), asked by uid %u",
 		 p.pid, p.comm, r->dev, r->wait_ms, (unsigned int)c->uid);
-	if (proc_request(p.pid, line, r->wait_ms + REQ_SWITCH_STEPS_MS, &reply, err,
-			 sizeof(err))) {
+	if (proc_ask(p.pid, &q, r->wait_ms + REQ_SWITCH_STEPS_MS, &reply, err,
+		     sizeof(err))) {
 		log_warn("switch of pid %d: %s", p.pid, err);
 		reply_error(out, err);
 		return;
 	}
-	ok = reply_ok(reply);
+	ok = ctl_reply_ok(reply);
 	if (ok) {
 		log_info("pid %d switched to %s", p.pid, r->dev);
 		sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"reply\":%s}",
@@ -207,7 +185,8 @@ static void do_switch(const struct req *r, const struct client *c,
 	free(reply);
 }
 
-static void do_qpn_owner(const struct req *r, struct sbuf *out)
+static void do_qpn_owner(const struct req *r, const struct client *c,
+			 struct sbuf *out)
 {
 	char err[256], kern[64], line[REQ_MAX];
 	struct proc_info p;
@@ -244,7 +223,8 @@ static void do_qpn_owner(const struct req *r, struct sbuf *out)
 	sb_add(out, "}", 1);
 }
 
-static void do_hello(struct sbuf *out)
+static void do_hello(const struct req *r, const struct client *c,
+		     struct sbuf *out)
 {
 	char host[256] = "";
 
@@ -256,7 +236,8 @@ static void do_hello(struct sbuf *out)
 	sb_add(out, "}", 1);
 }
 
-static void do_peer_ping(const struct req *r, struct sbuf *out)
+static void do_peer_ping(const struct req *r, const struct client *c,
+			 struct sbuf *out)
 {
 	struct timespec t0, t1;
 	struct sbuf reply = {};
@@ -278,64 +259,76 @@ static void do_peer_ping(const struct req *r, struct sbuf *out)
 	sb_free(&reply);
 }
 
+static void do_register(const struct req *r, const struct client *c,
+			struct sbuf *out)
+{
+	registry_add(c->pid, r->dev);
+	sb_printf(out, "{\"v\":%d,\"ok\":true}", REQ_VERSION);
+}
+
+static void run_unknown(const struct req *r, const struct client *c,
+			struct sbuf *out)
+{
+	reply_error(out, "unknown request");
+}
+
+/*
+ * Who may ask, at the door; a handler may check more (its own comment
+ * says what): the process's owner or root (status, switch: allowed()),
+ * root or a migr process (partner, udpeers), root (migrate).
+ */
+enum ops_who {
+	WHO_LOCAL = 1 << 0, /* a client of this host's socket */
+	WHO_PEER = 1 << 1, /* a peer migrd */
+	WHO_PEER_HERE = 1 << 2, /* a peer migrd, about this host (no HOST) */
+};
+
+struct ops_method {
+	unsigned int who;
+	void (*run)(const struct req *r, const struct client *c,
+		    struct sbuf *out);
+};
+
+/* One entry per request of req.h, as the kernel's uverbs method tables */
+static const struct ops_method methods[] = {
+	[REQ_REGISTER] = { WHO_LOCAL, do_register },
+	[REQ_STATUS] = { WHO_LOCAL, do_status },
+	[REQ_SWITCH] = { WHO_LOCAL, do_switch },
+	[REQ_HELLO] = { WHO_LOCAL | WHO_PEER, do_hello },
+	[REQ_QPN_OWNER] = { WHO_LOCAL | WHO_PEER_HERE, do_qpn_owner },
+	[REQ_PEER_PING] = { WHO_LOCAL, do_peer_ping },
+	[REQ_PARTNER] = { WHO_LOCAL | WHO_PEER_HERE, partner_run },
+	[REQ_UDPEERS] = { WHO_LOCAL | WHO_PEER_HERE, udpeers_run },
+	[REQ_MIGRATE] = { WHO_LOCAL, migrate_run },
+	/* a migration coming here (migrate_dest.c) */
+	[REQ_MIG_CHECK] = { WHO_PEER, migrate_dest_run },
+	[REQ_MIG_PUT] = { WHO_PEER, migrate_dest_run },
+	[REQ_MIG_RESTORE] = { WHO_PEER, migrate_dest_run },
+	[REQ_MIG_END] = { WHO_PEER, migrate_dest_run },
+	[REQ_MIG_GRANTS] = { WHO_PEER, migrate_dest_run },
+	[REQ_MIG_HOLD] = { WHO_PEER, migrate_dest_run },
+};
+
+static bool admits(const struct ops_method *m, const struct req *r,
+		   const struct client *c)
+{
+	if (!c->peer)
+		return m->who & WHO_LOCAL;
+	return (m->who & WHO_PEER) || ((m->who & WHO_PEER_HERE) && !r->host[0]);
+}
+
 void ops_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
-	bool mig = r->op == REQ_MIG_CHECK || r->op == REQ_MIG_PUT ||
-		   r->op == REQ_MIG_RESTORE || r->op == REQ_MIG_END ||
-		   r->op == REQ_MIG_GRANTS || r->op == REQ_MIG_HOLD;
+	static const struct ops_method unknown = { WHO_LOCAL, run_unknown };
+	const struct ops_method *m = &unknown;
 
-	/*
-	 * A peer may only say hello, ask about this host's QPs, relay to
-	 * this host's partner processes and bring a migration here
-	 */
-	if (c->peer && r->op != REQ_HELLO && !mig &&
-	    ((r->op != REQ_QPN_OWNER && r->op != REQ_PARTNER &&
-	      r->op != REQ_UDPEERS) ||
-	     r->host[0])) {
-		reply_error(out, "request not allowed from a peer");
+	if ((size_t)r->op < sizeof(methods) / sizeof(methods[0]) &&
+	    methods[r->op].run)
+		m = &methods[r->op];
+	if (!admits(m, r, c)) {
+		reply_error(out, c->peer ? "request not allowed from a peer" :
+					   "request only for a peer migrd");
 		return;
 	}
-	if (!c->peer && mig) {
-		reply_error(out, "request only for a peer migrd");
-		return;
-	}
-	switch (r->op) {
-	case REQ_REGISTER:
-		registry_add(c->pid, r->dev);
-		sb_printf(out, "{\"v\":%d,\"ok\":true}", REQ_VERSION);
-		return;
-	case REQ_STATUS:
-		do_status(r, c, out);
-		return;
-	case REQ_SWITCH:
-		do_switch(r, c, out);
-		return;
-	case REQ_HELLO:
-		do_hello(out);
-		return;
-	case REQ_QPN_OWNER:
-		do_qpn_owner(r, out);
-		return;
-	case REQ_PEER_PING:
-		do_peer_ping(r, out);
-		return;
-	case REQ_PARTNER:
-		partner_run(r, c, out);
-		return;
-	case REQ_UDPEERS:
-		udpeers_run(r, c, out);
-		return;
-	case REQ_MIGRATE:
-		migrate_run(r, c, out);
-		return;
-	case REQ_MIG_CHECK:
-	case REQ_MIG_PUT:
-	case REQ_MIG_RESTORE:
-	case REQ_MIG_END:
-	case REQ_MIG_GRANTS:
-	case REQ_MIG_HOLD:
-		migrate_dest_run(r, c, out);
-		return;
-	}
-	reply_error(out, "unknown request");
+	m->run(r, c, out);
 }

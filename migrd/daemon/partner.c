@@ -99,7 +99,9 @@ static int ask(const struct relay *x, int pid, int timeout_ms, char **reply,
 {
 	char line[REQ_PARTNER_LINE_MAX + 16];
 
-	snprintf(line, sizeof(line), "partner %s\n", x->r->line);
+	ctl_format(&(struct ctl_req){ .op = CTL_PARTNER, .nargs = 1,
+				      .line = x->r->line },
+		   line, sizeof(line));
 	if (proc_request(pid, line, timeout_ms, reply, err, errlen))
 		return -1;
 	read_verdict(*reply, v);
@@ -316,7 +318,9 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 	for (i = 0; i < n; i++)
 		if (all[i].pid != x->asker && all[i].pid != asked)
 			v[k++].pid = all[i].pid;
-	snprintf(line, sizeof(line), "partner %s\n", x->r->line);
+	ctl_format(&(struct ctl_req){ .op = CTL_PARTNER, .nargs = 1,
+				      .line = x->r->line },
+		   line, sizeof(line));
 	proc_ask_all(v, k, line, SEARCH_PROC_MS, io_now_ms() + SEARCH_MS,
 		     SEARCH_REPLY_MAX);
 	for (i = 0; i < k; i++) {

@@ -12,7 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "migr_json.h"
+#include "ctl_client.h"
+#include "ctl_reply.h"
 #include "migrd.h"
 #include "netns.h"
 #include "registry.h"
@@ -70,16 +71,6 @@ static void inflight_put(int pid)
 	pthread_mutex_unlock(&inflight_lock);
 }
 
-/* Relay only what parses: a reply is embedded into migrd's own JSON */
-static bool valid_json(const char *s, size_t len)
-{
-	json_t *j = migr_json_parse(s, len);
-	bool ok = j != NULL;
-
-	json_decref(j);
-	return ok;
-}
-
 /*
  * Anyone may bind "@migr/<pid>" first: only the process pid itself may get
  * what migrd sends there. SO_PEERCRED names the holder by its pid in
@@ -119,9 +110,8 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 		   char *err, size_t errlen)
 {
 	long long deadline = io_now_ms() + timeout_ms;
-	char path[32];
-	ssize_t n;
-	int fd, left, nspid;
+	size_t n;
+	int fd, nspid;
 
 	/*
 	 * The agent binds "migr/<its own getpid()>" in its own network
@@ -141,10 +131,9 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 		return -1;
 	}
 	/* One bound for connect, write and read together */
-	snprintf(path, sizeof(path), "@migr/%d", nspid);
-	fd = io_connect_unix_fd(fd, path, timeout_ms < PROC_CONNECT_MS ?
-						  timeout_ms :
-						  PROC_CONNECT_MS);
+	fd = ctl_connect(fd, nspid, timeout_ms < PROC_CONNECT_MS ?
+					    timeout_ms :
+					    PROC_CONNECT_MS);
 	if (fd < 0) {
 		snprintf(err, errlen,
 			 "pid %d: cannot reach its control socket: %s", pid,
@@ -155,23 +144,23 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 		close(fd);
 		return -1;
 	}
-	left = io_left_ms(deadline);
-	if (io_write_all(fd, line, strlen(line), left < 2000 ? left : 2000)) {
+	switch (ctl_exchange(fd, line, deadline, 2000, PROC_REPLY_MAX, reply,
+			     &n)) {
+	case CTL_CALL_SEND:
 		snprintf(err, errlen, "pid %d: sending the request failed: %s",
 			 pid, strerror(errno));
 		close(fd);
 		return -1;
-	}
-	n = io_read_line(fd, reply, PROC_REPLY_MAX, io_left_ms(deadline));
-	close(fd);
-	if (n < 0) {
+	case CTL_CALL_REPLY:
 		snprintf(err, errlen, "pid %d: no reply: %s", pid,
 			 errno == ECONNRESET ? "connection closed" :
 					       strerror(errno));
+		close(fd);
 		return -1;
 	}
-	(*reply)[--n] = 0; /* the newline */
-	if (!valid_json(*reply, n)) {
+	close(fd);
+	/* Relay only what parses: a reply is embedded into migrd's own JSON */
+	if (!ctl_reply_valid(*reply, n)) {
 		snprintf(err, errlen, "pid %d: its reply is not valid JSON",
 			 pid);
 		free(*reply);
@@ -269,31 +258,27 @@ void proc_ask_all(struct proc_ask *v, int n, const char *line, int per_ms,
 		pthread_join(th[i], NULL);
 }
 
+/* A reply's verdict and errors: ctl_reply.h's reader, as the plugin's */
 bool proc_partner_error(const char *reply, const char *key, char *err,
 			size_t len)
 {
-	json_t *j = migr_json_parse(reply, strlen(reply));
-	const json_t *v = json_object_get(j, key);
-	bool found = false;
-	size_t i;
-
-	for (i = 0; i < json_array_size(v) && !found; i++)
-		found = migr_json_text(json_array_get(v, i), "partner_error",
-				       err, len) &&
-			err[0];
-	json_decref(j);
-	return found;
+	return ctl_reply_partner_error(reply, key, err, len);
 }
 
 bool proc_verdict(const char *reply, const char *key, char *err, size_t len)
 {
-	json_t *j = migr_json_parse(reply, strlen(reply));
-	const json_t *v = json_array_get(json_object_get(j, key), 0);
-	bool ok = migr_json_true(j, "ok");
+	return ctl_reply_verdict(reply, key, err, len);
+}
 
-	if (!ok && !(v && migr_json_text(v, "error", err, len) && err[0]) &&
-	    !(migr_json_text(j, "error", err, len) && err[0]))
-		snprintf(err, len, "%s failed", key);
-	json_decref(j);
-	return ok;
+int proc_ask(int pid, const struct ctl_req *q, int timeout_ms, char **reply,
+	     char *err, size_t errlen)
+{
+	char line[CTL_LINE_MAX + 1];
+
+	if (ctl_format(q, line, sizeof(line)) < 0) {
+		snprintf(err, errlen, "pid %d: no %s line can say that", pid,
+			 ctl_op_name(q->op));
+		return -1;
+	}
+	return proc_request(pid, line, timeout_ms, reply, err, errlen);
 }

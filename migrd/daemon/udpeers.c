@@ -77,7 +77,10 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 		reply_error(out, "out of memory");
 		goto out;
 	}
-	snprintf(line, sizeof(line), "ud %s\n", r->line);
+	ctl_format(&(struct ctl_req){ .op = CTL_UD,
+				      .nargs = 1,
+				      .line = r->line },
+		   line, sizeof(line));
 	n = registry_list(all, REG_MAX);
 	/* all[] keeps the processes asked, in v[]'s order (their comm) */
 	for (i = 0; i < n; i++)

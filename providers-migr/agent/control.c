@@ -7,20 +7,10 @@
  * connection, from root or the process's own user (SO_PEERCRED, checked
  * before anything is read: anyone else is closed on at once).
  *
- *   status\n                      -> one JSON line
- *   switch <device> [wait_ms]\n    -> one JSON line with the phase times
- *   rebuild [wait_ms]\n             -> the same, every object rebuilt on the
- *                                    device it is on (new physical numbers)
- *   park [wait_ms [lease_ms]]\n     -> drained and released, no device held,
- *                                    before CRIU dumps it (park.h);
- *                                    partners hold for lease_ms
- *   resume [device [token]]\n       -> rebuilt on device (or the one left),
- *                                    taking the numbers held for it there
- *                                    under token (16 hex digits: migrd's)
- *   fence MS\n / commit\n            -> a restored copy ends itself unless
- *                                    committed within MS (fence.h)
- *   partner OP ...\n                -> a moving partner's step (partner.h),
- *                                    relayed by migrd
+ * The requests are ctl_line.h's (common/: one grammar for this reader and
+ * every writer); each is one entry of methods[] below: who may ask, the
+ * thread it runs on and its handler (control_ops.c), which answers with
+ * one JSON line.
  *
  * Each connection is read by a thread of its own (at most MAX_CONNS at
  * once), within READ_DEADLINE_MS for the request and SEND_DEADLINE_MS for
@@ -46,16 +36,14 @@
 #include "agent.h"
 #include "clock.h"
 #include "contexts.h"
-#include "fence.h"
-#include "migr_json.h"
-#include "park.h"
+#include "control_ops.h"
+#include "ctl_line.h"
 #include "partner.h"
-#include "switch.h"
-#include "ud_peers.h"
 #include "verbs.h"
 
-#define DEFAULT_WAIT_MS 5000
-#define REQ_MAX 4096
+/* A park's lease is bounded where partners bound it */
+_Static_assert(CTL_LEASE_MAX_MS == MIGR_PARTNER_LEASE_MAX_MS,
+	       "ctl_line.h's lease bound is partner.h's");
 /*
  * Connections served at once, each on a thread of its own. Without a cap
  * a client that connects and never sends makes one thread per connection
@@ -76,258 +64,6 @@ static bool listening; /* the control thread serves "migr/<pid>" */
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int conns; /* connection threads running */
-
-static void json_report(FILE *out, const char *dev, int ret,
-			const struct migr_switch_report *r)
-{
-	/* Names and reasons are text from elsewhere: escaped, never raw */
-	fputs("{\"device\":", out);
-	migr_json_str(out, dev);
-	fprintf(out, ",\"contexts\":%u,\"ok\":%s,\"error\":", r->contexts,
-		ret ? "false" : "true");
-	migr_json_str(out, r->error);
-	fputs(",\"partner_error\":", out);
-	migr_json_str(out, r->partner_error);
-	fputs(",\"from\":", out);
-	migr_json_str(out, r->from);
-	fputs(",\"to\":", out);
-	migr_json_str(out, r->to);
-	fprintf(out,
-		",\"rolled_back\":%s,\"phases_ms\":{\"suspend\":%.3f,\"drain\":%.3f,"
-		"\"release\":%.3f,\"rebuild\":%.3f,\"partner_reconnect\":%.3f,\"replay\":%.3f},\"total_ms\":%.3f,"
-		"\"partner_held_ms\":%.1f,\"partners\":%u,\"partners_kept\":%u,\"retries\":%u,"
-		"\"numbers\":{\"kept\":%u,\"translated\":%u,\"claimed\":%u},"
-		"\"objects\":{\"pds\":%u,\"dms\":%u,\"mrs\":%u,\"mws\":%u,\"channels\":%u,\"cqs\":%u,\"srqs\":%u,\"qps\":%u,\"ahs\":%u},"
-		"\"held_wrs\":%u,\"replayed_wrs\":%u,\"partner_replayed_wrs\":%u,\"reposted_recvs\":%u,\"flushed\":%u,\"shadowed\":%u,\"lost\":%u,"
-		"\"device_fds_after_release\":%d,\"device_maps_after_release\":%d}",
-		r->rolled_back ? "true" : "false", r->ms_suspend, r->ms_drain,
-		r->ms_release, r->ms_rebuild, r->ms_partner, r->ms_replay,
-		r->ms_total, r->ms_partner_held, r->partners, r->partners_kept,
-		r->retries, r->numbers_kept, r->numbers_translated,
-		r->numbers_claimed, r->pds, r->dms, r->mrs, r->mws, r->channels,
-		r->cqs, r->srqs, r->qps, r->ahs, r->held_wrs, r->replayed_wrs,
-		r->partner_replayed_wrs, r->reposted_recvs, r->flushed,
-		r->shadowed, r->lost, r->device_fds, r->device_maps);
-}
-
-/* One try of a switch (or a park) of all the process's contexts */
-static int switch_all(const char *target, unsigned int wait_ms,
-		      unsigned int lease_ms, struct migr_switch_report *rep,
-		      char *dev, size_t len, bool park)
-{
-	struct migr_context **v;
-	unsigned int n;
-	int ret = ENOMEM;
-
-	/* Every string of the report is printed, even where no try set it */
-	memset(rep, 0, sizeof(*rep));
-	migr_contexts_lock();
-	n = migr_contexts_get(NULL, 0);
-	v = calloc(n + 1, sizeof(*v));
-	if (v)
-		n = migr_contexts_get(v, n);
-	if (v && park)
-		ret = migr_park(v, n, wait_ms, lease_ms, rep);
-	else if (v)
-		ret = migr_switch(v, n, target, wait_ms, rep);
-	else
-		snprintf(rep->error, sizeof(rep->error), "out of memory");
-	snprintf(dev, len, "%s",
-		 v && n ? ibv_get_device_name(v[0]->vctx.context.device) : "");
-	migr_contexts_unlock();
-	free(v);
-	return ret;
-}
-
-/*
- * All of the process's contexts move together: their QPs may be partners.
- * A partner busy with a switch of its own (two connected processes moved
- * at once) puts the switch off before anything was touched: try again
- * after a random pause with every lock let go, so one of the two goes
- * first, for at most BUSY_RETRY_MS.
- */
-#define BUSY_RETRY_MS 30000
-static void do_switch(FILE *out, const char *target, unsigned int wait_ms)
-{
-	unsigned int seed = getpid() ^ (unsigned int)time(NULL), tries = 0;
-	struct migr_switch_report rep;
-	char dev[IBV_SYSFS_NAME_MAX];
-	double t0 = now_ms();
-	int ret;
-
-	if (migr_parked(NULL)) {
-		fprintf(out,
-			"{\"pid\":%d,\"ok\":false,\"error\":\"the process is parked for a migration: resume it first\"}\n",
-			getpid());
-		return;
-	}
-	for (;;) {
-		ret = switch_all(target, wait_ms, 0, &rep, dev, sizeof(dev),
-				 false);
-		if (ret != EBUSY || now_ms() - t0 > BUSY_RETRY_MS)
-			break;
-		tries++;
-		usleep(50000 + rand_r(&seed) % 500000);
-	}
-	rep.retries = tries;
-	fprintf(out, "{\"pid\":%d,\"switch\":[", getpid());
-	json_report(out, dev, ret, &rep);
-	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
-}
-
-/* park [wait_ms [lease_ms]]: the switch's first half, kept (park.h) */
-static void do_park(FILE *out, unsigned int wait_ms, unsigned int lease_ms)
-{
-	struct migr_switch_report rep;
-	char dev[IBV_SYSFS_NAME_MAX];
-	int ret;
-
-	ret = switch_all(NULL, wait_ms, lease_ms, &rep, dev, sizeof(dev), true);
-	fprintf(out, "{\"pid\":%d,\"park\":[", getpid());
-	json_report(out, dev, ret, &rep);
-	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
-}
-
-/* A restored process tells the migrd of the host it now runs on */
-static void register_all(void)
-{
-	struct migr_context *v[64];
-	unsigned int i, n;
-
-	migr_contexts_lock();
-	n = migr_contexts_get(v, 64);
-	for (i = 0; i < n; i++)
-		migr_register(v[i]);
-	migr_contexts_unlock();
-}
-
-/* resume [device [token]]: its second half, here or on the device it left */
-static void do_resume(FILE *out, const char *target, uint64_t token)
-{
-	struct migr_switch_report rep;
-	int ret;
-
-	ret = migr_resume(target, token, &rep);
-	if (!ret)
-		register_all();
-	fprintf(out, "{\"pid\":%d,\"resume\":[", getpid());
-	json_report(out, rep.to, ret, &rep);
-	fprintf(out, "],\"ok\":%s}\n", ret ? "false" : "true");
-}
-
-/*
- * A parked process's contexts are not read: the mover holds their locks,
- * and nothing in them changes until the resume
- */
-static bool status_parked(FILE *out)
-{
-	struct migr_switch_report rep;
-
-	if (!migr_parked(&rep))
-		return false;
-	fprintf(out, "{\"pid\":%d,\"parked\":{\"from\":", getpid());
-	migr_json_str(out, rep.from);
-	fprintf(out, ",\"contexts\":%u,\"qps\":%u},\"contexts\":[]}\n",
-		rep.contexts, rep.qps);
-	return true;
-}
-
-/*
- * Closes the QP list with ctx's MRs and memory windows: the key the
- * application knows and the device's (equal unless translated). rec.lock
- * held.
- */
-static void status_keys(FILE *out, struct migr_context *ctx)
-{
-	struct migr_mr *mmr;
-	struct migr_mw *mmw;
-	bool first = true;
-
-	fputs("],\"mrs\":[", out);
-	list_for_each (&ctx->rec.mrs, mmr, entry) {
-		fprintf(out, "%s{\"lkey\":%u,\"phys\":%u}", first ? "" : ",",
-			mmr->vmr.ibv_mr.lkey,
-			mmr->lower ? mmr->lower->lkey : 0);
-		first = false;
-	}
-	fputs("],\"mws\":[", out);
-	first = true;
-	list_for_each (&ctx->rec.mws, mmw, entry) {
-		fprintf(out, "%s{\"rkey\":%u,\"phys\":%u}", first ? "" : ",",
-			mmw->mw.rkey, mmw->lower ? mmw->lower->rkey : 0);
-		first = false;
-	}
-	fputs("]", out);
-}
-
-static void do_status(FILE *out)
-{
-	struct migr_context *ctx, **v;
-	unsigned int i, n;
-	bool first = true;
-
-	if (status_parked(out))
-		return;
-	fprintf(out, "{\"pid\":%d,\"contexts\":[", getpid());
-	migr_contexts_lock();
-	n = migr_contexts_get(NULL, 0);
-	v = calloc(n + 1, sizeof(*v));
-	n = v ? migr_contexts_get(v, n) : 0;
-	for (i = 0; i < n; i++) {
-		struct migr_qp *mqp;
-		bool qfirst = true;
-
-		const char *blocker;
-
-		ctx = v[i];
-		pthread_rwlock_rdlock(&ctx->ctl_lock);
-		blocker = migr_record_blocker(ctx);
-		fprintf(out, "%s{\"device\":", first ? "" : ",");
-		migr_json_str(out,
-			      ibv_get_device_name(ctx->vctx.context.device));
-		fputs(",\"lower\":", out);
-		migr_json_str(out, ctx->lower ? ibv_get_device_name(
-							ctx->lower->device) :
-						"");
-		fprintf(out, ",\"switches\":%u,\"blocker\":", ctx->switches);
-		migr_json_str(out, blocker ? blocker : "");
-		fputs(",\"qps\":[", out);
-		pthread_mutex_lock(&ctx->rec.lock);
-		list_for_each (&ctx->rec.qps, mqp, entry) {
-			fprintf(out,
-				"%s{\"qpn\":%u,\"phys\":%u,\"state\":%d,\"dest_qpn\":%u,\"self\":%s}",
-				qfirst ? "" : ",", mqp->vqp.qp.qp_num,
-				mqp->lower ? mqp->lower->qp_num : 0,
-				mqp->attr.qp_state, mqp->attr.dest_qp_num,
-				mqp->self ? "true" : "false");
-			qfirst = false;
-		}
-		status_keys(out, ctx);
-		pthread_mutex_unlock(&ctx->rec.lock);
-		fprintf(out,
-			",\"numbers\":{\"can_ask\":%s,\"kept\":%u,\"moved\":%u,\"claimed\":%u},\"translating\":%s",
-			ctx->numbers.can_ask ? "true" : "false",
-			ctx->numbers.kept, ctx->numbers.moved,
-			ctx->numbers.claimed,
-			ctx->xlate.active ? "true" : "false");
-		pthread_rwlock_unlock(&ctx->ctl_lock);
-		fprintf(out, "}");
-		first = false;
-	}
-	migr_contexts_unlock();
-	free(v);
-	fprintf(out, "]}\n");
-}
-
-static bool peer_allowed(int fd)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
-		return false;
-	return cred.uid == 0 || cred.uid == geteuid();
-}
 
 /*
  * Work that creates device objects runs on one of two long-lived threads:
@@ -407,47 +143,6 @@ static void run_on(struct worker *w, void (*fn)(void *arg), void *arg)
 	pthread_mutex_unlock(&w->lock);
 }
 
-struct switch_job {
-	FILE *out;
-	const char *target;
-	unsigned int wait_ms;
-	enum { JOB_SWITCH, JOB_PARK, JOB_RESUME } kind;
-	unsigned int lease_ms; /* a park's: partners hold this long */
-	uint64_t token; /* a resume's: numbers held for it (migr_resume()) */
-};
-
-static void switch_job(void *arg)
-{
-	struct switch_job *j = arg;
-
-	if (j->kind == JOB_PARK)
-		do_park(j->out, j->wait_ms, j->lease_ms);
-	else if (j->kind == JOB_RESUME)
-		do_resume(j->out, j->target, j->token);
-	else
-		do_switch(j->out, j->target, j->wait_ms);
-}
-
-struct partner_job {
-	FILE *out;
-	const char *line;
-};
-
-static void partner_job(void *arg)
-{
-	struct partner_job *j = arg;
-
-	migr_partner_serve(j->out, j->line);
-}
-
-/* The UD relay's lines run where partners' do: one at a time */
-static void ud_job(void *arg)
-{
-	struct partner_job *j = arg;
-
-	migr_ud_serve(j->out, j->line);
-}
-
 /* Milliseconds until deadline (now_ms() time), 0 once it passed */
 static int ms_left(double deadline)
 {
@@ -457,8 +152,8 @@ static int ms_left(double deadline)
 }
 
 /*
- * Read one request into req (REQ_MAX + 1 bytes): up to its newline, the
- * client's end of writing or REQ_MAX bytes. The whole of it must come
+ * Read one request into req (CTL_LINE_MAX + 1 bytes): up to its newline,
+ * the client's end of writing or CTL_LINE_MAX bytes. The whole of it must come
  * within READ_DEADLINE_MS, however it trickles in. Its length, or -1.
  */
 static ssize_t read_request(int fd, char *req)
@@ -468,7 +163,7 @@ static ssize_t read_request(int fd, char *req)
 	size_t len = 0;
 	ssize_t n;
 
-	while (len < REQ_MAX) {
+	while (len < CTL_LINE_MAX) {
 		int ms = ms_left(deadline);
 
 		if (!ms)
@@ -478,7 +173,7 @@ static ssize_t read_request(int fd, char *req)
 			return -1;
 		if (n <= 0)
 			continue;
-		n = recv(fd, req + len, REQ_MAX - len, MSG_DONTWAIT);
+		n = recv(fd, req + len, CTL_LINE_MAX - len, MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
@@ -521,96 +216,130 @@ static void send_reply(int fd, const char *buf, size_t len)
 	}
 }
 
-/* A restored copy's fence: migrd's restore bound and the source's lease */
-#define MIGR_FENCE_MAX_MS 600000
+/*
+ * Who may ask (SO_PEERCRED's uid, fixed when the client connected): any
+ * of these
+ */
+enum ctl_who {
+	WHO_ROOT = 1 << 0, /* uid 0 */
+	WHO_OWNER = 1 << 1, /* the process's own (effective) uid */
+};
+
+/*
+ * One request's entry, as the kernel's uverbs method tables have them:
+ * who may ask, the thread it runs on (NULL: the connection's own) and
+ * its handler
+ */
+struct ctl_method {
+	unsigned int who;
+	struct worker *on;
+	ctl_handler *handler;
+};
+
+#define ANYONE_OF_US (WHO_ROOT | WHO_OWNER)
+static const struct ctl_method methods[CTL_OPS] = {
+	[CTL_STATUS] = { ANYONE_OF_US, NULL, ctl_do_status },
+	[CTL_SWITCH] = { ANYONE_OF_US, &mover, ctl_do_switch },
+	[CTL_REBUILD] = { ANYONE_OF_US, &mover, ctl_do_switch },
+	[CTL_PARK] = { ANYONE_OF_US, &mover, ctl_do_park },
+	[CTL_RESUME] = { ANYONE_OF_US, &mover, ctl_do_resume },
+	[CTL_FENCE] = { ANYONE_OF_US, NULL, ctl_do_fence },
+	[CTL_COMMIT] = { ANYONE_OF_US, NULL, ctl_do_commit },
+	[CTL_PARTNER] = { ANYONE_OF_US, &partner_worker, ctl_do_partner },
+	[CTL_UD] = { ANYONE_OF_US, &partner_worker, ctl_do_ud },
+};
+
+/* The client's uid, as it was when it connected */
+static bool peer_uid(int fd, uid_t *uid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		return false;
+	*uid = cred.uid;
+	return true;
+}
+
+static bool admits(unsigned int who, uid_t uid)
+{
+	return ((who & WHO_ROOT) && uid == 0) ||
+	       ((who & WHO_OWNER) && uid == geteuid());
+}
+
+/*
+ * May fd's client ask anything at all? Checked before a byte is read:
+ * whom no entry admits gets nothing read or written, and no thread
+ */
+static bool peer_allowed(int fd)
+{
+	unsigned int who = 0, op;
+	uid_t uid;
+
+	for (op = 0; op < CTL_OPS; op++)
+		who |= methods[op].who;
+	return peer_uid(fd, &uid) && admits(who, uid);
+}
+
+struct ctl_job {
+	const struct ctl_method *m;
+	FILE *out;
+	const struct ctl_req *q;
+};
+
+static void ctl_job(void *arg)
+{
+	struct ctl_job *j = arg;
+
+	j->m->handler(j->out, j->q);
+}
+
+/* The request in req (len bytes) from fd's client, answered into out */
+static void dispatch(int fd, char *req, ssize_t len, FILE *out)
+{
+	struct ctl_job j = { .out = out };
+	struct ctl_req q;
+	char err[128];
+	uid_t uid;
+
+	if (len < 0) {
+		fprintf(out,
+			"{\"ok\":false,\"error\":\"no request in time\"}\n");
+		return;
+	}
+	if (ctl_parse(req, len, &q, err, sizeof(err))) {
+		fprintf(out, "{\"ok\":false,\"error\":\"bad request\"}\n");
+		return;
+	}
+	j.m = &methods[q.op];
+	j.q = &q;
+	if (!peer_uid(fd, &uid) || !admits(j.m->who, uid)) {
+		fprintf(out,
+			"{\"ok\":false,\"error\":\"permission denied\"}\n");
+		return;
+	}
+	if (j.m->on)
+		run_on(j.m->on, ctl_job, &j);
+	else
+		ctl_job(&j);
+}
 
 /* fd's peer was allowed in (control_thread()); fd is closed by the caller */
-static void serve(int fd, char *req, char *dev)
+static void serve(int fd, char *req)
 {
-	unsigned int wait_ms = DEFAULT_WAIT_MS;
-	unsigned int lease_ms = 0;
-	char *buf = NULL, tok[17] = "";
+	char *buf = NULL;
 	size_t size = 0;
-	ssize_t len;
 	FILE *out;
 
 	/* Built in memory, so the work never writes to the socket itself */
 	out = open_memstream(&buf, &size);
 	if (!out)
 		return;
-	len = read_request(fd, req);
-	if (len < 0) {
-		fprintf(out,
-			"{\"ok\":false,\"error\":\"no request in time\"}\n");
-	} else if (!strcmp(req, "status\n")) {
-		do_status(out);
-	} else if (!strncmp(req, "partner ", 8) && len &&
-		   req[len - 1] == '\n') {
-		struct partner_job pj = { .out = out, .line = req + 8 };
-
-		req[len - 1] = 0;
-		run_on(&partner_worker, partner_job, &pj);
-	} else if (!strncmp(req, "ud ", 3) && len && req[len - 1] == '\n') {
-		struct partner_job pj = { .out = out, .line = req + 3 };
-
-		req[len - 1] = 0;
-		run_on(&partner_worker, ud_job, &pj);
-	} else if (sscanf(req, "switch %256s %u", dev, &wait_ms) >= 1 &&
-		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { .out = out,
-					 .target = dev,
-					 .wait_ms = wait_ms,
-					 .kind = JOB_SWITCH };
-
-		run_on(&mover, switch_job, &sj);
-	} else if ((!strcmp(req, "rebuild\n") ||
-		    sscanf(req, "rebuild %u", &wait_ms) == 1) &&
-		   wait_ms > 0 && wait_ms <= 600000) {
-		struct switch_job sj = { .out = out,
-					 .wait_ms = wait_ms,
-					 .kind = JOB_SWITCH };
-
-		run_on(&mover, switch_job, &sj);
-	} else if ((!strcmp(req, "park\n") ||
-		    sscanf(req, "park %u %u", &wait_ms, &lease_ms) >= 1) &&
-		   wait_ms > 0 && wait_ms <= 600000 &&
-		   lease_ms <= MIGR_PARTNER_LEASE_MAX_MS) {
-		struct switch_job sj = { .out = out,
-					 .wait_ms = wait_ms,
-					 .kind = JOB_PARK,
-					 .lease_ms = lease_ms };
-
-		run_on(&mover, switch_job, &sj);
-	} else if (sscanf(req, "fence %u", &wait_ms) == 1 && wait_ms > 0 &&
-		   wait_ms <= MIGR_FENCE_MAX_MS) {
-		migr_fence_arm(wait_ms);
-		fprintf(out, "{\"pid\":%d,\"ok\":true,\"fence_ms\":%u}\n",
-			getpid(), wait_ms);
-	} else if (!strcmp(req, "commit\n")) {
-		if (migr_fence_commit())
-			fprintf(out, "{\"pid\":%d,\"ok\":true}\n", getpid());
-		else
-			fprintf(out,
-				"{\"pid\":%d,\"ok\":false,\"error\":\"no fence to commit\"}\n",
-				getpid());
-	} else if (!strcmp(req, "resume\n") ||
-		   sscanf(req, "resume %256s %16[0-9a-f]", dev, tok) >= 1) {
-		struct switch_job sj = { .out = out,
-					 .target = strcmp(req, "resume\n") ?
-							   dev :
-							   NULL,
-					 .kind = JOB_RESUME,
-					 .token = strtoull(tok, NULL, 16) };
-
-		run_on(&mover, switch_job, &sj);
-	} else {
-		fprintf(out, "{\"ok\":false,\"error\":\"bad request\"}\n");
-	}
+	dispatch(fd, req, read_request(fd, req), out);
 	if (!fclose(out))
 		send_reply(fd, buf, size);
 	free(buf);
 }
-
 /* A slot for one more connection thread, if under MAX_CONNS */
 static bool conn_get(void)
 {
@@ -633,14 +362,13 @@ static void conn_put(void)
 
 static void *serve_thread(void *arg)
 {
-	char *req = malloc(REQ_MAX + 1), *dev = malloc(REQ_MAX + 1);
+	char *req = malloc(CTL_LINE_MAX + 1);
 	int fd = (intptr_t)arg;
 
-	if (req && dev)
-		serve(fd, req, dev);
+	if (req)
+		serve(fd, req);
 	close(fd);
 	free(req);
-	free(dev);
 	conn_put();
 	return NULL;
 }

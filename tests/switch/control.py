@@ -7,6 +7,8 @@ The second form switches N times, to DEV_A first, one JSON line each.
 Exit status: 0 if every reply says "ok": true and no switch lost a
 completion, 1 otherwise, 2 on no reply.
 (The test's stand-in until migrctl talks to processes itself.)
+The one writer of control lines in the Python tests: the words are
+joined as common/ctl_line.h's grammar has them (single spaces, one line).
 """
 import json
 import socket

@@ -23,6 +23,7 @@
 
 #include "agent.h"
 #include "clock.h"
+#include "ctl_line.h"
 #include "park.h"
 #include "partner.h"
 #include "switch.h"
@@ -236,6 +237,17 @@ static ssize_t request_retry(const char *req, char *buf, size_t size)
 	return n;
 }
 
+/* q's line, as migrd and the plugin write them (ctl_line.h) */
+static const char *line_of(const struct ctl_req *q)
+{
+	static __thread char line[CTL_LINE_MAX + 1];
+
+	CHECK(ctl_format(q, line, sizeof(line)) > 0);
+	return line;
+}
+#define LINE(...) line_of(&(struct ctl_req){ __VA_ARGS__ })
+#define STATUS LINE(.op = CTL_STATUS)
+
 static int threads(void)
 {
 	char line[256];
@@ -259,31 +271,41 @@ static void test_park_requests(void)
 {
 	char buf[4096];
 
-	CHECK(request_retry("park 1234\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1234),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"park\":[") && strstr(buf, "\"ok\":true}"));
 	CHECK(parked_now && park_wait_ms == 1234 && park_lease_ms == 0);
-	CHECK(request_retry("status\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(STATUS, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"parked\":{\"from\":\"migr_test0\",\"contexts\":1,\"qps\":3}"));
-	CHECK(request_retry("switch rxe1\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_SWITCH, .nargs = 1, .dev = "rxe1"),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "parked") && strstr(buf, "\"ok\":false"));
-	CHECK(request_retry("resume rxe1\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_RESUME, .nargs = 1, .dev = "rxe1"),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"to\":\"rxe1\"") && strstr(buf, "\"ok\":true}"));
 	CHECK(!parked_now);
-	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "not parked") && strstr(buf, "\"ok\":false}"));
-	CHECK(request_retry("park 0\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 0),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "bad request") && !parked_now);
 	/* a migration's park: partners hold for its lease, 10 min at most */
-	CHECK(request_retry("park 1000 600001\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 2, .wait_ms = 1000,
+				   .lease_ms = 600001),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "bad request") && !parked_now);
-	CHECK(request_retry("park 1000 465000\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 2, .wait_ms = 1000,
+				   .lease_ms = 465000),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"ok\":true}"));
 	CHECK(parked_now && park_wait_ms == 1000 && park_lease_ms == 465000);
-	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	CHECK(!parked_now && !resume_token);
 	/* a migration's resume: the token of the numbers held for it */
-	CHECK(request_retry("park 1000\n", buf, sizeof(buf)) > 0);
-	CHECK(request_retry("resume rxe1 0123456789abcdef\n", buf,
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
+			    buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_RESUME, .nargs = 2, .dev = "rxe1",
+				   .token = 0x0123456789abcdefULL), buf,
 			    sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"to\":\"rxe1\"") && strstr(buf, "\"ok\":true}"));
 	CHECK(!parked_now && resume_token == 0x0123456789abcdefULL);
@@ -291,14 +313,16 @@ static void test_park_requests(void)
 	 * A rollback's resume that could not take a partner along: it runs
 	 * (ok), and its report says which partner was left and why, escaped
 	 */
-	CHECK(request_retry("park 1000\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
+			    buf, sizeof(buf)) > 0);
 	resume_lost = "partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \"gone\"";
-	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	resume_lost = NULL;
 	CHECK(strstr(buf, "\"ok\":true") &&
 	      strstr(buf, "\"partner_error\":\"partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \\\"gone\\\"\""));
-	CHECK(request_retry("park 1000\n", buf, sizeof(buf)) > 0);
-	CHECK(request_retry("resume\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
+			    buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"partner_error\":\"\""));
 }
 
@@ -335,7 +359,7 @@ static int connect_close(pid_t server)
 		fd = connect_ctl(server);
 		if (fd < 0)
 			return 2;
-		send(fd, "status\n", 7, MSG_NOSIGNAL);
+		send(fd, STATUS, strlen(STATUS), MSG_NOSIGNAL);
 		close(fd);
 	}
 	return 0;
@@ -360,7 +384,7 @@ static int refused(pid_t server)
 	fd = connect_ctl(server);
 	if (fd < 0)
 		return 3;
-	send(fd, "status\n", 7, MSG_NOSIGNAL);
+	send(fd, STATUS, strlen(STATUS), MSG_NOSIGNAL);
 	/* Closed on with our line unread: ECONNRESET is fine too */
 	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 	if (poll(&pfd, 1, 4000) != 1) {
@@ -392,12 +416,12 @@ static void test_other_uid(void)
 		CHECK(fd >= 0);
 		if (fd < 0)
 			break;
-		send(fd, "status\n", 7, MSG_NOSIGNAL);
+		send(fd, STATUS, strlen(STATUS), MSG_NOSIGNAL);
 		close(fd);
 	}
 	usleep(500000);
 	/* Still alive (a SIGPIPE would have ended us), still serving */
-	CHECK(request_retry("status\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(STATUS, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"pid\":") != NULL);
 	CHECK(!sigaction(SIGPIPE, NULL, &sa));
 	CHECK(sa.sa_handler == SIG_DFL);
@@ -445,7 +469,7 @@ static void test_thread_cap(void)
 	for (i = 0; i < 100; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	CHECK(request_retry("status\n", buf, sizeof(buf)) > 0);
+	CHECK(request_retry(STATUS, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"pid\":") != NULL);
 
 	/* One deadline for the whole request, however it trickles in */
@@ -498,7 +522,8 @@ static void test_injection(void)
 	char buf[8192], vals[8];
 	ssize_t n;
 
-	n = request_retry("switch mlx5_9 100\n", buf, sizeof(buf));
+	n = request_retry(LINE(.op = CTL_SWITCH, .nargs = 2, .dev = "mlx5_9",
+			     .wait_ms = 100), buf, sizeof(buf));
 	CHECK(n > 0);
 	if (n <= 0)
 		return;
@@ -515,7 +540,7 @@ static void test_injection(void)
 		fprintf(stderr, "reply: %s", buf);
 
 	/* status: the blocker's quotes too */
-	n = request_retry("status\n", buf, sizeof(buf));
+	n = request_retry(STATUS, buf, sizeof(buf));
 	CHECK(n > 0 && strchr(buf, '\n') == buf + n - 1);
 	CHECK(strstr(buf, "\"blocker\":\"ibv_x \\\"y\\\"\"") != NULL);
 	/* the keys a migration holds on its destination: MRs' and windows' */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
-/* Bounded, deadline-bound socket I/O shared by migrd and migrctl */
+/*
+ * Bounded, deadline-bound socket I/O shared by migrd, migrctl and the
+ * control socket's client (ctl_client.h, which the CRIU plugin links too)
+ */
 #ifndef MIGRD_SOCKIO_H
 #define MIGRD_SOCKIO_H
 
