@@ -43,18 +43,27 @@ bool ctl_reply_verdict(const char *reply, const char *key, char *err,
 	return ok;
 }
 
+/* The first non-empty string field of an element of j's array key */
+static bool first_in(const json_t *j, const char *key, const char *field,
+		     char *err, size_t len)
+{
+	const json_t *a = json_object_get(j, key);
+	bool found = false;
+	size_t i;
+
+	for (i = 0; i < json_array_size(a) && !found; i++)
+		found = migr_json_text(json_array_get(a, i), field, err, len) &&
+			err[0];
+	return found;
+}
+
 bool ctl_reply_first_error(const char *reply, const char *key, char *err,
 			   size_t len)
 {
 	json_t *j = parse(reply);
-	const json_t *a = json_object_get(j, key);
-	bool found = migr_json_text(j, "error", err, len) && err[0];
-	size_t i;
+	bool found = (migr_json_text(j, "error", err, len) && err[0]) ||
+		     first_in(j, key, "error", err, len);
 
-	for (i = 0; i < json_array_size(a) && !found; i++)
-		found = migr_json_text(json_array_get(a, i), "error", err,
-				       len) &&
-			err[0];
 	json_decref(j);
 	return found;
 }
@@ -72,14 +81,8 @@ bool ctl_reply_partner_error(const char *reply, const char *key, char *err,
 			     size_t len)
 {
 	json_t *j = parse(reply);
-	const json_t *v = json_object_get(j, key);
-	bool found = false;
-	size_t i;
+	bool found = first_in(j, key, "partner_error", err, len);
 
-	for (i = 0; i < json_array_size(v) && !found; i++)
-		found = migr_json_text(json_array_get(v, i), "partner_error",
-				       err, len) &&
-			err[0];
 	json_decref(j);
 	return found;
 }
