@@ -302,8 +302,8 @@ static int prepare_args(struct migr_partner *p, char *buf, size_t len,
 	snprintf(buf, len, "%u %u %d %x %" PRIx64 " %u %016" PRIx64 " %u",
 		 p->mqp->vqp.qp.qp_num,
 		 *(unsigned int *)arg, t.access, t.rkey,
-		 t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peer_id,
-		 p->mqp->dest_phys);
+		 t.addr, p->mqp->lower->qp_num, p->mqp->ctx->peers.id,
+		 p->mqp->partner.dest_phys);
 	return 0;
 }
 
@@ -607,7 +607,7 @@ static int fetch_args(struct migr_partner *p, char *buf, size_t len, void *arg)
 	if (!f->probe)
 		snprintf(from, sizeof(from), "%u", f->from);
 	snprintf(buf, len, "%u %u %016" PRIx64 " %" PRIu64 " %s",
-		 p->mqp->vqp.qp.qp_num, f->our_phys, p->mqp->ctx->peer_id,
+		 p->mqp->vqp.qp.qp_num, f->our_phys, p->mqp->ctx->peers.id,
 		 f->known, from);
 	return 0;
 }
@@ -818,7 +818,7 @@ static int give_args(struct migr_partner *p, char *buf, size_t len, void *arg)
 	/* A prepare's words (migrd checks it with the faces step), then ours */
 	n = snprintf(buf, len,
 		     "%u 0 0 0 0 %u %016" PRIx64 " %u %" PRIu64 " %d %s",
-		     p->mqp->vqp.qp.qp_num, g->our_phys, p->mqp->ctx->peer_id,
+		     p->mqp->vqp.qp.qp_num, g->our_phys, p->mqp->ctx->peers.id,
 		     g->partner_phys, g->gen, g->last, g->pairs);
 	/* keys cut short would be wrong keys */
 	return n < 0 || (size_t)n >= len ? E2BIG : 0;

@@ -114,7 +114,7 @@ static bool retired_all(void *arg)
 {
 	struct retired *r = arg;
 
-	return r->mqp->ctx->retired_flushes >= r->expect;
+	return r->mqp->ctx->partner.retired_flushes >= r->expect;
 }
 
 static void drain_retired(struct migr_qp *mqp, uint64_t expect)
@@ -172,7 +172,7 @@ static unsigned int end_sess(struct sess *s, struct migr_qp *mqp)
 			replayed = resume_replay(s, mqp);
 			migr_qp_resume(mqp);
 			release_srq(s);
-			__atomic_sub_fetch(&s->ctx->partner_sessions, 1,
+			__atomic_sub_fetch(&s->ctx->partner.sessions, 1,
 					   __ATOMIC_RELEASE);
 			cqs[0] = mqp->vqp.qp.send_cq;
 			cqs[1] = mqp->vqp.qp.recv_cq;
@@ -187,11 +187,11 @@ static unsigned int end_sess(struct sess *s, struct migr_qp *mqp)
 				pthread_mutex_unlock(&mcq->shadow_lock);
 			}
 		}
-		mqp->partner_session = false;
+		mqp->partner.session = false;
 		migr_marker_ungrant(mqp);
 	} else if (s->suspended) {
 		release_srq(s);
-		__atomic_sub_fetch(&s->ctx->partner_sessions, 1,
+		__atomic_sub_fetch(&s->ctx->partner.sessions, 1,
 				   __ATOMIC_RELEASE);
 	}
 	list_del(&s->entry);
@@ -306,12 +306,12 @@ static bool faces_other(struct entry *e, uint32_t peer_qpn, uint32_t peer_phys,
 {
 	const struct migr_qp *mqp = e->mqp;
 
-	if (mqp->attr.dest_qp_num == peer_qpn && mqp->dest_phys == peer_phys &&
+	if (mqp->attr.dest_qp_num == peer_qpn && mqp->partner.dest_phys == peer_phys &&
 	    (!partner_phys ||
 	     (mqp->lower && mqp->lower->qp_num == partner_phys)))
 		return false;
 	NOT_MINE(e, "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
-		 mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num, mqp->dest_phys,
+		 mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num, mqp->partner.dest_phys,
 		 peer_qpn, peer_phys);
 	return true;
 }
@@ -387,7 +387,7 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 		s->qpn = mqp->vqp.qp.qp_num;
 		s->gid = *gid;
 		list_add_tail(&sessions, &s->entry);
-		mqp->partner_session = true;
+		mqp->partner.session = true;
 		start_watchdog();
 		e->s = s;
 	}
@@ -400,7 +400,7 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	RESULT(e, true,
 	       "{\"ok\":true,\"access\":%d,\"mkey\":\"%x\",\"maddr\":\"%" PRIx64
 	       "\",\"peer\":\"%016" PRIx64 "\"}",
-	       ours.access, ours.rkey, ours.addr, ctx->peer_id);
+	       ours.access, ours.rkey, ours.addr, ctx->peers.id);
 }
 
 /* An RTR QP cannot send: nothing of its own is in flight to drain */
@@ -440,7 +440,7 @@ static void do_faces(struct entry *e)
 	}
 	migr_gid_hex(&mqp->attr.ah_attr.grh.dgid, hex);
 	RESULT(e, true, "{\"ok\":true,\"peer_phys\":%u,\"peer_gid\":\"%s\"}",
-	       mqp->dest_phys, hex);
+	       mqp->partner.dest_phys, hex);
 }
 
 /*
@@ -511,7 +511,7 @@ static void do_fetch(struct entry *e, const union ibv_gid *gid)
 	RESULT(e, true,
 	       "{\"ok\":true,\"peer\":\"%016" PRIx64 "\",\"gen\":%" PRIu64
 	       ",\"keys\":\"%s\",\"next\":%lu%s%s}",
-	       ctx->peer_id, ours, keys, k == MIGR_FETCH_KEYS ? start + k : 0,
+	       ctx->peers.id, ours, keys, k == MIGR_FETCH_KEYS ? start + k : 0,
 	       moved, withheld ? ",\"withheld\":true" : "");
 }
 
@@ -568,7 +568,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 		__atomic_or_fetch(&e->mqp->slow, MIGR_SLOW_SUSPENDED,
 				  __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&e->mqp->hold.lock);
-		__atomic_add_fetch(&e->ctx->partner_sessions, 1,
+		__atomic_add_fetch(&e->ctx->partner.sessions, 1,
 				   __ATOMIC_RELEASE);
 		cqs_switching(e->mqp);
 	}
@@ -867,7 +867,7 @@ static bool repoint_one(struct entry *e, const union ibv_gid *gid,
 		return false;
 	}
 	mqp->attr.ah_attr.grh.dgid = *gid;
-	mqp->dest_phys = new_qpn;
+	mqp->partner.dest_phys = new_qpn;
 	if (learn_new_qpn(e, new_qpn)) {
 		FAILED(e, "out of memory");
 		return true;
@@ -918,17 +918,17 @@ static void reconnect_one(struct entry *e)
 	if (repoint_one(e, &gid, new_qpn))
 		return;
 	if (mqp->lower) {
-		ctx->retiring_qpn = mqp->lower->qp_num;
-		ctx->retired_flushes = 0;
-		ctx->retiring = true;
+		ctx->partner.retiring_qpn = mqp->lower->qp_num;
+		ctx->partner.retired_flushes = 0;
+		ctx->partner.retiring = true;
 		migr_qp_flush(mqp);
 		drain_retired(mqp, unused + mqp->replay.n);
-		ctx->retiring = false;
-		if (ctx->retired_flushes != unused)
+		ctx->partner.retiring = false;
+		if (ctx->partner.retired_flushes != unused)
 			verbs_debug(&ctx->vctx,
 				    "QP 0x%x: %u RECVs flushed, %" PRIu64
 				    " unused by the count\n",
-				    e->qpn, ctx->retired_flushes, unused);
+				    e->qpn, ctx->partner.retired_flushes, unused);
 		/* type 2 windows bound through it hold it */
 		migr_mws_release_qp(ctx, mqp);
 		ret = ibv_destroy_qp(mqp->lower);

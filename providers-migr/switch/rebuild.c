@@ -506,7 +506,7 @@ int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
 		return ret;
 	}
 	if (last >= IBV_QPS_RTR)
-		mqp->dest_phys = dest;
+		mqp->partner.dest_phys = dest;
 	return 0;
 }
 

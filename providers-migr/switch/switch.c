@@ -73,8 +73,8 @@ static int link_peers(struct sw_set *set)
 
 	for_each_set_qp(set, i, c, mqp)
 	{
-		mqp->sw_peer = NULL;
-		mqp->sw_partner = NULL;
+		mqp->partner.sw_peer = NULL;
+		mqp->partner.sw_partner = NULL;
 		n++;
 	}
 	qps = calloc(n + 1, sizeof(*qps));
@@ -101,7 +101,7 @@ static int link_peers(struct sw_set *set)
 					     &q))
 				continue;
 			p = qps[q];
-			mqp->sw_peer = p;
+			mqp->partner.sw_peer = p;
 			break;
 		}
 	}
@@ -116,8 +116,8 @@ out:
 /* Where mqp's marker goes: its peer's bytes here, or its partner's */
 static int marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
 {
-	const struct migr_partner *p = mqp->sw_partner;
-	struct migr_qp *peer = mqp->sw_peer;
+	const struct migr_partner *p = mqp->partner.sw_partner;
+	struct migr_qp *peer = mqp->partner.sw_peer;
 
 	if (peer)
 		return migr_marker_target(peer, t);
@@ -130,8 +130,8 @@ static int marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
 /* The SENDs the other end ever posted to mqp: they used its RECVs */
 static uint64_t peer_consumers(const struct migr_qp *mqp)
 {
-	const struct migr_partner *p = mqp->sw_partner;
-	const struct migr_qp *peer = mqp->sw_peer;
+	const struct migr_partner *p = mqp->partner.sw_partner;
+	const struct migr_qp *peer = mqp->partner.sw_peer;
 
 	/* a replay posts the peer's unfinished ones again: they used none */
 	return peer ? peer->n_consumers - peer->replay.consumers :
@@ -193,20 +193,20 @@ static int precheck(struct sw_set *set, struct migr_context *ctx,
 		}
 		if (st < IBV_QPS_RTR || mqp->vqp.qp.qp_type == IBV_QPT_UD)
 			continue;
-		if (mqp->partner_session) {
+		if (mqp->partner.session) {
 			REPORT(rep,
 			       "QP 0x%x is held by its partner's switch; try again",
 			       mqp->vqp.qp.qp_num);
 			return EBUSY;
 		}
-		if (!mqp->sw_peer) {
+		if (!mqp->partner.sw_peer) {
 			struct migr_partner *p = &set->partners[set->npartners];
 			int ret = migr_partner_init(p, mqp, rep->error,
 						    sizeof(rep->error));
 
 			if (ret)
 				return ret;
-			mqp->sw_partner = p;
+			mqp->partner.sw_partner = p;
 			set->npartners++;
 		}
 		if (add_gid(gids, ctx->lower, target, &mqp->attr.ah_attr)) {
@@ -427,7 +427,7 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 			return ETIMEDOUT;
 		}
 		list_for_each (&c->rec.qps, mqp, entry)
-			if (!migr_marker_drained(mqp) && mqp->sw_partner)
+			if (!migr_marker_drained(mqp) && mqp->partner.sw_partner)
 				ask = true;
 	}
 	drain_cqs(set, &rep->shadowed);
@@ -440,8 +440,8 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 		if (mqp->attr.qp_state != IBV_QPS_RTS ||
 		    migr_marker_drained(mqp))
 			continue;
-		p = mqp->sw_peer;
-		pp = mqp->sw_partner;
+		p = mqp->partner.sw_peer;
+		pp = mqp->partner.sw_partner;
 		if (p)
 			migr_replay_peer_of(p, &peer);
 		else if (pp)

@@ -404,7 +404,7 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	ret = ibv_modify_qp(mqp->lower, &lattr, attr_mask);
 	if (!ret) {
 		if (attr_mask & IBV_QP_DEST_QPN)
-			mqp->dest_phys = lattr.dest_qp_num;
+			mqp->partner.dest_phys = lattr.dest_qp_num;
 		/*
 		 * the record keeps the application's values (virtual QPN),
 		 * but the partner's GID as it is now, as a partner's switch
