@@ -33,7 +33,7 @@ set(MIGR_PROVIDER_SOURCES
   switch/dm_switch.c
   switch/mw_switch.c
   switch/park.c
-  switch/qp_move.c
+  switch/qp_phase.c
   switch/rebuild.c
   switch/replay.c
   switch/srq_switch.c

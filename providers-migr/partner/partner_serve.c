@@ -26,8 +26,7 @@
 #include "partner.h"
 #include "partner_line.h"
 #include "peer.h"
-#include "qp_move.h"
-#include "rebuild.h"
+#include "qp_phase.h"
 #include "replay.h"
 #include "switch.h"
 #include "switch_objects.h"
@@ -65,66 +64,6 @@ static struct sess *find_sess(struct migr_context *ctx, uint32_t qpn)
 	return NULL;
 }
 
-/* The CQs the QP completes on: polls there take the shadow path */
-static void cqs_switching(struct migr_qp *mqp)
-{
-	struct ibv_cq *cqs[2] = { mqp->vqp.qp.send_cq, mqp->vqp.qp.recv_cq };
-	unsigned int i;
-
-	for (i = 0; i < 2; i++)
-		if (cqs[i])
-			migr_shadow_take(to_mcq(cqs[i]));
-}
-
-static unsigned int drain_cqs(struct migr_qp *mqp)
-{
-	struct ibv_cq *scq = mqp->vqp.qp.send_cq, *rcq = mqp->vqp.qp.recv_cq;
-	unsigned int moved = 0;
-	int n;
-
-	n = migr_cq_drain(to_mcq(scq));
-	moved += n > 0 ? n : 0;
-	if (rcq && rcq != scq) {
-		n = migr_cq_drain(to_mcq(rcq));
-		moved += n > 0 ? n : 0;
-	}
-	return moved;
-}
-
-/*
- * The old QP's last word: its flushes (the unused RECVs, and what a replay
- * posts again), awaited as a release awaits them (migr_await_flushes());
- * a partner's CQs carry the application's traffic meanwhile, hence the
- * longer bounds.
- */
-#define FLUSH_QUIET_MS 1.5
-#define FLUSH_WAIT_MS 200
-
-struct retired {
-	struct migr_qp *mqp;
-	uint64_t expect;
-};
-
-static bool poll_retired(void *arg)
-{
-	return drain_cqs(((struct retired *)arg)->mqp);
-}
-
-static bool retired_all(void *arg)
-{
-	struct retired *r = arg;
-
-	return r->mqp->ctx->partner.retired_flushes >= r->expect;
-}
-
-static void drain_retired(struct migr_qp *mqp, uint64_t expect)
-{
-	struct retired r = { .mqp = mqp, .expect = expect };
-
-	migr_await_flushes(poll_retired, retired_all, &r, FLUSH_QUIET_MS,
-			   FLUSH_WAIT_MS);
-}
-
 /*
  * What never ran goes again before what was held, once the old QP is gone
  * (replaced by reconnect); else it is still on the old QP and goes on
@@ -132,13 +71,16 @@ static void drain_retired(struct migr_qp *mqp, uint64_t expect)
  */
 static unsigned int resume_replay(struct sess *s, struct migr_qp *mqp)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, lost = 0;
 
-	if (s->reconnected && mqp->replay.n && !migr_replay_post(mqp, &n))
-		verbs_info(
-			&s->ctx->vctx,
-			"QP 0x%x: %u unfinished WRs posted again toward its moved peer\n",
-			s->qpn, n);
+	if (s->reconnected && mqp->replay.n) {
+		n = migr_qp_replay(mqp, &lost);
+		if (!lost)
+			verbs_info(
+				&s->ctx->vctx,
+				"QP 0x%x: %u unfinished WRs posted again toward its moved peer\n",
+				s->qpn, n);
+	}
 	mqp->replay.n = mqp->replay.consumers = mqp->replay.markers = 0;
 	return n;
 }
@@ -164,8 +106,7 @@ static void release_srq(struct sess *s)
  */
 static unsigned int end_sess(struct sess *s, struct migr_qp *mqp)
 {
-	unsigned int i, replayed = 0;
-	struct ibv_cq *cqs[2];
+	unsigned int replayed = 0;
 
 	if (mqp) {
 		if (s->suspended) {
@@ -174,18 +115,7 @@ static unsigned int end_sess(struct sess *s, struct migr_qp *mqp)
 			release_srq(s);
 			__atomic_sub_fetch(&s->ctx->partner.sessions, 1,
 					   __ATOMIC_RELEASE);
-			cqs[0] = mqp->vqp.qp.send_cq;
-			cqs[1] = mqp->vqp.qp.recv_cq;
-			for (i = 0; i < 2; i++) {
-				struct migr_cq *mcq;
-
-				if (!cqs[i])
-					continue;
-				mcq = to_mcq(cqs[i]);
-				pthread_mutex_lock(&mcq->shadow_lock);
-				migr_shadow_settle(mcq);
-				pthread_mutex_unlock(&mcq->shadow_lock);
-			}
+			migr_qp_settle_cqs(mqp);
 		}
 		mqp->partner.session = false;
 		migr_marker_ungrant(mqp);
@@ -403,12 +333,6 @@ static void do_prepare(struct entry *e, const union ibv_gid *gid)
 	       ours.access, ours.rkey, ours.addr, ctx->peers.id);
 }
 
-/* An RTR QP cannot send: nothing of its own is in flight to drain */
-static bool drained(const struct migr_qp *mqp)
-{
-	return mqp->attr.qp_state == IBV_QPS_RTR || migr_marker_drained(mqp);
-}
-
 /*
  * Which QP its QP faces, as the kernel numbers it, and on which GID: migrd
  * checks that the process asking for a switch owns that QP before it
@@ -525,9 +449,7 @@ static void post_marker(struct entry *e)
 	struct migr_qp *mqp = e->mqp;
 	int ret;
 
-	if (mqp->attr.qp_state == IBV_QPS_RTR || mqp->marker.sent)
-		return;
-	ret = migr_post_marker(e->ctx, mqp, &e->s->peer_marker);
+	ret = migr_qp_post_marker(e->ctx, mqp, &e->s->peer_marker);
 	if (ret && ret != ENOMEM) {
 		end_sess(e->s, mqp);
 		e->s = NULL;
@@ -538,7 +460,7 @@ static void post_marker(struct entry *e)
 /* Hold the QP's posts and post its marker; the drain is done for all */
 static void suspend_one(struct entry *e)
 {
-	e->mqp->marker.sent = e->mqp->marker.failed = false;
+	migr_qp_drain_begin(e->mqp);
 	post_marker(e);
 }
 
@@ -564,13 +486,10 @@ static void do_suspend(struct entry *v, unsigned int n)
 		e->ok = true;
 		if (e->s->suspended)
 			continue;
-		pthread_mutex_lock(&e->mqp->hold.lock);
-		__atomic_or_fetch(&e->mqp->slow, MIGR_SLOW_SUSPENDED,
-				  __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&e->mqp->hold.lock);
+		migr_qp_suspend(e->mqp);
 		__atomic_add_fetch(&e->ctx->partner.sessions, 1,
 				   __ATOMIC_RELEASE);
-		cqs_switching(e->mqp);
+		migr_qp_take_cqs(e->mqp);
 	}
 	if (migr_quiesce(QUIESCE_MS)) {
 		for (i = 0; i < n; i++)
@@ -598,8 +517,9 @@ static void do_suspend(struct entry *v, unsigned int n)
 			post_marker(&v[i]);
 			if (!v[i].ok)
 				continue;
-			drain_cqs(v[i].mqp);
-			if (!drained(v[i].mqp) && !v[i].mqp->marker.failed)
+			migr_qp_drain_cqs(v[i].mqp);
+			if (!migr_qp_drained(v[i].mqp) &&
+			    !v[i].mqp->marker.failed)
 				left++;
 		}
 		if (left)
@@ -610,7 +530,7 @@ static void do_suspend(struct entry *v, unsigned int n)
 
 		if (!e->ok)
 			continue;
-		if (!drained(e->mqp)) {
+		if (!migr_qp_drained(e->mqp)) {
 			bool failed = e->mqp->marker.failed;
 
 			migr_qp_log_state(e->mqp,
@@ -679,7 +599,7 @@ static void do_recvs(struct entry *v, unsigned int n)
 
 		if (!v[i].ok)
 			continue;
-		drain_cqs(mqp);
+		migr_qp_drain_cqs(mqp);
 		migr_replay_peer_of(mqp, &me);
 		replay = !v[i].s->undrained;
 		if (!replay) {
@@ -813,35 +733,6 @@ static int learn_new_qpn(struct entry *e, unsigned int new_qpn)
 }
 
 /*
- * The PSNs its lower QP holds now, the next it sends and the next it
- * expects, into the record: the QP facing the moved peer goes on from
- * them (re-pointed or replaced), and the mover's rebuilt QP is connected
- * to match them (the reconnect's answer says them). Resetting both ends to
- * the PSNs of the first connect would need both resets to come before
- * either end sends again, which nothing guarantees.
- */
-static int keep_live_psns(struct entry *e)
-{
-	struct migr_qp *mqp = e->mqp;
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a = {};
-	int ret;
-
-	if (!mqp->lower)
-		return 0;
-	ret = ibv_query_qp(mqp->lower, &a, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
-			   &init);
-	if (ret) {
-		FAILED(e, "QP 0x%x: reading its PSNs failed: %s", e->qpn,
-		       strerror(ret));
-		return ret;
-	}
-	mqp->attr.sq_psn = a.sq_psn;
-	mqp->attr.rq_psn = a.rq_psn;
-	return 0;
-}
-
-/*
  * Where the device can (migr_rxe(7)): the lower QP, drained, pointed at
  * the moved peer in place; its number, its posted RECVs and the windows
  * bound through it stay. False if it could not: then it is as it was.
@@ -853,11 +744,7 @@ static bool repoint_one(struct entry *e, const union ibv_gid *gid,
 	struct migr_context *ctx = e->ctx;
 	int ret;
 
-	if (!mqp->lower || mqp->vqp.qp.qp_type != IBV_QPT_RC ||
-	    mqp->attr.qp_state != IBV_QPS_RTS)
-		return false;
-	ret = migr_numbers_repoint(ctx, mqp->lower, gid, new_qpn,
-				   mqp->attr.sq_psn, mqp->attr.rq_psn);
+	ret = migr_qp_repoint(mqp, gid, new_qpn);
 	if (ret) {
 		if (ret != EOPNOTSUPP)
 			verbs_info(
@@ -866,8 +753,6 @@ static bool repoint_one(struct entry *e, const union ibv_gid *gid,
 				e->qpn, strerror(ret));
 		return false;
 	}
-	mqp->attr.ah_attr.grh.dgid = *gid;
-	mqp->partner.dest_phys = new_qpn;
 	if (learn_new_qpn(e, new_qpn)) {
 		FAILED(e, "out of memory");
 		return true;
@@ -889,14 +774,49 @@ static bool repoint_one(struct entry *e, const union ibv_gid *gid,
  * RECVs flush, and are dropped: they are posted again on the new one),
  * its last completions go to the shadows, and it is destroyed.
  */
+static void replace_one(struct entry *e, const union ibv_gid *gid,
+			unsigned int new_qpn, uint64_t unused)
+{
+	struct migr_qp *mqp = e->mqp;
+	char why[256], keys[MIGR_QP_MW_MAX * 18 + 1];
+
+	if (migr_qp_retire(mqp, unused, why, sizeof(why))) {
+		FAILED(e, "%s", why);
+		return;
+	}
+	mqp->attr.ah_attr.grh.dgid = *gid;
+	if (learn_new_qpn(e, new_qpn)) {
+		FAILED(e, "out of memory");
+		return;
+	}
+	migr_qp_update_slow(mqp);
+	if (migr_qp_replace(mqp, unused, keys, why, sizeof(why))) {
+		FAILED(e, "%s", why);
+		return;
+	}
+	e->s->reconnected = true;
+	verbs_info(
+		&e->ctx->vctx,
+		"QP 0x%x: now 0x%x, connected to its moved peer 0x%x (0x%x); %" PRIu64
+		" RECVs posted again\n",
+		e->qpn, mqp->lower->qp_num, e->s->peer_qpn, new_qpn, unused);
+	RESULT(e, true,
+	       "{\"ok\":true,\"qpn\":%u,\"keys\":\"%s\",\"sq_psn\":%u,\"rq_psn\":%u}",
+	       mqp->lower->qp_num, keys, mqp->attr.sq_psn, mqp->attr.rq_psn);
+}
+
+/*
+ * Connected to the moved peer's new QP from the PSNs the old lower QP
+ * holds now (the reply says them, for the mover's QP to match):
+ * re-pointed in place, else replaced
+ */
 static void reconnect_one(struct entry *e)
 {
 	struct migr_qp *mqp = e->mqp;
-	struct migr_context *ctx = e->ctx;
-	char gidhex[33], why[256], keys[MIGR_QP_MW_MAX * 18 + 1];
+	uint64_t consumers, unused;
 	unsigned int new_qpn;
 	union ibv_gid gid;
-	uint64_t consumers, unused;
+	char gidhex[33];
 	int ret;
 
 	if (sscanf(e->args, "%u %32s %" SCNu64, &new_qpn, gidhex, &consumers) !=
@@ -913,56 +833,14 @@ static void reconnect_one(struct entry *e)
 		FAILED(e, "QP 0x%x: its RECV count does not add up", e->qpn);
 		return;
 	}
-	if (keep_live_psns(e))
-		return;
-	if (repoint_one(e, &gid, new_qpn))
-		return;
-	if (mqp->lower) {
-		ctx->partner.retiring_qpn = mqp->lower->qp_num;
-		ctx->partner.retired_flushes = 0;
-		ctx->partner.retiring = true;
-		migr_qp_flush(mqp);
-		drain_retired(mqp, unused + mqp->replay.n);
-		ctx->partner.retiring = false;
-		if (ctx->partner.retired_flushes != unused)
-			verbs_debug(&ctx->vctx,
-				    "QP 0x%x: %u RECVs flushed, %" PRIu64
-				    " unused by the count\n",
-				    e->qpn, ctx->partner.retired_flushes, unused);
-		/* type 2 windows bound through it hold it */
-		migr_mws_release_qp(ctx, mqp);
-		ret = ibv_destroy_qp(mqp->lower);
-		if (ret) {
-			FAILED(e, "destroying the old QP failed: %s",
-			       strerror(ret));
-			return;
-		}
-		mqp->lower = NULL;
-		migr_markers_forget(mqp);
-	}
-	mqp->attr.ah_attr.grh.dgid = gid;
-	ret = learn_new_qpn(e, new_qpn);
+	ret = migr_qp_keep_psns(mqp);
 	if (ret) {
-		FAILED(e, "out of memory");
+		FAILED(e, "QP 0x%x: reading its PSNs failed: %s", e->qpn,
+		       strerror(ret));
 		return;
 	}
-	migr_qp_update_slow(mqp);
-	if (migr_rebuild_lower_qp(mqp, why, sizeof(why)) ||
-	    migr_connect_qp(mqp, NULL, why, sizeof(why)) ||
-	    migr_repost_recvs(mqp, unused, why, sizeof(why)) ||
-	    migr_mws_rebind_qp(ctx, mqp, keys, why, sizeof(why))) {
-		FAILED(e, "%s", why);
-		return;
-	}
-	e->s->reconnected = true;
-	verbs_info(
-		&ctx->vctx,
-		"QP 0x%x: now 0x%x, connected to its moved peer 0x%x (0x%x); %" PRIu64
-		" RECVs posted again\n",
-		e->qpn, mqp->lower->qp_num, e->s->peer_qpn, new_qpn, unused);
-	RESULT(e, true,
-	       "{\"ok\":true,\"qpn\":%u,\"keys\":\"%s\",\"sq_psn\":%u,\"rq_psn\":%u}",
-	       mqp->lower->qp_num, keys, mqp->attr.sq_psn, mqp->attr.rq_psn);
+	if (!repoint_one(e, &gid, new_qpn))
+		replace_one(e, &gid, new_qpn, unused);
 }
 
 static void do_reconnect(struct entry *v, unsigned int n)

@@ -20,7 +20,7 @@
 #include "datapath.h"
 #include "marker.h"
 #include "partner.h"
-#include "qp_move.h"
+#include "qp_phase.h"
 #include "rebuild.h"
 #include "replay.h"
 #include "switch.h"
@@ -239,11 +239,8 @@ static void suspend(struct migr_context *ctx)
 		migr_shadow_take(mcq);
 	migr_srqs_suspend(ctx);
 	list_for_each (&ctx->rec.qps, mqp, entry) {
-		pthread_mutex_lock(&mqp->hold.lock);
-		mqp->marker.sent = mqp->marker.failed = false;
-		__atomic_or_fetch(&mqp->slow, MIGR_SLOW_SUSPENDED,
-				  __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&mqp->hold.lock);
+		migr_qp_drain_begin(mqp);
+		migr_qp_suspend(mqp);
 	}
 }
 
@@ -306,9 +303,26 @@ static unsigned int undrained(const struct sw_set *set, uint32_t *first)
 	for_each_ctx (set, i, c)
 		list_for_each (&c->rec.qps, mqp, entry)
 			if (mqp->attr.qp_state == IBV_QPS_RTS &&
-			    !migr_marker_drained(mqp) && !n++)
+			    !migr_qp_drained(mqp) && !n++)
 				*first = mqp->vqp.qp.qp_num;
 	return n;
+}
+
+/*
+ * mqp's marker, unless out already: toward itself (UD), its peer here or
+ * its partner elsewhere. ENOMEM, a full send queue, is tried again.
+ */
+static int post_marker(struct migr_context *c, struct migr_qp *mqp)
+{
+	struct migr_marker_target t;
+	int ret;
+
+	if (mqp->attr.qp_state != IBV_QPS_RTS || mqp->marker.sent)
+		return 0;
+	if (mqp->vqp.qp.qp_type == IBV_QPT_UD)
+		return migr_ud_post_marker(c, mqp);
+	ret = marker_target(mqp, &t);
+	return ret ? ret : migr_qp_post_marker(c, mqp, &t);
 }
 
 /*
@@ -328,20 +342,7 @@ static int drain(const struct sw_set *set, unsigned int wait_ms,
 	for (;;) {
 		for_each_ctx (set, i, c) {
 			list_for_each (&c->rec.qps, mqp, entry) {
-				if (mqp->attr.qp_state != IBV_QPS_RTS ||
-				    mqp->marker.sent)
-					continue;
-				/* a full send queue: completions make room */
-				if (mqp->vqp.qp.qp_type == IBV_QPT_UD) {
-					ret = migr_ud_post_marker(c, mqp);
-				} else {
-					struct migr_marker_target t;
-
-					ret = marker_target(mqp, &t);
-					if (!ret)
-						ret = migr_post_marker(c, mqp,
-								       &t);
-				}
+				ret = post_marker(c, mqp);
 				if (ret == EOPNOTSUPP) {
 					REPORT(rep,
 					       "QP 0x%x: its partner allows no remote write, read or atomic (or this QP no READ), so its send queue cannot be seen to drain",
@@ -489,14 +490,9 @@ static void replay_unfinished(struct migr_context *ctx,
 			      struct migr_switch_report *rep)
 {
 	struct migr_qp *mqp;
-	unsigned int n, todo;
 
-	list_for_each (&ctx->rec.qps, mqp, entry) {
-		todo = mqp->replay.n;
-		if (migr_replay_post(mqp, &n))
-			rep->lost += todo - n;
-		rep->replayed_wrs += n;
-	}
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		rep->replayed_wrs += migr_qp_replay(mqp, &rep->lost);
 }
 
 /* Post the unused RECVs again, in their order, on the rebuilt QPs */
