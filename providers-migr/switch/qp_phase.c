@@ -182,7 +182,8 @@ int migr_qp_retire(struct migr_qp *mqp, uint64_t unused, char *why,
 	ctx->partner.retiring = true;
 	migr_qp_flush(mqp);
 	migr_await_flushes(poll_retired, retired_all, &r,
-			   MIGR_RETIRE_FLUSH_QUIET_MS, MIGR_RETIRE_FLUSH_WAIT_MS);
+			   MIGR_RETIRE_FLUSH_QUIET_MS,
+			   MIGR_RETIRE_FLUSH_WAIT_MS);
 	ctx->partner.retiring = false;
 	if (ctx->partner.retired_flushes != unused)
 		verbs_debug(&ctx->vctx,
@@ -366,8 +367,8 @@ int migr_qp_repoint(struct migr_qp *mqp, const union ibv_gid *gid,
  * type 2 windows that were bound through the old one bound again (their
  * keys into keys, MIGR_QP_MW_MAX pairs at most)
  */
-int migr_qp_replace(struct migr_qp *mqp, uint64_t unused, char *keys,
-		    char *why, size_t why_len)
+int migr_qp_replace(struct migr_qp *mqp, uint64_t unused, char *keys, char *why,
+		    size_t why_len)
 {
 	int ret = migr_rebuild_lower_qp(mqp, why, why_len);
 

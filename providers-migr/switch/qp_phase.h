@@ -106,8 +106,8 @@ int migr_qp_repoint(struct migr_qp *mqp, const union ibv_gid *gid,
  * A retired QP's new lower QP, connected, its unused RECVs posted again,
  * its type 2 windows bound again (their keys in keys); 0 or an errno
  */
-int migr_qp_replace(struct migr_qp *mqp, uint64_t unused, char *keys,
-		    char *why, size_t why_len);
+int migr_qp_replace(struct migr_qp *mqp, uint64_t unused, char *keys, char *why,
+		    size_t why_len);
 
 /* Repost: RECVs posted but never used, the other end having used `used` */
 int migr_unused_recvs(const struct migr_qp *mqp, uint64_t used,

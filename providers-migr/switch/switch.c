@@ -428,7 +428,8 @@ static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
 			return ETIMEDOUT;
 		}
 		list_for_each (&c->rec.qps, mqp, entry)
-			if (!migr_marker_drained(mqp) && mqp->partner.sw_partner)
+			if (!migr_marker_drained(mqp) &&
+			    mqp->partner.sw_partner)
 				ask = true;
 	}
 	drain_cqs(set, &rep->shadowed);
