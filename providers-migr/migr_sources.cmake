@@ -28,11 +28,13 @@ set(MIGR_PROVIDER_SOURCES
   datapath/u32map.c
   datapath/xlate.c
   partner/partner_call.c
+  partner/partner_fetch.c
   partner/partner_follow.c
   partner/partner_keys.c
   partner/partner_line.c
   partner/partner_serve.c
   partner/partner_session.c
+  partner/partner_steps.c
   switch/dm_switch.c
   switch/mw_switch.c
   switch/park.c
