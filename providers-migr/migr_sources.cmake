@@ -43,6 +43,8 @@ set(MIGR_PROVIDER_SOURCES
   switch/replay.c
   switch/srq_switch.c
   switch/switch.c
+  switch/switch_check.c
+  switch/switch_drain.c
   ud/ud_announce.c
   ud/ud_redirect.c
   ud/ud_serve.c

@@ -163,24 +163,20 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 	return f.lost;
 }
 
-unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
+/*
+ * The last word of the old CQs goes to the shadows; then polls see only
+ * the shadows, so what destroying the QPs flushes (the RECVs that will be
+ * posted again) never reaches the application. Every WR still on a QP
+ * flushes: unused RECVs are expected (they are posted again), anything
+ * else was lost, and the switch says so.
+ */
+static void release_start(struct migr_context *ctx)
 {
-	double t[5], cpu = thread_cpu_ms();
-	unsigned int lost = 0;
 	struct migr_record *rec = &ctx->rec;
-	struct migr_comp_channel *mch;
 	struct migr_qp *mqp;
 	struct migr_cq *mcq;
-	struct migr_mr *mmr;
-	struct migr_pd *mpd;
 	struct migr_ah *mah;
 
-	/*
-	 * The last word of the old CQs goes to the shadows; then polls see
-	 * only the shadows, so what destroying the QPs flushes (the RECVs
-	 * that will be posted again) never reaches the application.
-	 */
-	t[0] = now_ms();
 	list_for_each (&rec->cqs, mcq, entry) {
 		migr_cq_drain(mcq);
 		pthread_mutex_lock(&mcq->shadow_lock);
@@ -194,27 +190,36 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		mah->lower = NULL;
 		migr_ud_redir_release(mah);
 	}
-	/*
-	 * Every WR still on a QP flushes: unused RECVs are expected (they are
-	 * posted again), anything else was lost, and the switch says so.
-	 */
 	list_for_each (&rec->qps, mqp, entry) {
 		mqp->release_flushes = 0;
 		migr_qp_flush(mqp);
 	}
-	t[1] = now_ms();
-	lost = collect_flushes(ctx, unused);
-	t[2] = now_ms();
+}
+
+static void release_qps(struct migr_context *ctx)
+{
+	struct migr_qp *mqp;
+
 	/* a type 2 window holds the QP it is bound through (rxe waits) */
 	migr_mws_release(ctx);
-	list_for_each (&rec->qps, mqp, entry) {
+	list_for_each (&ctx->rec.qps, mqp, entry) {
 		if (mqp->lower)
 			ibv_destroy_qp(mqp->lower);
 		mqp->lower = NULL;
 		migr_markers_forget(mqp);
 		migr_ud_marker_drop(mqp);
 	}
-	t[3] = now_ms();
+}
+
+/* The rest, after the QPs: SRQs, CQs, channels, memory, the device */
+static void release_rest(struct migr_context *ctx)
+{
+	struct migr_record *rec = &ctx->rec;
+	struct migr_comp_channel *mch;
+	struct migr_cq *mcq;
+	struct migr_mr *mmr;
+	struct migr_pd *mpd;
+
 	migr_srqs_release(ctx);
 	list_for_each (&rec->cqs, mcq, entry) {
 		if (!mcq->dying)
@@ -250,6 +255,21 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 	if (ctx->vctx.context.cmd_fd >= 0)
 		close(ctx->vctx.context.cmd_fd);
 	ctx->vctx.context.cmd_fd = -1;
+}
+
+unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
+{
+	double t[5], cpu = thread_cpu_ms();
+	unsigned int lost;
+
+	t[0] = now_ms();
+	release_start(ctx);
+	t[1] = now_ms();
+	lost = collect_flushes(ctx, unused);
+	t[2] = now_ms();
+	release_qps(ctx);
+	t[3] = now_ms();
+	release_rest(ctx);
 	t[4] = now_ms();
 	verbs_debug(
 		&ctx->vctx,
