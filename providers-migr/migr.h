@@ -21,6 +21,7 @@
 #include "quiesce.h"
 #include "xlate.h"
 
+struct migr_partner;
 struct migr_ud_redir;
 struct migr_ud_moves;
 
@@ -76,6 +77,25 @@ struct migr_numbers {
 	unsigned int claimed; /* of them, taken over by this lower */
 };
 
+/* The replicas of peer contexts' tables in other processes (peer.c) */
+struct migr_ctx_peers {
+	struct list_head list;
+	pthread_mutex_t lock;
+	uint64_t id; /* names this context to its partners */
+};
+
+/*
+ * What the switches of partners in other processes hold of a context
+ * (partner/: the partner's side; the QP phases retire a QP with it)
+ */
+struct migr_ctx_partner {
+	unsigned int sessions; /* QPs of it a partner's switch holds */
+	/* a lower QP a partner's switch replaces: its flushes are dropped */
+	bool retiring;
+	uint32_t retiring_qpn;
+	unsigned int retired_flushes;
+};
+
 struct migr_context {
 	struct verbs_context vctx;
 	struct ibv_context *lower;
@@ -87,9 +107,7 @@ struct migr_context {
 	 * another process has its own replica (peer.c)
 	 */
 	struct migr_xlate remote;
-	struct list_head peers;
-	pthread_mutex_t peers_lock;
-	uint64_t peer_id; /* names this context to its partners */
+	struct migr_ctx_peers peers;
 	int lower_async_fd; /* the lower context's, watched by our epoll fd */
 	struct migr_record rec;
 	/* GIDs it had before its switches (gid.h); under rec.lock */
@@ -106,12 +124,7 @@ struct migr_context {
 	/* set from suspension to resumption; CQ shadows stay until drained */
 	bool switch_active;
 	unsigned int markers_out; /* drain markers not completed yet */
-	/* QPs of this context a partner's switch holds (partner_serve.c) */
-	unsigned int partner_sessions;
-	/* a lower QP a partner's switch replaces: its flushes are dropped */
-	bool retiring;
-	uint32_t retiring_qpn;
-	unsigned int retired_flushes;
+	struct migr_ctx_partner partner; /* partners' switches here */
 	/*
 	 * The lower QPNs UD datagrams came from since the last switch (polls
 	 * of CQs with MIGR_WATCH_UD note them): a sender in another process
@@ -446,6 +459,18 @@ struct migr_qp_batch {
 	unsigned int n_inv, cap_inv;
 };
 
+/*
+ * The other end of a connected QP: in this process (sw_peer) or in another
+ * one (sw_partner), found once while a switch's set holds the QP
+ * (switch.c); and whether a moving partner elsewhere holds it
+ */
+struct migr_qp_partner {
+	uint32_t dest_phys; /* its QPN as the lower QP has it */
+	struct migr_qp *sw_peer;
+	struct migr_partner *sw_partner;
+	bool session; /* a moving partner holds this QP (partner_serve.c) */
+};
+
 struct migr_qp {
 	struct verbs_qp vqp;
 	struct ibv_qp *lower;
@@ -471,24 +496,17 @@ struct migr_qp {
 	bool self;
 	/* switch state */
 	struct migr_qp_marker marker;
-	/*
-	 * While a switch's set holds it (switch.c): the QP of this process it
-	 * is connected to, and its partner elsewhere, found once
-	 */
-	struct migr_qp *sw_peer;
-	struct migr_partner *sw_partner;
+	struct migr_qp_partner partner; /* the other end of its connection */
 	/*
 	 * A UD QP's lower number before this switch, and on the target once
 	 * rebuilt there: where UD peers elsewhere may still send (ud_announce.c)
 	 */
 	uint32_t ud_was, ud_target;
 	uint32_t srq_lower_qpn; /* its key in its receive CQ's srq_qps */
-	bool partner_session; /* a moving partner holds this QP */
 	/* WRs its lower QP flushed when a switch released it */
 	unsigned int release_flushes;
 	/* the partner's identifiers: the context's until it is known */
 	struct migr_xlate *remote;
-	uint32_t dest_phys; /* the partner's QPN as the lower QP has it */
 	/* UD QPs carry AH pointers and must always rewrite send WRs */
 	bool rewrite_sends;
 	uint32_t async_events;

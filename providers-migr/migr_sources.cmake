@@ -29,16 +29,23 @@ set(MIGR_PROVIDER_SOURCES
   datapath/u32map.c
   datapath/xlate.c
   partner/partner_call.c
+  partner/partner_fetch.c
+  partner/partner_follow.c
+  partner/partner_keys.c
   partner/partner_line.c
   partner/partner_serve.c
+  partner/partner_session.c
+  partner/partner_steps.c
   switch/dm_switch.c
   switch/mw_switch.c
   switch/park.c
-  switch/qp_move.c
+  switch/qp_phase.c
   switch/rebuild.c
   switch/replay.c
   switch/srq_switch.c
   switch/switch.c
+  switch/switch_check.c
+  switch/switch_drain.c
   ud/ud_announce.c
   ud/ud_redirect.c
   ud/ud_serve.c

@@ -43,20 +43,20 @@ struct migr_xlate *migr_peer_tables(struct migr_context *ctx, uint64_t id)
 {
 	struct migr_peer *p;
 
-	pthread_mutex_lock(&ctx->peers_lock);
-	list_for_each (&ctx->peers, p, entry)
+	pthread_mutex_lock(&ctx->peers.lock);
+	list_for_each (&ctx->peers.list, p, entry)
 		if (p->id == id)
 			goto found;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		pthread_mutex_unlock(&ctx->peers_lock);
+		pthread_mutex_unlock(&ctx->peers.lock);
 		return NULL;
 	}
 	p->id = id;
 	migr_xlate_init(&p->xlate);
-	list_add_tail(&ctx->peers, &p->entry);
+	list_add_tail(&ctx->peers.list, &p->entry);
 found:
-	pthread_mutex_unlock(&ctx->peers_lock);
+	pthread_mutex_unlock(&ctx->peers.lock);
 	return &p->xlate;
 }
 
@@ -66,13 +66,13 @@ bool migr_peer_tables_are(struct migr_context *ctx, const struct migr_xlate *x,
 	struct migr_peer *p;
 	bool found = false;
 
-	pthread_mutex_lock(&ctx->peers_lock);
-	list_for_each (&ctx->peers, p, entry)
+	pthread_mutex_lock(&ctx->peers.lock);
+	list_for_each (&ctx->peers.list, p, entry)
 		if (p->id == id) {
 			found = &p->xlate == x;
 			break;
 		}
-	pthread_mutex_unlock(&ctx->peers_lock);
+	pthread_mutex_unlock(&ctx->peers.lock);
 	return found;
 }
 
@@ -91,19 +91,19 @@ int migr_peer_tie(struct migr_qp *mqp, uint64_t id)
 
 void migr_peers_init(struct migr_context *ctx)
 {
-	list_head_init(&ctx->peers);
-	pthread_mutex_init(&ctx->peers_lock, NULL);
-	ctx->peer_id = new_id(ctx);
+	list_head_init(&ctx->peers.list);
+	pthread_mutex_init(&ctx->peers.lock, NULL);
+	ctx->peers.id = new_id(ctx);
 }
 
 void migr_peers_free(struct migr_context *ctx)
 {
 	struct migr_peer *p, *next;
 
-	list_for_each_safe (&ctx->peers, p, next, entry) {
+	list_for_each_safe (&ctx->peers.list, p, next, entry) {
 		list_del(&p->entry);
 		migr_xlate_destroy(&p->xlate);
 		free(p);
 	}
-	pthread_mutex_destroy(&ctx->peers_lock);
+	pthread_mutex_destroy(&ctx->peers.lock);
 }

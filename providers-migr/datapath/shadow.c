@@ -87,10 +87,10 @@ static int drain_locked(struct migr_cq *mcq)
 				continue;
 			}
 			/* RECVs a partner's switch posts again elsewhere */
-			if (ctx->retiring &&
-			    wc[i].qp_num == ctx->retiring_qpn &&
+			if (ctx->partner.retiring &&
+			    wc[i].qp_num == ctx->partner.retiring_qpn &&
 			    wc[i].status == IBV_WC_WR_FLUSH_ERR) {
-				ctx->retired_flushes++;
+				ctx->partner.retired_flushes++;
 				continue;
 			}
 			migr_wc_to_virt(ctx, &wc[i], 1);
@@ -167,7 +167,7 @@ unsigned int migr_shadow_fill(struct migr_cq *mcq)
  * settle in progress (an application poll that saw no switch yet) must
  * not store its "back to the fast path" after this; once the lock is
  * ours, any later settle sees why the CQ is taken (the caller set it
- * before: switch_active, partner_sessions).
+ * before: switch_active, partner.sessions).
  */
 void migr_shadow_take(struct migr_cq *mcq)
 {
@@ -183,7 +183,7 @@ void migr_shadow_settle(struct migr_cq *mcq)
 
 	if (!mcq->shadow.count &&
 	    !__atomic_load_n(&ctx->switch_active, __ATOMIC_ACQUIRE) &&
-	    !__atomic_load_n(&ctx->partner_sessions, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&ctx->partner.sessions, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&ctx->markers_out, __ATOMIC_RELAXED))
 		__atomic_store_n(&mcq->switching, false, __ATOMIC_RELEASE);
 }

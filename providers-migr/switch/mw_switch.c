@@ -18,8 +18,6 @@
 #include "clock.h"
 #include "datapath.h"
 #include "marker.h"
-#include "qp_move.h"
-#include "rebuild.h"
 #include "switch_objects.h"
 #include "verbs.h"
 

@@ -19,9 +19,6 @@
 #include "switch_set.h"
 #include "verbs.h"
 
-#define REPORT(rep, fmt, ...)                                                  \
-	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)
-
 static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sw_set *parked;
 static struct migr_switch_report park_rep;

@@ -18,7 +18,7 @@
 #include "cq_watch.h"
 #include "datapath.h"
 #include "marker.h"
-#include "qp_move.h"
+#include "qp_phase.h"
 #include "rebuild.h"
 #include "switch_objects.h"
 #include "u32map.h"
@@ -52,10 +52,9 @@ static bool flushed_enough(struct migr_context *ctx, const uint64_t *unused)
  * Empty the dying CQs of QPs put in error: flushes are counted per QP,
  * anything else is a completion lost. Done at the first quiet poll once
  * the expected flushes (unused, if known) are in, else once the CQs stayed
- * quiet for a while (a UD QP's RECVs flush in no known number).
+ * quiet for a while (a UD QP's RECVs flush in no known number): the
+ * release's bounds in qp_phase.h.
  */
-#define FLUSH_WAIT_MS 50
-#define FLUSH_QUIET_MS 0.6 /* nothing expected: a rollback's release */
 
 struct flushes {
 	struct migr_context *ctx;
@@ -153,8 +152,10 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 	struct flushes f = { .ctx = ctx, .unused = unused, .ud = has_ud(ctx) };
 
 	index_lower_qpns(&f);
-	migr_await_flushes(poll_dying, all_flushed, &f, 0,
-			   unused ? FLUSH_WAIT_MS : FLUSH_QUIET_MS);
+	migr_await_flushes(poll_dying, all_flushed, &f,
+			   MIGR_RELEASE_FLUSH_QUIET_MS,
+			   unused ? MIGR_RELEASE_FLUSH_WAIT_MS :
+				    MIGR_RELEASE_NONE_QUIET_MS);
 	if (f.qps) {
 		migr_u32map_free(&f.by_qpn);
 		free(f.qps);
@@ -163,37 +164,19 @@ static unsigned int collect_flushes(struct migr_context *ctx,
 }
 
 /*
- * Put a lower QP in error so that what it still holds flushes. Not a QP on
- * an SRQ: there some devices (mlx5) raise IBV_EVENT_QP_LAST_WQE_REACHED,
- * which nobody would read, and destroying the QP waits for its ack. Such a
- * QP has no RECVs of its own, and its send queue drained.
+ * The last word of the old CQs goes to the shadows; then polls see only
+ * the shadows, so what destroying the QPs flushes (the RECVs that will be
+ * posted again) never reaches the application. Every WR still on a QP
+ * flushes: unused RECVs are expected (they are posted again), anything
+ * else was lost, and the switch says so.
  */
-void migr_qp_flush(struct migr_qp *mqp)
+static void release_start(struct migr_context *ctx)
 {
-	struct ibv_qp_attr err_attr = { .qp_state = IBV_QPS_ERR };
-
-	if (mqp->lower && !mqp->init.srq)
-		ibv_modify_qp(mqp->lower, &err_attr, IBV_QP_STATE);
-}
-
-unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
-{
-	double t[5], cpu = thread_cpu_ms();
-	unsigned int lost = 0;
 	struct migr_record *rec = &ctx->rec;
-	struct migr_comp_channel *mch;
 	struct migr_qp *mqp;
 	struct migr_cq *mcq;
-	struct migr_mr *mmr;
-	struct migr_pd *mpd;
 	struct migr_ah *mah;
 
-	/*
-	 * The last word of the old CQs goes to the shadows; then polls see
-	 * only the shadows, so what destroying the QPs flushes (the RECVs
-	 * that will be posted again) never reaches the application.
-	 */
-	t[0] = now_ms();
 	list_for_each (&rec->cqs, mcq, entry) {
 		migr_cq_drain(mcq);
 		pthread_mutex_lock(&mcq->shadow_lock);
@@ -207,27 +190,36 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		mah->lower = NULL;
 		migr_ud_redir_release(mah);
 	}
-	/*
-	 * Every WR still on a QP flushes: unused RECVs are expected (they are
-	 * posted again), anything else was lost, and the switch says so.
-	 */
 	list_for_each (&rec->qps, mqp, entry) {
 		mqp->release_flushes = 0;
 		migr_qp_flush(mqp);
 	}
-	t[1] = now_ms();
-	lost = collect_flushes(ctx, unused);
-	t[2] = now_ms();
+}
+
+static void release_qps(struct migr_context *ctx)
+{
+	struct migr_qp *mqp;
+
 	/* a type 2 window holds the QP it is bound through (rxe waits) */
 	migr_mws_release(ctx);
-	list_for_each (&rec->qps, mqp, entry) {
+	list_for_each (&ctx->rec.qps, mqp, entry) {
 		if (mqp->lower)
 			ibv_destroy_qp(mqp->lower);
 		mqp->lower = NULL;
 		migr_markers_forget(mqp);
 		migr_ud_marker_drop(mqp);
 	}
-	t[3] = now_ms();
+}
+
+/* The rest, after the QPs: SRQs, CQs, channels, memory, the device */
+static void release_rest(struct migr_context *ctx)
+{
+	struct migr_record *rec = &ctx->rec;
+	struct migr_comp_channel *mch;
+	struct migr_cq *mcq;
+	struct migr_mr *mmr;
+	struct migr_pd *mpd;
+
 	migr_srqs_release(ctx);
 	list_for_each (&rec->cqs, mcq, entry) {
 		if (!mcq->dying)
@@ -263,6 +255,21 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 	if (ctx->vctx.context.cmd_fd >= 0)
 		close(ctx->vctx.context.cmd_fd);
 	ctx->vctx.context.cmd_fd = -1;
+}
+
+unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
+{
+	double t[5], cpu = thread_cpu_ms();
+	unsigned int lost;
+
+	t[0] = now_ms();
+	release_start(ctx);
+	t[1] = now_ms();
+	lost = collect_flushes(ctx, unused);
+	t[2] = now_ms();
+	release_qps(ctx);
+	t[3] = now_ms();
+	release_rest(ctx);
 	t[4] = now_ms();
 	verbs_debug(
 		&ctx->vctx,
@@ -270,23 +277,6 @@ unsigned int migr_release_all(struct migr_context *ctx, const uint64_t *unused)
 		t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
 		thread_cpu_ms() - cpu, t[4] - t[0]);
 	return lost;
-}
-
-void migr_rewrite_gid(const struct migr_gid_move *gids, struct ibv_ah_attr *ah)
-{
-	unsigned int i;
-
-	if (!ah->is_global)
-		return;
-	for (i = 0; i < gids->n; i++) {
-		if (gids->e[i].port == ah->port_num &&
-		    gids->e[i].index == ah->grh.sgid_index &&
-		    !memcmp(&gids->e[i].from, &ah->grh.dgid,
-			    sizeof(ah->grh.dgid))) {
-			ah->grh.dgid = gids->e[i].to;
-			return;
-		}
-	}
 }
 
 #define FAIL(fmt, ...)                                                         \
@@ -410,60 +400,6 @@ static int rebuild_queues(struct migr_context *ctx, char *why, size_t why_len)
 	return 0;
 }
 
-struct qp_create {
-	struct migr_qp *mqp;
-	struct ibv_qp_init_attr_ex *attr;
-};
-
-static void *qp_create(void *arg)
-{
-	struct qp_create *c = arg;
-
-	return migr_qp_create_lower(c->mqp, c->mqp->ctx->lower, c->attr);
-}
-
-static uint32_t qp_number(const void *qp)
-{
-	return ((const struct ibv_qp *)qp)->qp_num;
-}
-
-/* A new lower QP for mqp on the lower objects it has now, not connected */
-int migr_rebuild_lower_qp(struct migr_qp *mqp, char *why, size_t why_len)
-{
-	struct ibv_qp_init_attr_ex lattr;
-	struct qp_create c = { mqp, &lattr };
-	const struct migr_numbered how = { qp_create, qp_number, &c };
-
-	errno = 0;
-	migr_qp_lower_attr(&lattr, &mqp->init, mqp);
-	lattr.comp_mask |= IBV_QP_INIT_ATTR_PD;
-	lattr.pd = lower_pd(mqp->vqp.qp.pd);
-	mqp->lower = migr_numbers_create(mqp->ctx, MIGR_RXE_KIND_QPN,
-					 mqp->vqp.qp.qp_num, &how);
-	if (!mqp->lower)
-		FAIL("creating QP 0x%x failed: %s", mqp->vqp.qp.qp_num,
-		     strerror(errno));
-	mqp->vqp.qp.handle = mqp->lower->handle;
-	mqp->marker.granted = false;
-	migr_srq_rekey_qp(mqp);
-	/* The builders of ibv_wr_*() now go to the new QP's */
-	if (mqp->lower_ex) {
-		mqp->lower_ex = ibv_qp_to_qp_ex(mqp->lower);
-		if (!mqp->lower_ex)
-			FAIL("QP 0x%x lost its ibv_wr_*() interface",
-			     mqp->vqp.qp.qp_num);
-		migr_qp_ex_set_ops(mqp);
-	}
-	errno = migr_xlate_remap(&mqp->ctx->xlate, MIGR_XLATE_QPN,
-				 mqp->vqp.qp.qp_num, mqp->lower->qp_num);
-	if (errno)
-		FAIL("remapping QP 0x%x failed", mqp->vqp.qp.qp_num);
-	/* its completions are counted under the new number from now on */
-	if (migr_replay_track(mqp))
-		mqp->slog.broken = true;
-	return 0;
-}
-
 static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 {
 	struct migr_qp *mqp;
@@ -474,39 +410,6 @@ static int create_qps(struct migr_context *ctx, char *why, size_t why_len)
 		if (ret)
 			return ret;
 	}
-	return 0;
-}
-
-/*
- * Bring a rebuilt RC QP to the state the application had it in. gids moves
- * the address of a partner in this process; a partner elsewhere keeps its
- * own (or told us its new one, in the record).
- */
-int migr_connect_qp(struct migr_qp *mqp, const struct migr_gid_move *gids,
-		    char *why, size_t why_len)
-{
-	enum ibv_qp_state last;
-	uint32_t dest;
-	int ret;
-
-	if (mqp->vqp.qp.qp_type == IBV_QPT_UD)
-		return migr_ud_connect(mqp, why, why_len);
-	if (mqp->attr.qp_state == IBV_QPS_RESET)
-		return 0;
-	/* The record follows: the next switch moves from where it is now */
-	if (mqp->attr.qp_state != IBV_QPS_INIT && mqp->self && gids)
-		migr_rewrite_gid(gids, &mqp->attr.ah_attr);
-	/* The partner was rebuilt too: its new number */
-	dest = migr_remote_qpn_to_phys(mqp->remote, mqp->attr.dest_qp_num);
-	ret = migr_lower_connect(mqp->lower, &mqp->attr, dest, &last);
-	if (ret) {
-		snprintf(why, why_len,
-			 "bringing QP 0x%x to state %d failed: %s",
-			 mqp->vqp.qp.qp_num, last, strerror(ret));
-		return ret;
-	}
-	if (last >= IBV_QPS_RTR)
-		mqp->dest_phys = dest;
 	return 0;
 }
 

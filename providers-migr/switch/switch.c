@@ -20,241 +20,14 @@
 #include "datapath.h"
 #include "marker.h"
 #include "partner.h"
-#include "qp_move.h"
+#include "qp_phase.h"
 #include "rebuild.h"
 #include "replay.h"
 #include "switch.h"
 #include "switch_objects.h"
 #include "switch_set.h"
-#include "u32map.h"
 #include "ud_peers.h"
 #include "verbs.h"
-
-#define REPORT(rep, fmt, ...)                                                  \
-	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)
-
-/* The real device named name (or the one under the migr twin of that name) */
-static struct ibv_device *find_device(struct ibv_device **list,
-				      const char *name)
-{
-	int i;
-
-	for (i = 0; list && list[i]; i++) {
-		struct verbs_device *vdev = verbs_get_device(list[i]);
-
-		if (strcmp(ibv_get_device_name(list[i]), name))
-			continue;
-		return vdev->lower ? &vdev->lower->device : list[i];
-	}
-	return NULL;
-}
-
-#define for_each_ctx(set, i, c)                                                \
-	for ((i) = 0; (i) < (set)->n && ((c) = (set)->ctx[(i)]); (i)++)
-
-/* Every QP of every context of the set */
-#define for_each_set_qp(set, i, c, mqp)                                        \
-	for_each_ctx (set, i, c)                                               \
-		list_for_each (&(c)->rec.qps, mqp, entry)
-
-/*
- * Each QP's peer in this process (its table is its context's), found once
- * for the set: looked up for every QP in several phases, a walk of the
- * QPs for each grew with their square (a thousand QPs and more).
- */
-static int link_peers(struct sw_set *set)
-{
-	struct migr_u32map *by_qpn; /* per context: QP number -> index */
-	struct migr_qp **qps, *mqp, *p;
-	struct migr_context *c;
-	unsigned int i, j, n = 0;
-	uint32_t q;
-	int ret = 0;
-
-	for_each_set_qp(set, i, c, mqp)
-	{
-		mqp->sw_peer = NULL;
-		mqp->sw_partner = NULL;
-		n++;
-	}
-	qps = calloc(n + 1, sizeof(*qps));
-	by_qpn = calloc(set->n, sizeof(*by_qpn));
-	if (!qps || !by_qpn) {
-		ret = ENOMEM;
-		goto out;
-	}
-	n = 0;
-	for_each_set_qp(set, i, c, mqp)
-	{
-		ret = migr_u32map_put(&by_qpn[i], mqp->vqp.qp.qp_num, n);
-		if (ret)
-			goto out;
-		qps[n++] = mqp;
-	}
-	for_each_set_qp(set, i, c, mqp)
-	{
-		if (!mqp->self)
-			continue;
-		for (j = 0; j < set->n; j++) {
-			if (mqp->remote != &set->ctx[j]->xlate ||
-			    !migr_u32map_get(&by_qpn[j], mqp->attr.dest_qp_num,
-					     &q))
-				continue;
-			p = qps[q];
-			mqp->sw_peer = p;
-			break;
-		}
-	}
-out:
-	for (i = 0; by_qpn && i < set->n; i++)
-		migr_u32map_free(&by_qpn[i]);
-	free(by_qpn);
-	free(qps);
-	return ret;
-}
-
-/* Where mqp's marker goes: its peer's bytes here, or its partner's */
-static int marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
-{
-	const struct migr_partner *p = mqp->sw_partner;
-	struct migr_qp *peer = mqp->sw_peer;
-
-	if (peer)
-		return migr_marker_target(peer, t);
-	if (!p)
-		return ENOENT;
-	*t = p->marker;
-	return 0;
-}
-
-/* The SENDs the other end ever posted to mqp: they used its RECVs */
-static uint64_t peer_consumers(const struct migr_qp *mqp)
-{
-	const struct migr_partner *p = mqp->sw_partner;
-	const struct migr_qp *peer = mqp->sw_peer;
-
-	/* a replay posts the peer's unfinished ones again: they used none */
-	return peer ? peer->n_consumers - peer->replay.consumers :
-	       p    ? p->consumers - p->replay_consumers :
-		      0;
-}
-
-static int add_gid(struct migr_gid_move *g, struct ibv_context *from,
-		   struct ibv_context *to, const struct ibv_ah_attr *ah)
-{
-	unsigned int i;
-
-	if (!ah->is_global)
-		return 0;
-	for (i = 0; i < g->n; i++)
-		if (g->e[i].port == ah->port_num &&
-		    g->e[i].index == ah->grh.sgid_index)
-			return 0;
-	if (g->n == MIGR_MAX_GIDS)
-		return E2BIG;
-	g->e[i].port = ah->port_num;
-	g->e[i].index = ah->grh.sgid_index;
-	if (ibv_query_gid(from, ah->port_num, ah->grh.sgid_index,
-			  &g->e[i].from) ||
-	    ibv_query_gid(to, ah->port_num, ah->grh.sgid_index, &g->e[i].to))
-		return ENOENT;
-	g->n++;
-	return 0;
-}
-
-/* Everything that must hold for one context before anything is touched */
-static int precheck(struct sw_set *set, struct migr_context *ctx,
-		    struct ibv_context *target, struct migr_gid_move *gids,
-		    struct migr_switch_report *rep)
-{
-	const char *blocker = migr_record_blocker(ctx);
-	struct migr_qp *mqp;
-	struct migr_ah *mah;
-
-	if (!blocker)
-		blocker = migr_mw2_blocker(ctx);
-	if (blocker) {
-		REPORT(rep,
-		       "the process holds %s, which a switch cannot rebuild yet",
-		       blocker);
-		return EOPNOTSUPP;
-	}
-	if (migr_dms_precheck(ctx, target, rep->error, sizeof(rep->error)))
-		return EOPNOTSUPP;
-	list_for_each (&ctx->rec.qps, mqp, entry) {
-		enum ibv_qp_state st = mqp->attr.qp_state;
-
-		if (st == IBV_QPS_ERR || st == IBV_QPS_SQE ||
-		    st == IBV_QPS_SQD) {
-			REPORT(rep,
-			       "QP 0x%x is in state %d; only healthy QPs can move",
-			       mqp->vqp.qp.qp_num, st);
-			return EINVAL;
-		}
-		if (st < IBV_QPS_RTR || mqp->vqp.qp.qp_type == IBV_QPT_UD)
-			continue;
-		if (mqp->partner_session) {
-			REPORT(rep,
-			       "QP 0x%x is held by its partner's switch; try again",
-			       mqp->vqp.qp.qp_num);
-			return EBUSY;
-		}
-		if (!mqp->sw_peer) {
-			struct migr_partner *p = &set->partners[set->npartners];
-			int ret = migr_partner_init(p, mqp, rep->error,
-						    sizeof(rep->error));
-
-			if (ret)
-				return ret;
-			mqp->sw_partner = p;
-			set->npartners++;
-		}
-		if (add_gid(gids, ctx->lower, target, &mqp->attr.ah_attr)) {
-			REPORT(rep, "GID index %u of port %u missing on %s",
-			       mqp->attr.ah_attr.grh.sgid_index,
-			       mqp->attr.ah_attr.port_num,
-			       ibv_get_device_name(target->device));
-			return ENOENT;
-		}
-	}
-	list_for_each (&ctx->rec.ahs, mah, entry) {
-		if (add_gid(gids, ctx->lower, target, &mah->attr)) {
-			REPORT(rep, "GID index %u of port %u missing on %s",
-			       mah->attr.grh.sgid_index, mah->attr.port_num,
-			       ibv_get_device_name(target->device));
-			return ENOENT;
-		}
-	}
-	return migr_ud_precheck(ctx, set->ctx, set->n, rep->error,
-				sizeof(rep->error));
-}
-
-static void suspend(struct migr_context *ctx)
-{
-	struct migr_qp *mqp;
-	struct migr_cq *mcq;
-
-	__atomic_store_n(&ctx->switch_active, true, __ATOMIC_RELEASE);
-	list_for_each (&ctx->rec.cqs, mcq, entry)
-		migr_shadow_take(mcq);
-	migr_srqs_suspend(ctx);
-	list_for_each (&ctx->rec.qps, mqp, entry) {
-		pthread_mutex_lock(&mqp->hold.lock);
-		mqp->marker.sent = mqp->marker.failed = false;
-		__atomic_or_fetch(&mqp->slow, MIGR_SLOW_SUSPENDED,
-				  __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&mqp->hold.lock);
-	}
-}
-
-static void hold_recvs(struct migr_context *ctx)
-{
-	struct migr_qp *mqp;
-
-	list_for_each (&ctx->rec.qps, mqp, entry)
-		migr_qp_hold_recvs(mqp);
-	migr_srqs_hold_recvs(ctx);
-}
 
 /* Post the held WRs in order, then let posts through again */
 static unsigned int resume(struct migr_context *ctx)
@@ -280,223 +53,14 @@ static unsigned int resume(struct migr_context *ctx)
 	return held;
 }
 
-static void drain_cqs(const struct sw_set *set, unsigned int *moved)
-{
-	struct migr_context *c;
-	struct migr_cq *mcq;
-	unsigned int i;
-	int n;
-
-	for_each_ctx (set, i, c) {
-		list_for_each (&c->rec.cqs, mcq, entry) {
-			n = migr_cq_drain(mcq);
-			if (n > 0)
-				*moved += n;
-		}
-	}
-}
-
-/* QPs whose send queue has not been seen to drain yet; the first one */
-static unsigned int undrained(const struct sw_set *set, uint32_t *first)
-{
-	struct migr_context *c;
-	struct migr_qp *mqp;
-	unsigned int i, n = 0;
-
-	for_each_ctx (set, i, c)
-		list_for_each (&c->rec.qps, mqp, entry)
-			if (mqp->attr.qp_state == IBV_QPS_RTS &&
-			    !migr_marker_drained(mqp) && !n++)
-				*first = mqp->vqp.qp.qp_num;
-	return n;
-}
-
-/*
- * Wait until every connected send queue drained: each RTS QP gets a marker
- * behind the application's WRs; completions meanwhile go to the shadows.
- */
-static int drain(const struct sw_set *set, unsigned int wait_ms,
-		 struct migr_switch_report *rep)
-{
-	double deadline = now_ms() + wait_ms;
-	unsigned int quiet = 0, i;
-	struct migr_context *c;
-	struct migr_qp *mqp;
-	uint32_t first = 0;
-	int ret;
-
-	for (;;) {
-		for_each_ctx (set, i, c) {
-			list_for_each (&c->rec.qps, mqp, entry) {
-				if (mqp->attr.qp_state != IBV_QPS_RTS ||
-				    mqp->marker.sent)
-					continue;
-				/* a full send queue: completions make room */
-				if (mqp->vqp.qp.qp_type == IBV_QPT_UD) {
-					ret = migr_ud_post_marker(c, mqp);
-				} else {
-					struct migr_marker_target t;
-
-					ret = marker_target(mqp, &t);
-					if (!ret)
-						ret = migr_post_marker(c, mqp,
-								       &t);
-				}
-				if (ret == EOPNOTSUPP) {
-					REPORT(rep,
-					       "QP 0x%x: its partner allows no remote write, read or atomic (or this QP no READ), so its send queue cannot be seen to drain",
-					       mqp->vqp.qp.qp_num);
-					return ret;
-				}
-			}
-		}
-		drain_cqs(set, &rep->shadowed);
-		for_each_ctx (set, i, c) {
-			list_for_each (&c->rec.qps, mqp, entry) {
-				if (mqp->marker.failed) {
-					REPORT(rep,
-					       "QP 0x%x failed while draining",
-					       mqp->vqp.qp.qp_num);
-					return EIO;
-				}
-			}
-		}
-		if (!undrained(set, &first))
-			break;
-		if (now_ms() > deadline) {
-			REPORT(rep,
-			       "the send queues did not drain within %u ms (%u QPs pending, first 0x%x)",
-			       wait_ms, undrained(set, &first), first);
-			for_each_ctx (set, i, c) {
-				list_for_each (&c->rec.qps, mqp, entry)
-					if (!migr_marker_drained(mqp))
-						migr_qp_log_state(
-							mqp, "not drained");
-			}
-			return ETIMEDOUT;
-		}
-		usleep(50);
-	}
-
-	/* Receive completions may trail the acks that completed the markers */
-	while (quiet < 3) {
-		unsigned int before = rep->shadowed;
-
-		usleep(500);
-		drain_cqs(set, &rep->shadowed);
-		quiet = rep->shadowed == before ? quiet + 1 : 0;
-	}
-	return 0;
-}
-
-/* A partner whose send queue facing us did not drain in time, or NULL */
-static const struct migr_partner *partner_undrained(const struct sw_set *set)
-{
-	unsigned int i;
-
-	for (i = 0; i < set->npartners; i++)
-		if (set->partners[i].undrained)
-			return &set->partners[i];
-	return NULL;
-}
-
-/*
- * A drain hit its bound: ours, or a partner's (it said "undrained"). With
- * MIGR_REPLAY=1 the switch goes on if every QP that did not drain can have
- * its unfinished WRs posted again on the new one (replay.c says when). Our
- * RECVs are held by now, the partners' from their "recvs" step on: once
- * the CQs are emptied, the counts no longer change.
- */
-static int plan_replay(const struct sw_set *set, struct migr_switch_report *rep)
-{
-	const struct migr_partner *pp = partner_undrained(set);
-	struct migr_replay_peer peer;
-	struct migr_context *c;
-	struct migr_qp *mqp, *p;
-	bool ask = pp;
-	unsigned int i;
-	char why[200];
-	size_t len;
-
-	for_each_ctx (set, i, c) {
-		if (!c->replay) {
-			if (!rep->error[0])
-				REPORT(rep,
-				       "the partner's send queue facing QP 0x%x did not drain in time (replay needs MIGR_REPLAY=1 here too)",
-				       pp->mqp->vqp.qp.qp_num);
-			return ETIMEDOUT;
-		}
-		list_for_each (&c->rec.qps, mqp, entry)
-			if (!migr_marker_drained(mqp) && mqp->sw_partner)
-				ask = true;
-	}
-	drain_cqs(set, &rep->shadowed);
-	/* partners hold their RECVs, say what they received, and decide */
-	if (ask && migr_partners_recvs(set->partners, set->npartners, why,
-				       sizeof(why)))
-		goto no_replay;
-	for_each_set_qp(set, i, c, mqp)
-	{
-		if (mqp->attr.qp_state != IBV_QPS_RTS ||
-		    migr_marker_drained(mqp))
-			continue;
-		p = mqp->sw_peer;
-		pp = mqp->sw_partner;
-		if (p)
-			migr_replay_peer_of(p, &peer);
-		else if (pp)
-			peer = (struct migr_replay_peer){
-				.counted = pp->recvs_counted,
-				.recvs = pp->recvs,
-				.posted = pp->recvs_posted,
-			};
-		if (migr_replay_plan(mqp, p || pp ? &peer : NULL, why,
-				     sizeof(why)))
-			goto no_replay;
-	}
-	verbs_warn(&set->ctx[0]->vctx, "switch: %s; replaying what never ran\n",
-		   rep->error[0] ?
-			   rep->error :
-			   "a partner's send queue did not drain in time");
-	rep->error[0] = 0;
-	return 0;
-
-no_replay:
-	len = strlen(rep->error);
-	snprintf(rep->error + len, sizeof(rep->error) - len, "%sno replay: %s",
-		 len ? "; " : "", why);
-	for_each_ctx (set, i, c)
-		migr_replay_forget(c);
-	return ETIMEDOUT;
-}
-
-/* Every WR logged so far on a QP that drained has completed */
-static void mark_drained(const struct sw_set *set)
-{
-	struct migr_context *c;
-	struct migr_qp *mqp;
-	unsigned int i;
-
-	for_each_set_qp(set, i, c, mqp)
-	{
-		if (migr_marker_drained(mqp))
-			migr_replay_drained(mqp);
-	}
-}
-
 /* The unfinished WRs of the plan, on the rebuilt QPs */
 static void replay_unfinished(struct migr_context *ctx,
 			      struct migr_switch_report *rep)
 {
 	struct migr_qp *mqp;
-	unsigned int n, todo;
 
-	list_for_each (&ctx->rec.qps, mqp, entry) {
-		todo = mqp->replay.n;
-		if (migr_replay_post(mqp, &n))
-			rep->lost += todo - n;
-		rep->replayed_wrs += n;
-	}
+	list_for_each (&ctx->rec.qps, mqp, entry)
+		rep->replayed_wrs += migr_qp_replay(mqp, &rep->lost);
 }
 
 /* Post the unused RECVs again, in their order, on the rebuilt QPs */
@@ -540,39 +104,6 @@ static void rearm_cqs(struct migr_context *ctx)
 	}
 }
 
-static void count_objects(struct migr_context *ctx,
-			  struct migr_switch_report *rep)
-{
-	struct migr_comp_channel *mch;
-	struct migr_srq *msrq;
-	struct migr_qp *mqp;
-	struct migr_cq *mcq;
-	struct migr_mr *mmr;
-	struct migr_mw *mmw;
-	struct migr_pd *mpd;
-	struct migr_ah *mah;
-	struct migr_dm *mdm;
-
-	list_for_each (&ctx->rec.pds, mpd, entry)
-		rep->pds++;
-	list_for_each (&ctx->rec.dms, mdm, entry)
-		rep->dms++;
-	list_for_each (&ctx->rec.srqs, msrq, entry)
-		rep->srqs++;
-	list_for_each (&ctx->rec.mrs, mmr, entry)
-		rep->mrs++;
-	list_for_each (&ctx->rec.mws, mmw, entry)
-		rep->mws++;
-	list_for_each (&ctx->rec.channels, mch, entry)
-		rep->channels++;
-	list_for_each (&ctx->rec.cqs, mcq, entry)
-		rep->cqs++;
-	list_for_each (&ctx->rec.qps, mqp, entry)
-		rep->qps++;
-	list_for_each (&ctx->rec.ahs, mah, entry)
-		rep->ahs++;
-}
-
 /* Every partner elsewhere agrees to follow, or nothing happens */
 static int partners_prepare(struct sw_set *set, unsigned int wait_ms,
 			    struct migr_switch_report *rep)
@@ -580,14 +111,6 @@ static int partners_prepare(struct sw_set *set, unsigned int wait_ms,
 	unsigned int lease = set->lease_ms ?: MIGR_PARTNER_LEASE_MS + wait_ms;
 
 	return migr_partners_prepare(set->partners, set->npartners, lease,
-				     rep->error, sizeof(rep->error));
-}
-
-/* Each partner holds its posts and drains the QPs that face us */
-static int partners_suspend(struct sw_set *set, unsigned int wait_ms,
-			    struct migr_switch_report *rep)
-{
-	return migr_partners_suspend(set->partners, set->npartners, wait_ms,
 				     rep->error, sizeof(rep->error));
 }
 
@@ -635,24 +158,6 @@ static void partners_resume(struct sw_set *set, bool abort,
 	    !rep->partner_error[0])
 		snprintf(rep->partner_error, sizeof(rep->partner_error), "%s",
 			 why);
-}
-
-/* Open the device called name, or NULL with rep->error set */
-struct ibv_context *migr_open_by_name(const char *name,
-				      struct migr_switch_report *rep)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-	struct ibv_device *dev;
-
-	dev = find_device(list, name);
-	if (!dev)
-		REPORT(rep, "no RDMA device named %s", name);
-	else if (!(c = verbs_open_device(dev, NULL)))
-		REPORT(rep, "opening %s failed: %s", name, strerror(errno));
-	if (list)
-		ibv_free_device_list(list);
-	return c;
 }
 
 /*
@@ -780,181 +285,13 @@ static void release_set(const struct sw_set *set, uint64_t **unused,
 			  rep->lost);
 }
 
-/* Markers from the other ends (partners' or our own) can enter every QP */
-static void grant_markers(const struct sw_set *set)
-{
-	struct migr_context *c;
-	struct migr_qp *mqp;
-	unsigned int i;
-
-	for_each_set_qp(set, i, c, mqp)
-	{
-		if (mqp->vqp.qp.qp_type == IBV_QPT_RC && migr_marker_grant(mqp))
-			verbs_debug(
-				&c->vctx,
-				"QP 0x%x: remote write for markers refused\n",
-				mqp->vqp.qp.qp_num);
-	}
-}
-
-/* Before anything was suspended: the QPs' own access flags again */
-static void ungrant_markers(const struct sw_set *set)
-{
-	struct migr_context *c;
-	struct migr_qp *mqp;
-	unsigned int i;
-
-	for_each_set_qp(set, i, c, mqp) migr_marker_ungrant(mqp);
-}
-
-/*
- * The device named target (the one the set is on, for a rebuild), open;
- * NULL with *ret: none of that name, or the set is on it already
- */
-static struct ibv_context *open_target(struct sw_set *set, const char *target,
-				       struct migr_switch_report *rep, int *ret)
-{
-	struct ibv_context *to;
-
-	snprintf(rep->from, sizeof(rep->from), "%s",
-		 ibv_get_device_name(set->ctx[0]->lower->device));
-	to = migr_open_by_name(target ? target : rep->from, rep);
-	if (!to) {
-		*ret = ENODEV;
-		return NULL;
-	}
-	snprintf(rep->to, sizeof(rep->to), "%s",
-		 ibv_get_device_name(to->device));
-	if (target && !strcmp(rep->from, rep->to)) {
-		REPORT(rep, "already on %s", rep->to);
-		ibv_close_device(to);
-		*ret = EALREADY;
-		return NULL;
-	}
-	return to;
-}
-
-/* Check: every context can move to device to, which is closed after */
-static int check_set(struct sw_set *set, struct ibv_context *to,
-		     struct migr_switch_report *rep)
-{
-	struct migr_context *c;
-	unsigned int i;
-	int ret;
-
-	ret = link_peers(set);
-	if (ret)
-		REPORT(rep, "out of memory");
-	for_each_ctx (set, i, c) {
-		if (ret)
-			break;
-		if (strcmp(ibv_get_device_name(c->lower->device), rep->from)) {
-			REPORT(rep,
-			       "the process uses %s and %s; a switch moves one device's contexts",
-			       rep->from,
-			       ibv_get_device_name(c->lower->device));
-			ret = EINVAL;
-		}
-		if (!ret)
-			ret = precheck(set, c, to, &set->gids[i], rep);
-		/* none known: a peer that read an old GID is not told */
-		if (!ret && migr_gid_moves(c->lower, to, &set->moves[i]))
-			set->moves[i].n = 0;
-		count_objects(c, rep);
-		if (!ret) {
-			set->unused[i] = calloc(rep->qps + 1, sizeof(uint64_t));
-			if (!set->unused[i])
-				ret = ENOMEM;
-		}
-		if (ret)
-			break;
-	}
-	/* Between release and rebuild the process holds no device at all */
-	ibv_close_device(to);
-	return ret;
-}
-
 /* Prepare: markers may enter our QPs; every partner elsewhere agrees */
 static int prepare_set(struct sw_set *set, unsigned int wait_ms,
 		       struct migr_switch_report *rep)
 {
-	grant_markers(set);
+	migr_sw_grant_markers(set);
 	rep->partners = set->npartners;
 	return partners_prepare(set, wait_ms, rep);
-}
-
-/* Suspend: from here on, posts are held and polls see the shadows */
-static int suspend_set(struct sw_set *set, unsigned int wait_ms,
-		       struct migr_switch_report *rep)
-{
-	struct migr_context *c;
-	unsigned int i;
-	int ret;
-
-	for_each_ctx (set, i, c)
-		suspend(c);
-	ret = migr_quiesce(QUIESCE_MS);
-	if (ret) {
-		REPORT(rep, ret == ENOSYS ?
-				    "membarrier() is not available" :
-				    "a thread stayed inside a post or poll");
-		return ret;
-	}
-	return partners_suspend(set, wait_ms, rep);
-}
-
-/*
- * Drain: every send queue empties (or what did not complete is planned
- * for a replay); then RECVs are held too, and none is on its way in
- */
-static int drain_set(struct sw_set *set, unsigned int wait_ms,
-		     struct migr_switch_report *rep)
-{
-	struct migr_context *c;
-	unsigned int i;
-	int ret;
-
-	for_each_ctx (set, i, c)
-		migr_replay_forget(c);
-	ret = drain(set, wait_ms, rep);
-	for_each_ctx (set, i, c)
-		hold_recvs(c);
-	if ((!ret || ret == ETIMEDOUT) && migr_quiesce(QUIESCE_MS)) {
-		REPORT(rep, "a thread stayed inside a post or poll");
-		ret = EBUSY;
-	}
-	if (ret == ETIMEDOUT || (!ret && partner_undrained(set)))
-		ret = plan_replay(set, rep);
-	if (!ret)
-		mark_drained(set);
-	return ret;
-}
-
-/* Count: the RECVs each QP (and SRQ) holds unused, to post them again */
-static int count_set(struct sw_set *set, struct migr_switch_report *rep)
-{
-	struct migr_context *c;
-	struct migr_qp *mqp;
-	unsigned int i, q;
-	int ret;
-
-	for_each_ctx (set, i, c) {
-		q = 0;
-		list_for_each (&c->rec.qps, mqp, entry) {
-			if (migr_unused_recvs(mqp, peer_consumers(mqp),
-					      &set->unused[i][q])) {
-				REPORT(rep,
-				       "QP 0x%x: its RECV count does not add up",
-				       mqp->vqp.qp.qp_num);
-				return EPROTO;
-			}
-			q++;
-		}
-		ret = migr_srqs_count_unused(c, rep->error, sizeof(rep->error));
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 /* Save: device memory's contents, with nothing in flight toward it */
@@ -1099,7 +436,7 @@ static int roll_back(struct sw_set *set, enum sw_reached reached, int ret,
 
 	if (reached == SW_PREPARED) {
 		partners_resume(set, true, rep);
-		ungrant_markers(set);
+		migr_sw_ungrant_markers(set);
 		return ret;
 	}
 	rep->rolled_back = true;
@@ -1123,24 +460,24 @@ int migr_set_park(struct sw_set *set, const char *target, unsigned int wait_ms,
 	struct ibv_context *to;
 	int ret;
 
-	to = open_target(set, target, rep, &ret);
+	to = migr_sw_open_target(set, target, rep, &ret);
 	if (!to)
 		return ret;
-	ret = check_set(set, to, rep);
+	ret = migr_sw_check_set(set, to, rep);
 	if (!ret)
 		ret = prepare_set(set, wait_ms, rep);
 	if (ret)
 		return roll_back(set, SW_PREPARED, ret, rep);
 
-	ret = suspend_set(set, wait_ms, rep);
+	ret = migr_sw_suspend_set(set, wait_ms, rep);
 	rep->ms_suspend = now_ms() - t;
 	if (ret)
 		return roll_back(set, SW_SUSPENDED, ret, rep);
 
 	t = now_ms();
-	ret = drain_set(set, wait_ms, rep);
+	ret = migr_sw_drain_set(set, wait_ms, rep);
 	if (!ret)
-		ret = count_set(set, rep);
+		ret = migr_sw_count_set(set, rep);
 	if (!ret)
 		ret = save_set(set, rep);
 	rep->ms_drain = now_ms() - t;

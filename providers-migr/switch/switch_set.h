@@ -75,6 +75,40 @@ int migr_set_unpark(struct sw_set *set, struct migr_switch_report *rep);
  * opened; NULL with rep->error
  */
 struct ibv_context *migr_open_by_name(const char *name,
-				       struct migr_switch_report *rep);
+				      struct migr_switch_report *rep);
+
+#define REPORT(rep, fmt, ...)                                                  \
+	snprintf((rep)->error, sizeof((rep)->error), fmt, ##__VA_ARGS__)
+
+#define for_each_ctx(set, i, c)                                                \
+	for ((i) = 0; (i) < (set)->n && ((c) = (set)->ctx[(i)]); (i)++)
+
+/* Every QP of every context of the set */
+#define for_each_set_qp(set, i, c, mqp)                                        \
+	for_each_ctx (set, i, c)                                               \
+		list_for_each (&(c)->rec.qps, mqp, entry)
+
+/*
+ * The phases' parts in their own files, for switch.c. switch_check.c:
+ * the target the set moves to (NULL, *ret: none, or the set is on it),
+ * and the check that every context can move there (nothing touched).
+ */
+struct ibv_context *migr_sw_open_target(struct sw_set *set, const char *target,
+					struct migr_switch_report *rep,
+					int *ret);
+int migr_sw_check_set(struct sw_set *set, struct ibv_context *to,
+		      struct migr_switch_report *rep);
+/*
+ * switch_drain.c: markers allowed into the set's QPs (or no more), then
+ * suspend (posts held, partners suspended), drain (send queues empty, or
+ * a replay planned; RECVs held) and count (the RECVs each QP holds unused)
+ */
+void migr_sw_grant_markers(const struct sw_set *set);
+void migr_sw_ungrant_markers(const struct sw_set *set);
+int migr_sw_suspend_set(struct sw_set *set, unsigned int wait_ms,
+			struct migr_switch_report *rep);
+int migr_sw_drain_set(struct sw_set *set, unsigned int wait_ms,
+		      struct migr_switch_report *rep);
+int migr_sw_count_set(struct sw_set *set, struct migr_switch_report *rep);
 
 #endif /* MIGR_SWITCH_SET_H */

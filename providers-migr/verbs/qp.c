@@ -122,6 +122,56 @@ void migr_qp_unsuspend(struct migr_qp *mqp)
 	__atomic_store_n(&mqp->slow, slow_reasons(mqp), __ATOMIC_RELEASE);
 }
 
+/*
+ * Take a new lower RC QP through INIT and RTR to RTS (or the state r names,
+ * if earlier) with r's attributes, connected to lower QP dest. Returns the
+ * last state tried in *last (the one that failed, on error).
+ */
+int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
+		       uint32_t dest, enum ibv_qp_state *last)
+{
+	struct ibv_qp_attr a = {};
+	int ret;
+
+	a.qp_state = *last = IBV_QPS_INIT;
+	a.pkey_index = r->pkey_index;
+	a.port_num = r->port_num;
+	a.qp_access_flags = r->qp_access_flags;
+	ret = ibv_modify_qp(lower, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
+	if (ret || r->qp_state == IBV_QPS_INIT)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = *last = IBV_QPS_RTR;
+	a.ah_attr = r->ah_attr;
+	a.path_mtu = r->path_mtu;
+	a.dest_qp_num = dest;
+	a.rq_psn = r->rq_psn;
+	a.max_dest_rd_atomic = r->max_dest_rd_atomic;
+	a.min_rnr_timer = r->min_rnr_timer;
+	ret = ibv_modify_qp(lower, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret || r->qp_state == IBV_QPS_RTR)
+		return ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = *last = IBV_QPS_RTS;
+	a.sq_psn = r->sq_psn;
+	a.timeout = r->timeout;
+	a.retry_cnt = r->retry_cnt;
+	a.rnr_retry = r->rnr_retry;
+	a.max_rd_atomic = r->max_rd_atomic;
+	return ibv_modify_qp(lower, &a,
+			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
 static bool qp_switchable(const struct migr_qp *mqp)
 {
 	return (mqp->vqp.qp.qp_type == IBV_QPT_RC ||
@@ -404,7 +454,7 @@ int migr_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	ret = ibv_modify_qp(mqp->lower, &lattr, attr_mask);
 	if (!ret) {
 		if (attr_mask & IBV_QP_DEST_QPN)
-			mqp->dest_phys = lattr.dest_qp_num;
+			mqp->partner.dest_phys = lattr.dest_qp_num;
 		/*
 		 * the record keeps the application's values (virtual QPN),
 		 * but the partner's GID as it is now, as a partner's switch

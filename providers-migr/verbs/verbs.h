@@ -180,6 +180,12 @@ void migr_qp_cap_to_app(const struct migr_qp *mqp, struct ibv_qp_cap *cap);
 void migr_qp_lower_attr(struct ibv_qp_init_attr_ex *lattr,
 			const struct ibv_qp_init_attr_ex *attr,
 			struct migr_qp *mqp);
+/*
+ * Take a new lower RC QP through INIT and RTR to RTS (or the state r names,
+ * if earlier), connected to lower QP dest; *last: the last state tried
+ */
+int migr_lower_connect(struct ibv_qp *lower, const struct ibv_qp_attr *r,
+		       uint32_t dest, enum ibv_qp_state *last);
 
 /* srq.c */
 struct ibv_srq *migr_create_srq(struct ibv_pd *pd,

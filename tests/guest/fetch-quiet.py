@@ -24,7 +24,7 @@ from pyverbs.addr import AHAttr, GID, GlobalRoute  # noqa: E402
 from pyverbs.pyverbs_error import PyverbsError  # noqa: E402
 import pyverbs.enums as e  # noqa: E402
 
-WAIT_S = 3  # FETCH_TIMEOUT_S in partner_call.c
+WAIT_S = 3  # FETCH_TIMEOUT_S in partner_call.h
 FAR_GID = '0000:0000:0000:0000:0000:ffff:0a4d:0001'  # ::ffff:10.77.0.1
 
 path = sys.argv[1]

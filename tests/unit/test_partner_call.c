@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The library's side of the partner protocol (partner_call.c) reading
+ * The library's side of the partner protocol (partner_call.c, the steps in
+ * partner_steps.c) reading
  * migrd's replies: a stand-in migrd answers each step with a canned line.
  * What counts is where a value is: migrd's verdict at the top, the
  * process's busy in its reply, each QP's answer in its own result; a key
@@ -23,7 +24,7 @@
 #include "unit_migrd.h"
 #include "verbs.h"
 
-/* What partner_call.c needs of the rest of the library, stood in for */
+/* What the partner steps need of the rest of the library, stood in for */
 int migr_marker_target(struct migr_qp *mqp, struct migr_marker_target *t)
 {
 	memset(t, 0, sizeof(*t));

@@ -102,7 +102,7 @@ static void test_ids(void)
 
 	init_ctx(&c1);
 	init_ctx(&c2);
-	CHECK(c1.peer_id && c2.peer_id && c1.peer_id != c2.peer_id);
+	CHECK(c1.peers.id && c2.peers.id && c1.peers.id != c2.peers.id);
 	fini_ctx(&c1);
 	fini_ctx(&c2);
 }
