@@ -169,57 +169,73 @@ int io_connect_unix(const char *path, int timeout_ms)
 	return io_connect_unix_fd(-1, path, timeout_ms);
 }
 
+/* path (a leading @: abstract) as an address; 0 or ENAMETOOLONG */
+static int unix_addr(const char *path, struct sockaddr_un *sun,
+		     socklen_t *len)
+{
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sun->sun_path))
+		return ENAMETOOLONG;
+	memcpy(sun->sun_path, path, n);
+	*len = offsetof(struct sockaddr_un, sun_path) + n;
+	if (path[0] == '@')
+		sun->sun_path[0] = 0; /* abstract: no terminating NUL */
+	else
+		(*len)++;
+	return 0;
+}
+
+/*
+ * A blocking connect to a listener that never accepts waits for
+ * good once its backlog is full; non-blocking, AF_UNIX says EAGAIN
+ * then (no EINPROGRESS), so retry until the deadline. 0, or an errno.
+ */
+static int connect_until(int fd, const struct sockaddr_un *sun,
+			 socklen_t len, long long deadline)
+{
+	socklen_t elen;
+	int err;
+
+	for (;;) {
+		if (!connect(fd, (const struct sockaddr *)sun, len))
+			return 0;
+		err = errno;
+		if (err == EINPROGRESS) {
+			if (wait_fd(fd, POLLOUT, deadline))
+				return errno;
+			elen = sizeof(err);
+			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen))
+				return errno;
+			return err;
+		}
+		if (err != EAGAIN && err != EINTR)
+			return err;
+		if (io_now_ms() >= deadline)
+			return ETIMEDOUT;
+		if (err == EAGAIN)
+			usleep(10000);
+	}
+}
+
 int io_connect_unix_fd(int fd, const char *path, int timeout_ms)
 {
 	long long deadline = io_now_ms() + timeout_ms;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	size_t n = strlen(path);
-	socklen_t len, elen;
+	socklen_t len;
 	int err;
 
-	if (n >= sizeof(sun.sun_path)) {
-		err = ENAMETOOLONG;
+	err = unix_addr(path, &sun, &len);
+	if (err)
 		goto fail;
-	}
-	memcpy(sun.sun_path, path, n);
-	len = offsetof(struct sockaddr_un, sun_path) + n;
-	if (path[0] == '@')
-		sun.sun_path[0] = 0; /* abstract: no terminating NUL */
-	else
-		len++;
 	if (fd < 0)
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			    0);
 	if (fd < 0 || set_nonblocking(fd))
 		goto fail_errno;
-	/*
-	 * A blocking connect to a listener that never accepts waits for
-	 * good once its backlog is full; non-blocking, AF_UNIX says EAGAIN
-	 * then (no EINPROGRESS), so retry until the deadline.
-	 */
-	for (;;) {
-		if (!connect(fd, (struct sockaddr *)&sun, len))
-			break;
-		err = errno;
-		if (err == EINPROGRESS) {
-			if (wait_fd(fd, POLLOUT, deadline))
-				goto fail_errno;
-			elen = sizeof(err);
-			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen))
-				goto fail_errno;
-			if (err)
-				goto fail;
-			break;
-		}
-		if (err != EAGAIN && err != EINTR)
-			goto fail;
-		if (io_now_ms() >= deadline) {
-			err = ETIMEDOUT;
-			goto fail;
-		}
-		if (err == EAGAIN)
-			usleep(10000);
-	}
+	err = connect_until(fd, &sun, len, deadline);
+	if (err)
+		goto fail;
 	if (set_blocking(fd))
 		goto fail_errno;
 	return fd;

@@ -67,6 +67,39 @@ static int set_uint(unsigned int *dst, const char *v, unsigned int min,
 	return 0;
 }
 
+/* Setting name to val: 0, 1 for an invalid value, -1 for no such setting */
+static int conf_set(struct conf *c, const char *name, const char *val)
+{
+	int bad;
+
+	if (!strcmp(name, "socket"))
+		bad = set_str(c->socket, sizeof(c->socket), val) ||
+		      val[0] != '/';
+	else if (!strcmp(name, "key_file"))
+		bad = set_str(c->key_file, sizeof(c->key_file), val);
+	else if (!strcmp(name, "listen"))
+		bad = set_str(c->listen, sizeof(c->listen), val);
+	else if (!strcmp(name, "port"))
+		bad = set_uint(&c->port, val, 1, 65535);
+	else if (!strcmp(name, "max_clients"))
+		bad = set_uint(&c->max_clients, val, 1, 1024);
+	else if (!strcmp(name, "max_peers"))
+		bad = set_uint(&c->max_peers, val, 1, 1024);
+	else if (!strcmp(name, "state_dir"))
+		bad = set_str(c->state_dir, sizeof(c->state_dir), val) ||
+		      val[0] != '/';
+	else if (!strcmp(name, "criu"))
+		bad = set_str(c->criu, sizeof(c->criu), val) || val[0] != '/';
+	else if (!strcmp(name, "criu_plugins"))
+		bad = set_str(c->criu_plugins, sizeof(c->criu_plugins), val) ||
+		      val[0] != '/';
+	else if (!strcmp(name, "hold_numbers"))
+		bad = set_bool(&c->hold_numbers, val);
+	else
+		return -1;
+	return bad != 0;
+}
+
 int conf_load(struct conf *c, const char *path, int required, char *err,
 	      size_t errlen)
 {
@@ -96,32 +129,8 @@ int conf_load(struct conf *c, const char *path, int required, char *err,
 		*eq = 0;
 		name = trim(name);
 		val = trim(eq + 1);
-		if (!strcmp(name, "socket"))
-			bad = set_str(c->socket, sizeof(c->socket), val) ||
-			      val[0] != '/';
-		else if (!strcmp(name, "key_file"))
-			bad = set_str(c->key_file, sizeof(c->key_file), val);
-		else if (!strcmp(name, "listen"))
-			bad = set_str(c->listen, sizeof(c->listen), val);
-		else if (!strcmp(name, "port"))
-			bad = set_uint(&c->port, val, 1, 65535);
-		else if (!strcmp(name, "max_clients"))
-			bad = set_uint(&c->max_clients, val, 1, 1024);
-		else if (!strcmp(name, "max_peers"))
-			bad = set_uint(&c->max_peers, val, 1, 1024);
-		else if (!strcmp(name, "state_dir"))
-			bad = set_str(c->state_dir, sizeof(c->state_dir), val) ||
-			      val[0] != '/';
-		else if (!strcmp(name, "criu"))
-			bad = set_str(c->criu, sizeof(c->criu), val) ||
-			      val[0] != '/';
-		else if (!strcmp(name, "criu_plugins"))
-			bad = set_str(c->criu_plugins,
-				      sizeof(c->criu_plugins), val) ||
-			      val[0] != '/';
-		else if (!strcmp(name, "hold_numbers"))
-			bad = set_bool(&c->hold_numbers, val);
-		else {
+		bad = conf_set(c, name, val);
+		if (bad < 0) {
 			snprintf(err, errlen, "%s:%d: unknown setting '%s'",
 				 path, lineno, name);
 			goto fail;

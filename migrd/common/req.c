@@ -294,54 +294,105 @@ static int parse_movers(struct req *r, const char *tok, char *err,
 	return 0;
 }
 
-static int parse_mig(struct req *r, char **tok, int n, char *err,
-		     size_t errlen)
+/* migrate PID HOST DEVICE|- ROUNDS WAIT_MS */
+static int parse_migrate(struct req *r, char **tok, char *err, size_t errlen)
 {
 	unsigned long v;
 
-	if (r->op == REQ_MIGRATE) {
-		if (parse_uint(tok[0], 1, REQ_PID_MAX, &v))
-			return req_fail(err, errlen, "invalid pid '%s'",
-					tok[0]);
-		r->pid = v;
-		if (!valid_host(tok[1]))
-			return req_fail(err, errlen, "invalid host '%s'",
-					tok[1]);
-		strcpy(r->host, tok[1]);
-		if (parse_dev_or_none(r, tok[2], err, errlen))
-			return -1;
-		if (parse_uint(tok[3], 0, REQ_PRECOPY_MAX, &v))
-			return req_fail(err, errlen,
-					"invalid pre-copy rounds '%s' (0..%d)",
-					tok[3], REQ_PRECOPY_MAX);
-		r->count = v;
-		if (parse_uint(tok[4], 1, REQ_WAIT_MAX, &v))
-			return req_fail(err, errlen,
-					"invalid wait '%s' (1..600000 ms)",
-					tok[4]);
-		r->wait_ms = v;
-		return 0;
-	}
+	if (parse_uint(tok[0], 1, REQ_PID_MAX, &v))
+		return req_fail(err, errlen, "invalid pid '%s'", tok[0]);
+	r->pid = v;
+	if (!valid_host(tok[1]))
+		return req_fail(err, errlen, "invalid host '%s'", tok[1]);
+	strcpy(r->host, tok[1]);
+	if (parse_dev_or_none(r, tok[2], err, errlen))
+		return -1;
+	if (parse_uint(tok[3], 0, REQ_PRECOPY_MAX, &v))
+		return req_fail(err, errlen,
+				"invalid pre-copy rounds '%s' (0..%d)",
+				tok[3], REQ_PRECOPY_MAX);
+	r->count = v;
+	if (parse_uint(tok[4], 1, REQ_WAIT_MAX, &v))
+		return req_fail(err, errlen,
+				"invalid wait '%s' (1..600000 ms)", tok[4]);
+	r->wait_ms = v;
+	return 0;
+}
+
+/* mig-check's words after the id: PID DEVICE VERSION TIDS NS [MOVERS] */
+static int parse_mig_check(struct req *r, char **tok, int n, char *err,
+			   size_t errlen)
+{
+	unsigned long v;
+
+	if (parse_uint(tok[1], 1, REQ_PID_MAX, &v))
+		return req_fail(err, errlen, "invalid pid '%s'", tok[1]);
+	r->pid = v;
+	if (!valid_name(tok[2]))
+		return req_fail(err, errlen, "invalid device name '%s'",
+				tok[2]);
+	strcpy(r->dev, tok[2]);
+	if (!valid_name(tok[3]))
+		return req_fail(err, errlen, "invalid version '%s'", tok[3]);
+	strcpy(r->version, tok[3]);
+	if (parse_tids(r, tok[4], err, errlen) ||
+	    parse_ns(r, tok[5], err, errlen))
+		return -1;
+	return parse_movers(r, n > 6 ? tok[6] : NULL, err, errlen);
+}
+
+/* mig-grants' list of grants */
+static int parse_mig_grants(struct req *r, const char *list, char *err,
+			    size_t errlen)
+{
+	const char *p = list;
+	struct req_grant g;
+	int ret, grants = 0;
+
+	if (strlen(list) > REQ_PARTNER_LINE_MAX)
+		return req_fail(err, errlen, "grant list too long");
+	while ((ret = req_grant_next(&p, &g)) == 1)
+		grants++;
+	if (ret || !grants)
+		return req_fail(err, errlen, "invalid grant list");
+	strcpy(r->line, list);
+	return 0;
+}
+
+/* mig-hold's KIND and list of numbers */
+static int parse_mig_hold(struct req *r, const char *kind, const char *list,
+			  char *err, size_t errlen)
+{
+	const char *p = list;
+	uint32_t v32;
+	int ret, k = 0;
+
+	if (req_hold_kind(kind) < 0)
+		return req_fail(err, errlen,
+				"invalid kind '%s' (qpn, mr or mw)", kind);
+	if (strlen(list) > REQ_PARTNER_LINE_MAX)
+		return req_fail(err, errlen, "number list too long");
+	while ((ret = req_hold_next(&p, &v32)) == 1)
+		k++;
+	if (ret || !k || k > REQ_HOLD_MAX)
+		return req_fail(err, errlen,
+				"invalid number list (1 to %d hex numbers)",
+				REQ_HOLD_MAX);
+	strcpy(r->name, kind);
+	strcpy(r->line, list);
+	return 0;
+}
+
+static int parse_mig(struct req *r, char **tok, int n, char *err,
+		     size_t errlen)
+{
+	if (r->op == REQ_MIGRATE)
+		return parse_migrate(r, tok, err, errlen);
 	if (parse_id(r, tok[0], err, errlen))
 		return -1;
 	switch (r->op) {
 	case REQ_MIG_CHECK:
-		if (parse_uint(tok[1], 1, REQ_PID_MAX, &v))
-			return req_fail(err, errlen, "invalid pid '%s'",
-					tok[1]);
-		r->pid = v;
-		if (!valid_name(tok[2]))
-			return req_fail(err, errlen, "invalid device name '%s'",
-					tok[2]);
-		strcpy(r->dev, tok[2]);
-		if (!valid_name(tok[3]))
-			return req_fail(err, errlen, "invalid version '%s'",
-					tok[3]);
-		strcpy(r->version, tok[3]);
-		if (parse_tids(r, tok[4], err, errlen) ||
-		    parse_ns(r, tok[5], err, errlen))
-			return -1;
-		return parse_movers(r, n > 6 ? tok[6] : NULL, err, errlen);
+		return parse_mig_check(r, tok, n, err, errlen);
 	case REQ_MIG_PUT:
 		/* an image directory: a name of ours, never a path */
 		if (!valid_name(tok[1]) || tok[1][0] == '.')
@@ -355,42 +406,10 @@ static int parse_mig(struct req *r, char **tok, int n, char *err,
 					tok[1]);
 		strcpy(r->dev, tok[1]);
 		return 0;
-	case REQ_MIG_GRANTS: {
-		const char *p = tok[1];
-		struct req_grant g;
-		int ret, grants = 0;
-
-		if (strlen(tok[1]) > REQ_PARTNER_LINE_MAX)
-			return req_fail(err, errlen, "grant list too long");
-		while ((ret = req_grant_next(&p, &g)) == 1)
-			grants++;
-		if (ret || !grants)
-			return req_fail(err, errlen, "invalid grant list");
-		strcpy(r->line, tok[1]);
-		return 0;
-	}
-	case REQ_MIG_HOLD: {
-		const char *p = tok[2];
-		uint32_t v32;
-		int ret, k = 0;
-
-		if (req_hold_kind(tok[1]) < 0)
-			return req_fail(err, errlen,
-					"invalid kind '%s' (qpn, mr or mw)",
-					tok[1]);
-		if (strlen(tok[2]) > REQ_PARTNER_LINE_MAX)
-			return req_fail(err, errlen, "number list too long");
-		while ((ret = req_hold_next(&p, &v32)) == 1)
-			k++;
-		if (ret || !k || k > REQ_HOLD_MAX)
-			return req_fail(
-				err, errlen,
-				"invalid number list (1 to %d hex numbers)",
-				REQ_HOLD_MAX);
-		strcpy(r->name, tok[1]);
-		strcpy(r->line, tok[2]);
-		return 0;
-	}
+	case REQ_MIG_GRANTS:
+		return parse_mig_grants(r, tok[1], err, errlen);
+	case REQ_MIG_HOLD:
+		return parse_mig_hold(r, tok[1], tok[2], err, errlen);
 	case REQ_MIG_END:
 		if (strcmp(tok[1], "commit") && strcmp(tok[1], "abort") &&
 		    strcmp(tok[1], "state"))
@@ -404,6 +423,55 @@ static int parse_mig(struct req *r, char **tok, int n, char *err,
 	}
 }
 
+/* register DEVICE, switch PID DEVICE WAIT_MS */
+static int parse_switch(struct req *r, char **tok, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (r->op == REQ_SWITCH) {
+		if (parse_uint(tok[0], 1, REQ_PID_MAX, &v))
+			return req_fail(err, errlen, "invalid pid '%s'",
+					tok[0]);
+		r->pid = v;
+		tok++;
+	}
+	if (!valid_name(tok[0]))
+		return req_fail(err, errlen, "invalid device name '%s'",
+				tok[0]);
+	strcpy(r->dev, tok[0]);
+	if (r->op == REQ_SWITCH) {
+		if (parse_uint(tok[1], 1, REQ_WAIT_MAX, &v))
+			return req_fail(err, errlen,
+					"invalid wait '%s' (1..600000 ms)",
+					tok[1]);
+		r->wait_ms = v;
+	}
+	return 0;
+}
+
+/* qpn-owner HOST|- DEVICE QPN */
+static int parse_qpn_owner(struct req *r, char **tok, char *err,
+			   size_t errlen)
+{
+	unsigned long v;
+
+	if (strcmp(tok[0], "-")) {
+		if (!valid_host(tok[0]))
+			return req_fail(err, errlen, "invalid host '%s'",
+					tok[0]);
+		strcpy(r->host, tok[0]);
+	}
+	if (!valid_name(tok[1]))
+		return req_fail(err, errlen, "invalid device name '%s'",
+				tok[1]);
+	strcpy(r->dev, tok[1]);
+	if (parse_uint(tok[2], 0, 0xffffff, &v))
+		return req_fail(err, errlen, "invalid qpn '%s' (0..16777215)",
+				tok[2]);
+	r->qpn = v;
+	return 0;
+}
+
 static int parse_args(struct req *r, char **tok, int n, const char *rest,
 		      char *err, size_t errlen)
 {
@@ -412,26 +480,7 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 	switch (r->op) {
 	case REQ_REGISTER:
 	case REQ_SWITCH:
-		if (r->op == REQ_SWITCH) {
-			if (parse_uint(tok[0], 1, REQ_PID_MAX, &v))
-				return req_fail(err, errlen, "invalid pid '%s'",
-						tok[0]);
-			r->pid = v;
-			tok++;
-		}
-		if (!valid_name(tok[0]))
-			return req_fail(err, errlen, "invalid device name '%s'",
-					tok[0]);
-		strcpy(r->dev, tok[0]);
-		if (r->op == REQ_SWITCH) {
-			if (parse_uint(tok[1], 1, REQ_WAIT_MAX, &v))
-				return req_fail(
-					err, errlen,
-					"invalid wait '%s' (1..600000 ms)",
-					tok[1]);
-			r->wait_ms = v;
-		}
-		return 0;
+		return parse_switch(r, tok, err, errlen);
 	case REQ_STATUS:
 		if (n && parse_uint(tok[0], 1, REQ_PID_MAX, &v))
 			return req_fail(err, errlen, "invalid pid '%s'",
@@ -441,22 +490,7 @@ static int parse_args(struct req *r, char **tok, int n, const char *rest,
 	case REQ_HELLO:
 		return 0;
 	case REQ_QPN_OWNER:
-		if (strcmp(tok[0], "-")) {
-			if (!valid_host(tok[0]))
-				return req_fail(err, errlen,
-						"invalid host '%s'", tok[0]);
-			strcpy(r->host, tok[0]);
-		}
-		if (!valid_name(tok[1]))
-			return req_fail(err, errlen, "invalid device name '%s'",
-					tok[1]);
-		strcpy(r->dev, tok[1]);
-		if (parse_uint(tok[2], 0, 0xffffff, &v))
-			return req_fail(err, errlen,
-					"invalid qpn '%s' (0..16777215)",
-					tok[2]);
-		r->qpn = v;
-		return 0;
+		return parse_qpn_owner(r, tok, err, errlen);
 	case REQ_PEER_PING:
 		if (!valid_host(tok[0]))
 			return req_fail(err, errlen, "invalid host '%s'",
@@ -665,9 +699,62 @@ int req_parse(const char *buf, size_t len, struct req *r, char *err,
 	return parse_args(r, tok + 2, n, rest, err, errlen);
 }
 
+/* A mig-check line; its length as snprintf() counts it, or -1 */
+static int format_mig_check(const struct req *r, char *buf, size_t len)
+{
+	int n, i;
+
+	n = snprintf(buf, len, "migrd/1 mig-check %s %d %s %s %s %s,", r->id,
+		     r->pid, r->dev, r->version, r->line,
+		     r->ns.own_pidns ? "own" : "host");
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	if (r->ns.own_netns)
+		n += snprintf(buf + n, len - n, "%s,%s,%s/%u", r->ns.ifname,
+			      r->ns.mac, r->ns.addr, r->ns.prefix);
+	else
+		n += snprintf(buf + n, len - n, "-,-,-");
+	for (i = 0; i < r->nmovers && n > 0 && (size_t)n < len; i++)
+		n += snprintf(buf + n, len - n, "%c%d", i ? ',' : ' ',
+			      r->movers[i]);
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - n, "\n");
+	return n;
+}
+
+/* migrate and the mig-* requests; as snprintf() counts, or -1 */
+static int format_mig(const struct req *r, char *buf, size_t len)
+{
+	switch (r->op) {
+	case REQ_MIGRATE:
+		return snprintf(buf, len, "migrd/1 migrate %d %s %s %u %u\n",
+				r->pid, r->host, r->dev[0] ? r->dev : "-",
+				r->count, r->wait_ms);
+	case REQ_MIG_CHECK:
+		return format_mig_check(r, buf, len);
+	case REQ_MIG_PUT:
+		return snprintf(buf, len, "migrd/1 mig-put %s %s\n", r->id,
+				r->name);
+	case REQ_MIG_RESTORE:
+		return snprintf(buf, len, "migrd/1 mig-restore %s %s\n",
+				r->id, r->dev);
+	case REQ_MIG_END:
+		return snprintf(buf, len, "migrd/1 mig-end %s %s\n", r->id,
+				r->line);
+	case REQ_MIG_GRANTS:
+		return snprintf(buf, len, "migrd/1 mig-grants %s %s\n", r->id,
+				r->line);
+	case REQ_MIG_HOLD:
+		return snprintf(buf, len, "migrd/1 mig-hold %s %s %s\n", r->id,
+				r->name, r->line);
+	default:
+		return -1;
+	}
+}
+
 int req_format(const struct req *r, char *buf, size_t len)
 {
-	int n = -1, i;
+	int n = -1;
 
 	switch (r->op) {
 	case REQ_REGISTER:
@@ -702,49 +789,8 @@ int req_format(const struct req *r, char *buf, size_t len)
 		n = snprintf(buf, len, "migrd/1 udpeers %s %s\n",
 			     r->host[0] ? r->host : "-", r->line);
 		break;
-	case REQ_MIGRATE:
-		n = snprintf(buf, len, "migrd/1 migrate %d %s %s %u %u\n",
-			     r->pid, r->host, r->dev[0] ? r->dev : "-",
-			     r->count, r->wait_ms);
-		break;
-	case REQ_MIG_CHECK:
-		n = snprintf(buf, len, "migrd/1 mig-check %s %d %s %s %s %s,",
-			     r->id, r->pid, r->dev, r->version, r->line,
-			     r->ns.own_pidns ? "own" : "host");
-		if (n < 0 || (size_t)n >= len)
-			return -1;
-		if (r->ns.own_netns)
-			n += snprintf(buf + n, len - n, "%s,%s,%s/%u",
-				      r->ns.ifname, r->ns.mac, r->ns.addr,
-				      r->ns.prefix);
-		else
-			n += snprintf(buf + n, len - n, "-,-,-");
-		for (i = 0; i < r->nmovers && n > 0 && (size_t)n < len; i++)
-			n += snprintf(buf + n, len - n, "%c%d", i ? ',' : ' ',
-				      r->movers[i]);
-		if (n > 0 && (size_t)n < len)
-			n += snprintf(buf + n, len - n, "\n");
-		break;
-	case REQ_MIG_PUT:
-		n = snprintf(buf, len, "migrd/1 mig-put %s %s\n", r->id,
-			     r->name);
-		break;
-	case REQ_MIG_RESTORE:
-		n = snprintf(buf, len, "migrd/1 mig-restore %s %s\n", r->id,
-			     r->dev);
-		break;
-	case REQ_MIG_END:
-		n = snprintf(buf, len, "migrd/1 mig-end %s %s\n", r->id,
-			     r->line);
-		break;
-	case REQ_MIG_GRANTS:
-		n = snprintf(buf, len, "migrd/1 mig-grants %s %s\n", r->id,
-			     r->line);
-		break;
-	case REQ_MIG_HOLD:
-		n = snprintf(buf, len, "migrd/1 mig-hold %s %s %s\n", r->id,
-			     r->name, r->line);
-		break;
+	default:
+		n = format_mig(r, buf, len);
 	}
 	return n < 0 || (size_t)n >= len || n > REQ_MAX ? -1 : n;
 }

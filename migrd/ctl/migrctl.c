@@ -280,6 +280,70 @@ static int migrate(const struct opts *o)
 }
 
 /*
+ * Of migrd's status st, the pids that run over o->from, in pids: how
+ * many; *unknown counts those that did not say where they run
+ */
+static int drain_list(const struct opts *o, const json_t *st, int *pids,
+		      int *unknown)
+{
+	const json_t *procs = json_object_get(st, "processes"), *p;
+	char err[512];
+	int n = 0;
+	size_t k;
+
+	json_array_foreach(procs, k, p) {
+		int pid = migr_json_int(p, "pid", 1, REQ_PID_MAX, 0);
+		const json_t *ctxs = json_object_get(
+			json_object_get(p, "status"), "contexts");
+
+		if (!pid) {
+			/* not a pid migrd sends: cannot be asked to move */
+			(*unknown)++;
+			if (!o->json)
+				printf("a process without a valid pid: not moved\n");
+		} else if (runs_over(ctxs, o->from)) {
+			pids[n++] = pid;
+		} else if (!ctxs) {
+			/* it did not say where it runs: it may be there */
+			(*unknown)++;
+			if (!show_str(p, "error", err, sizeof(err)) || !err[0])
+				snprintf(err, sizeof(err), "no status");
+			if (!o->json)
+				printf("pid %d: not moved, where it runs is not known: %s\n",
+				       pid, err);
+		}
+	}
+	return n;
+}
+
+/* pid switched to o->dev: true if it moved */
+static bool drain_one(const struct opts *o, int pid)
+{
+	struct req r = { .op = REQ_SWITCH, .pid = pid, .wait_ms = o->wait_ms };
+	bool moved = false;
+	char err[512];
+	char *reply;
+	json_t *j;
+
+	copy_name(r.dev, sizeof(r.dev), "device", o->dev);
+	reply = call(&r, o->wait_ms + REQ_SWITCH_STEPS_MS + REQ_CTL_MARGIN_MS);
+	j = parse_json(reply);
+	if (o->json)
+		show_json_line(stdout, reply);
+	/* moved only if migrd and each of its devices say so */
+	if (show_switch_moved(j, err, sizeof(err))) {
+		moved = true;
+		if (!o->json)
+			show_switch(j);
+	} else if (!o->json) {
+		printf("pid %d: stayed on %s: %s\n", pid, o->from, err);
+	}
+	fflush(stdout);
+	json_decref(j);
+	return moved;
+}
+
+/*
  * drain: every migr process with a context over LOWER moves to DEV, one
  * after the other (all its contexts: a switch moves a whole process). One
  * that cannot move stays where it runs, as after any failed switch; the
@@ -289,11 +353,8 @@ static int migrate(const struct opts *o)
 static int drain(const struct opts *o)
 {
 	struct req r = { .op = REQ_STATUS };
-	int i, n = 0, moved = 0, unknown = 0;
-	const json_t *procs, *p;
-	char err[512];
-	json_t *st, *j;
-	size_t k;
+	int i, n, moved = 0, unknown = 0;
+	json_t *st;
 	int *pids;
 
 	need_ibdev("device", o->from);
@@ -301,57 +362,15 @@ static int drain(const struct opts *o)
 	if (!strcmp(o->from, o->dev))
 		die("drain: --from and --device both name %s", o->dev);
 	st = parse_reply(call(&r, 30000), 0);
-	procs = json_object_get(st, "processes");
-	pids = calloc(json_array_size(procs) + 1, sizeof(*pids));
+	pids = calloc(json_array_size(json_object_get(st, "processes")) + 1,
+		      sizeof(*pids));
 	if (!pids)
 		die("out of memory");
-	json_array_foreach(procs, k, p) {
-		int pid = migr_json_int(p, "pid", 1, REQ_PID_MAX, 0);
-		const json_t *ctxs = json_object_get(
-			json_object_get(p, "status"), "contexts");
-
-		if (!pid) {
-			/* not a pid migrd sends: cannot be asked to move */
-			unknown++;
-			if (!o->json)
-				printf("a process without a valid pid: not moved\n");
-		} else if (runs_over(ctxs, o->from)) {
-			pids[n++] = pid;
-		} else if (!ctxs) {
-			/* it did not say where it runs: it may be there */
-			unknown++;
-			if (!show_str(p, "error", err, sizeof(err)) || !err[0])
-				snprintf(err, sizeof(err), "no status");
-			if (!o->json)
-				printf("pid %d: not moved, where it runs is not known: %s\n",
-				       pid, err);
-		}
-	}
+	n = drain_list(o, st, pids, &unknown);
 	if (!n && !unknown && !o->json)
 		printf("no migr process runs over %s\n", o->from);
-	for (i = 0; i < n; i++) {
-		char *reply;
-
-		r = (struct req){ .op = REQ_SWITCH,
-				  .pid = pids[i],
-				  .wait_ms = o->wait_ms };
-		copy_name(r.dev, sizeof(r.dev), "device", o->dev);
-		reply = call(&r, o->wait_ms + REQ_SWITCH_STEPS_MS + REQ_CTL_MARGIN_MS);
-		j = parse_json(reply);
-		if (o->json)
-			show_json_line(stdout, reply);
-		/* moved only if migrd and each of its devices say so */
-		if (show_switch_moved(j, err, sizeof(err))) {
-			moved++;
-			if (!o->json)
-				show_switch(j);
-		} else if (!o->json) {
-			printf("pid %d: stayed on %s: %s\n", pids[i], o->from,
-			       err);
-		}
-		fflush(stdout);
-		json_decref(j);
-	}
+	for (i = 0; i < n; i++)
+		moved += drain_one(o, pids[i]);
 	if (!o->json && n)
 		printf("%s: %d of %d processes moved to %s\n", o->from, moved,
 		       n, o->dev);
@@ -368,6 +387,48 @@ static int drain(const struct opts *o)
 	return 0;
 }
 
+/*
+ * The request of a command answered by one reply (status, switch,
+ * peer-ping, qpn-owner) into r; its timeout
+ */
+static int simple_request(const char *cmd, const struct opts *o,
+			  struct req *r)
+{
+	if (!strcmp(cmd, "status")) {
+		if (o->nargs)
+			die("status takes no arguments ('%s')", o->args[0]);
+		r->op = REQ_STATUS;
+		r->pid = o->pid;
+	} else if (!strcmp(cmd, "switch")) {
+		if (!o->pid || !o->dev)
+			die("switch needs --pid P and --device DEV");
+		if (o->nargs)
+			die("switch takes no arguments ('%s')", o->args[0]);
+		r->op = REQ_SWITCH;
+		r->pid = o->pid;
+		r->wait_ms = o->wait_ms;
+		copy_name(r->dev, sizeof(r->dev), "device", o->dev);
+		return o->wait_ms + REQ_SWITCH_STEPS_MS + REQ_CTL_MARGIN_MS;
+	} else if (!strcmp(cmd, "peer-ping")) {
+		if (o->nargs != 1)
+			die("peer-ping needs one HOST");
+		r->op = REQ_PEER_PING;
+		copy_name(r->host, sizeof(r->host), "host", o->args[0]);
+	} else if (!strcmp(cmd, "qpn-owner")) {
+		if (o->nargs != 2)
+			die("qpn-owner needs IBDEV and QPN");
+		r->op = REQ_QPN_OWNER;
+		if (o->host)
+			copy_name(r->host, sizeof(r->host), "host", o->host);
+		copy_name(r->dev, sizeof(r->dev), "device", o->args[0]);
+		r->qpn = number("qpn", o->args[1], 0, 0xffffff);
+	} else {
+		die("unknown command '%s' (status, switch, drain, migrate, peer-ping, qpn-owner)",
+		    cmd);
+	}
+	return 30000;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {};
@@ -375,7 +436,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	json_t *j;
 	char *reply;
-	int i = 1, timeout = 30000;
+	int i = 1, timeout;
 
 	if (getenv("MIGRD_SOCKET"))
 		sock_path = getenv("MIGRD_SOCKET");
@@ -390,22 +451,7 @@ int main(int argc, char **argv)
 		usage(0);
 	parse_opts(argc - i, argv + i, &o);
 
-	if (!strcmp(cmd, "status")) {
-		if (o.nargs)
-			die("status takes no arguments ('%s')", o.args[0]);
-		r.op = REQ_STATUS;
-		r.pid = o.pid;
-	} else if (!strcmp(cmd, "switch")) {
-		if (!o.pid || !o.dev)
-			die("switch needs --pid P and --device DEV");
-		if (o.nargs)
-			die("switch takes no arguments ('%s')", o.args[0]);
-		r.op = REQ_SWITCH;
-		r.pid = o.pid;
-		r.wait_ms = o.wait_ms;
-		copy_name(r.dev, sizeof(r.dev), "device", o.dev);
-		timeout = o.wait_ms + REQ_SWITCH_STEPS_MS + REQ_CTL_MARGIN_MS;
-	} else if (!strcmp(cmd, "drain")) {
+	if (!strcmp(cmd, "drain")) {
 		if (!o.from || !o.dev)
 			die("drain needs --from LOWER and --device DEV");
 		if (o.nargs)
@@ -417,24 +463,8 @@ int main(int argc, char **argv)
 		if (o.nargs)
 			die("migrate takes no arguments ('%s')", o.args[0]);
 		return migrate(&o);
-	} else if (!strcmp(cmd, "peer-ping")) {
-		if (o.nargs != 1)
-			die("peer-ping needs one HOST");
-		r.op = REQ_PEER_PING;
-		copy_name(r.host, sizeof(r.host), "host", o.args[0]);
-	} else if (!strcmp(cmd, "qpn-owner")) {
-		if (o.nargs != 2)
-			die("qpn-owner needs IBDEV and QPN");
-		r.op = REQ_QPN_OWNER;
-		if (o.host)
-			copy_name(r.host, sizeof(r.host), "host", o.host);
-		copy_name(r.dev, sizeof(r.dev), "device", o.args[0]);
-		r.qpn = number("qpn", o.args[1], 0, 0xffffff);
-	} else {
-		die("unknown command '%s' (status, switch, drain, migrate, peer-ping, qpn-owner)",
-		    cmd);
 	}
-
+	timeout = simple_request(cmd, &o, &r);
 	reply = call(&r, timeout);
 	j = parse_reply(reply, o.json);
 	if (o.json)

@@ -117,12 +117,75 @@ static void show_qps(const json_t *qps)
 		       migr_json_true(q, "self") ? " (in this process)" : "");
 }
 
+/*
+ * A context's STATE column: its QPs counted by state, what blocks a
+ * switch, and after a move whose numbers it uses
+ */
+static void context_state(const json_t *c, char *state, size_t len)
+{
+	const json_t *qps = json_object_get(c, "qps"), *q;
+	char blocker[128];
+	unsigned int st[7];
+	size_t qi;
+	int n;
+
+	str(c, "blocker", blocker, sizeof(blocker));
+	memset(st, 0, sizeof(st));
+	json_array_foreach(qps, qi, q) {
+		n = migr_json_int(q, "state", 0, 6, -1);
+		if (n >= 0 && n < 7)
+			st[n]++;
+	}
+	for (n = 0; n < 7; n++)
+		if (st[n])
+			snprintf(state + strlen(state), len - strlen(state),
+				 "%s%u %s", state[0] ? ", " : "", st[n],
+				 qp_state(n));
+	if (strcmp(blocker, "-"))
+		snprintf(state + strlen(state), len - strlen(state),
+			 "%scannot switch: %s", state[0] ? "; " : "", blocker);
+	/* after a move: its own numbers, or translated ones */
+	if (migr_json_int(c, "switches", 0, U32, 0))
+		snprintf(state + strlen(state), len - strlen(state),
+			 "%snumbers %s", state[0] ? "; " : "",
+			 json_is_true(json_object_get(c, "translating")) ?
+				 "translated" :
+				 "its own");
+}
+
+/* One line per context of process pid (uid, comm), its QPs with detail */
+static void show_contexts(const json_t *ctxs, int pid, unsigned int uid,
+			  const char *comm, int detail)
+{
+	char dev[64], lower[64];
+	const json_t *c;
+	size_t k;
+
+	if (!json_array_size(ctxs))
+		printf("%-8d %-6u %-16s (no open migr device)\n", pid, uid,
+		       comm);
+	json_array_foreach(ctxs, k, c) {
+		const json_t *qps = json_object_get(c, "qps");
+		char state[256] = "";
+
+		str(c, "device", dev, sizeof(dev));
+		str(c, "lower", lower, sizeof(lower));
+		context_state(c, state, sizeof(state));
+		printf("%-8d %-6u %-16s %-12s %-8s %-8lld %-4u %s\n", pid, uid,
+		       comm, dev, lower,
+		       migr_json_int(c, "switches", 0, U32, 0),
+		       (unsigned int)json_array_size(qps),
+		       state[0] ? state : "-");
+		if (detail)
+			show_qps(qps);
+	}
+}
+
 void show_status(const json_t *j, int detail)
 {
-	const json_t *procs = json_object_get(j, "processes"), *p, *ctxs, *c;
-	char comm[64], dev[64], lower[64], blocker[128], err[256];
-	unsigned int nqps, st[7];
-	size_t i, k;
+	const json_t *procs = json_object_get(j, "processes"), *p, *ctxs;
+	char comm[64], err[256];
+	size_t i;
 
 	if (!json_array_size(procs)) {
 		printf("no migr processes\n");
@@ -142,53 +205,7 @@ void show_status(const json_t *j, int detail)
 			printf("%-8d %-6u %-16s %s\n", pid, uid, comm, err);
 			continue;
 		}
-		if (!json_array_size(ctxs))
-			printf("%-8d %-6u %-16s (no open migr device)\n", pid,
-			       uid, comm);
-		json_array_foreach(ctxs, k, c) {
-			const json_t *qps = json_object_get(c, "qps"), *q;
-			char state[256] = "";
-			size_t qi;
-			int n;
-
-			str(c, "device", dev, sizeof(dev));
-			str(c, "lower", lower, sizeof(lower));
-			str(c, "blocker", blocker, sizeof(blocker));
-			memset(st, 0, sizeof(st));
-			json_array_foreach(qps, qi, q) {
-				n = migr_json_int(q, "state", 0, 6, -1);
-				if (n >= 0 && n < 7)
-					st[n]++;
-			}
-			nqps = json_array_size(qps);
-			for (n = 0; n < 7; n++)
-				if (st[n])
-					snprintf(state + strlen(state),
-						 sizeof(state) - strlen(state),
-						 "%s%u %s",
-						 state[0] ? ", " : "", st[n],
-						 qp_state(n));
-			if (strcmp(blocker, "-"))
-				snprintf(state + strlen(state),
-					 sizeof(state) - strlen(state),
-					 "%scannot switch: %s",
-					 state[0] ? "; " : "", blocker);
-			/* after a move: its own numbers, or translated ones */
-			if (migr_json_int(c, "switches", 0, U32, 0))
-				snprintf(state + strlen(state),
-					 sizeof(state) - strlen(state),
-					 "%snumbers %s", state[0] ? "; " : "",
-					 json_is_true(json_object_get(
-						 c, "translating")) ?
-						 "translated" :
-						 "its own");
-			printf("%-8d %-6u %-16s %-12s %-8s %-8lld %-4u %s\n",
-			       pid, uid, comm, dev, lower,
-			       migr_json_int(c, "switches", 0, U32, 0), nqps,
-			       state[0] ? state : "-");
-			if (detail)
-				show_qps(qps);
-		}
+		show_contexts(ctxs, pid, uid, comm, detail);
 	}
 }
 

@@ -256,17 +256,79 @@ fail:
 	return -1;
 }
 
+/*
+ * Each file and link of directory d as a frame after the mig-put line,
+ * then the end line; 0, or -1 with err
+ */
+static int send_entries(struct peer_conn *pc, DIR *d, uint8_t *buf,
+			uint64_t *bytes, char *err, size_t errlen)
+{
+	unsigned int files = 0;
+	char target[256];
+	struct dirent *e;
+	ssize_t n;
+
+	while ((e = readdir(d))) {
+		/* CRIU's logs stay here; everything else is the image */
+		if (!name_ok(e->d_name) || is_log(e->d_name))
+			continue;
+		if (e->d_type == DT_LNK) {
+			n = readlinkat(dirfd(d), e->d_name, target,
+				       sizeof(target) - 1);
+			if (n < 0)
+				continue;
+			target[n] = 0;
+			if (send_text(pc, err, errlen, "link %s %s", e->d_name,
+				      target))
+				return -1;
+		} else if (e->d_type == DT_REG) {
+			if (send_file(pc, dirfd(d), e->d_name, buf, bytes, err,
+				      errlen))
+				return -1;
+		} else {
+			continue;
+		}
+		files++;
+	}
+	return send_text(pc, err, errlen, "end %u %" PRIu64, files, *bytes);
+}
+
+/*
+ * The destination's answer to a stream of sub: whatever happened, it
+ * says most. 0 if it took it; else -1, with its error in err unless the
+ * stream had failed already (ret), whose error err keeps
+ */
+static int put_answer(struct peer_conn *pc, int ret, const char *sub,
+		      char *err, size_t errlen)
+{
+	struct sbuf reply = {};
+	char spare[REQ_MAX];
+
+	if (peer_reply(pc, ret ? 2000 : IMG_FRAME_MS, &reply,
+		       ret ? spare : err, ret ? sizeof(spare) : errlen) == 0) {
+		json_t *j = migr_json_parse(reply.p, reply.len);
+
+		if (!migr_json_true(j, "ok")) {
+			if (!migr_json_text(j, "error", err, errlen))
+				snprintf(err, errlen, "the destination refused %s",
+					 sub);
+			ret = -1;
+		}
+		json_decref(j);
+	} else {
+		ret = -1;
+	}
+	sb_free(&reply);
+	return ret;
+}
+
 int img_send(struct peer_conn *pc, const char *id, const char *sub,
 	     uint64_t *bytes, char *err, size_t errlen)
 {
-	char path[512], target[256], line[REQ_MAX];
 	struct req r = { .op = REQ_MIG_PUT };
 	uint8_t *buf = malloc(WIRE_DATA_MAX);
-	unsigned int files = 0;
-	struct dirent *e;
-	struct sbuf reply = {};
+	char path[512], line[REQ_MAX];
 	DIR *d = NULL;
-	ssize_t n;
 	int ret = -1;
 
 	*bytes = 0;
@@ -286,48 +348,9 @@ int img_send(struct peer_conn *pc, const char *id, const char *sub,
 	}
 	if (peer_send(pc, line, strlen(line), err, errlen))
 		goto out;
-	while ((e = readdir(d))) {
-		/* CRIU's logs stay here; everything else is the image */
-		if (!name_ok(e->d_name) || is_log(e->d_name))
-			continue;
-		if (e->d_type == DT_LNK) {
-			n = readlinkat(dirfd(d), e->d_name, target,
-				       sizeof(target) - 1);
-			if (n < 0)
-				continue;
-			target[n] = 0;
-			if (send_text(pc, err, errlen, "link %s %s", e->d_name,
-				      target))
-				goto out;
-		} else if (e->d_type == DT_REG) {
-			if (send_file(pc, dirfd(d), e->d_name, buf, bytes, err,
-				      errlen))
-				goto out;
-		} else {
-			continue;
-		}
-		files++;
-	}
-	if (send_text(pc, err, errlen, "end %u %" PRIu64, files, *bytes))
-		goto out;
-	ret = 0;
+	ret = send_entries(pc, d, buf, bytes, err, errlen);
 out:
-	/* Whatever happened, the destination's answer says most */
-	if (peer_reply(pc, ret ? 2000 : IMG_FRAME_MS, &reply,
-		       ret ? line : err, ret ? sizeof(line) : errlen) == 0) {
-		json_t *j = migr_json_parse(reply.p, reply.len);
-
-		if (!migr_json_true(j, "ok")) {
-			if (!migr_json_text(j, "error", err, errlen))
-				snprintf(err, errlen, "the destination refused %s",
-					 sub);
-			ret = -1;
-		}
-		json_decref(j);
-	} else {
-		ret = -1;
-	}
-	sb_free(&reply);
+	ret = put_answer(pc, ret, sub, err, errlen);
 	if (d)
 		closedir(d);
 	free(buf);
@@ -403,14 +426,80 @@ static bool target_ok(const char *t)
 	return !strncmp(t, "../", 3) && name_ok(t + 3);
 }
 
+/* sub's directory of migration id, made for a stream; its fd or -1 */
+static int recv_dir(const char *id, const char *sub, char *err,
+		    size_t errlen)
+{
+	char path[512];
+	int dfd;
+
+	if (img_path(id, NULL, false, path, sizeof(path), err, errlen))
+		return -1;
+	if (access(path, F_OK)) {
+		snprintf(err, errlen, "no migration %s here", id);
+		return -1;
+	}
+	if (img_path(id, sub, true, path, sizeof(path), err, errlen))
+		return -1;
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 strerror(errno));
+	return dfd;
+}
+
+/*
+ * One frame of the stream, of n bytes in buf (room for one more), into
+ * dfd: 1 for more, 0 at its end, -1 with err, RECV_BAD if it is not one
+ */
+#define RECV_BAD (-2)
+static int recv_frame(struct peer_link *l, int dfd, uint8_t *buf, long n,
+		      const char *sub, unsigned int *files, uint64_t *bytes,
+		      char *err, size_t errlen)
+{
+	char name[128], target[128];
+	unsigned int nfiles;
+	uint64_t size, total;
+
+	buf[n] = 0;
+	if (strlen((char *)buf) != (size_t)n)
+		return RECV_BAD;
+	if (sscanf((char *)buf, "file %127s %" SCNu64, name, &size) == 2) {
+		if (!name_ok(name) || ++*files > IMG_FILES_MAX)
+			return RECV_BAD;
+		if (recv_file(l, dfd, name, size, buf, bytes, err, errlen))
+			return -1;
+	} else if (sscanf((char *)buf, "link %127s %127s", name, target) ==
+		   2) {
+		if (!name_ok(name) || !target_ok(target) ||
+		    ++*files > IMG_FILES_MAX)
+			return RECV_BAD;
+		if (symlinkat(target, dfd, name)) {
+			snprintf(err, errlen, "cannot link %s: %s", name,
+				 strerror(errno));
+			return -1;
+		}
+	} else if (sscanf((char *)buf, "end %u %" SCNu64, &nfiles, &total) ==
+		   2) {
+		if (nfiles == *files && total == *bytes)
+			return 0;
+		snprintf(err, errlen,
+			 "stream of %s ended with %u files, %" PRIu64
+			 " bytes; it announced %u, %" PRIu64,
+			 sub, *files, *bytes, nfiles, total);
+		return -1;
+	} else {
+		return RECV_BAD;
+	}
+	return 1;
+}
+
 int img_recv(struct peer_link *l, const char *id, const char *sub,
 	     uint64_t *bytes, char *err, size_t errlen)
 {
 	uint8_t *buf = malloc(WIRE_DATA_MAX + 1);
-	char path[512], name[128], target[128];
-	unsigned int files = 0, nfiles;
-	uint64_t size, total;
-	int dfd = -1, ret = -1;
+	unsigned int files = 0;
+	int dfd, ret = 1;
 	long n;
 
 	*bytes = 0;
@@ -418,66 +507,19 @@ int img_recv(struct peer_link *l, const char *id, const char *sub,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (img_path(id, NULL, false, path, sizeof(path), err, errlen))
-		goto out;
-	if (access(path, F_OK)) {
-		snprintf(err, errlen, "no migration %s here", id);
-		goto out;
-	}
-	if (img_path(id, sub, true, path, sizeof(path), err, errlen))
-		goto out;
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path,
-			 strerror(errno));
-		goto out;
-	}
-	for (;;) {
+	dfd = recv_dir(id, sub, err, errlen);
+	while (dfd >= 0 && ret > 0) {
 		n = peer_link_read(l, buf, WIRE_DATA_MAX, IMG_FRAME_MS, err,
 				   errlen);
-		if (n < 0)
-			goto out;
-		buf[n] = 0;
-		if (strlen((char *)buf) != (size_t)n)
-			goto bad;
-		if (sscanf((char *)buf, "file %127s %" SCNu64, name, &size) ==
-		    2) {
-			if (!name_ok(name) || ++files > IMG_FILES_MAX)
-				goto bad;
-			if (recv_file(l, dfd, name, size, buf, bytes, err,
-				      errlen))
-				goto out;
-		} else if (sscanf((char *)buf, "link %127s %127s", name,
-				  target) == 2) {
-			if (!name_ok(name) || !target_ok(target) ||
-			    ++files > IMG_FILES_MAX)
-				goto bad;
-			if (symlinkat(target, dfd, name)) {
-				snprintf(err, errlen, "cannot link %s: %s",
-					 name, strerror(errno));
-				goto out;
-			}
-		} else if (sscanf((char *)buf, "end %u %" SCNu64, &nfiles,
-				  &total) == 2) {
-			if (nfiles != files || total != *bytes) {
-				snprintf(err, errlen,
-					 "stream of %s ended with %u files, %" PRIu64
-					 " bytes; it announced %u, %" PRIu64,
-					 sub, files, *bytes, nfiles, total);
-				goto out;
-			}
-			ret = 0;
-			goto out;
-		} else {
-			goto bad;
-		}
+		ret = n < 0 ? -1 :
+			      recv_frame(l, dfd, buf, n, sub, &files, bytes,
+					 err, errlen);
 	}
-bad:
-	snprintf(err, errlen, "invalid image stream from %s (%s)",
-		 peer_link_who(l), sub);
-out:
+	if (ret == RECV_BAD)
+		snprintf(err, errlen, "invalid image stream from %s (%s)",
+			 peer_link_who(l), sub);
 	if (dfd >= 0)
 		close(dfd);
 	free(buf);
-	return ret;
+	return dfd < 0 || ret ? -1 : 0;
 }

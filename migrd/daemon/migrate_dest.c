@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The destination of a migration (migrate.h): checks, receives images,
- * restores, and keeps the restored copy only if the source commits
+ * restores, and keeps the restored copy only if the source commits.
+ * Its table of migrations and what shares it: migrate_dest.h
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <rdma/migr_rxe_abi.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,53 +21,18 @@
 #include "images.h"
 #include "log.h"
 #include "migr_json.h"
-#include "migrate.h"
+#include "migrate_dest.h"
 #include "netns.h"
 #include "numhold.h"
-#include "pauth.h"
 #include "peer.h"
 #include "ptree.h"
 #include "registry.h"
 #include "reply.h"
 #include "sockio.h"
 
-#define DEST_MAX 8 /* migrations at once */
-#define DEST_STALE_MS (30 * 60000) /* checked, never restored: dropped */
-/*
- * Numbers one migration may have held here: a peer cannot hold a device's
- * every QP (rxe's pools count each held number as an object)
- */
-#define DEST_HOLD_MAX 16384
-
-enum dest_state { D_FREE, D_CHECKED, D_RESTORING, D_RESTORED, D_DONE };
-
-struct dest_mig {
-	enum dest_state state;
-	char id[REQ_MIG_ID_LEN + 1];
-	char who[64]; /* the source, for logs */
-	int pid; /* the tree's root */
-	unsigned long long start; /* the restored root's start time */
-	/* its migr processes, as its pid namespace numbers them; here */
-	int movers[REQ_MOVERS_MAX], nmovers;
-	int hpids[REQ_MOVERS_MAX];
-	unsigned long long hstarts[REQ_MOVERS_MAX];
-	long long born, deadline; /* io_now_ms() */
-	bool committed;
-	/* its partner sessions' grants, until they are given to it */
-	struct req_grant *grants;
-	int ngrants;
-	char dev[REQ_NAME_MAX]; /* where it is restored */
-	/* its numbers, held until the restore (mig-hold), or why not */
-	struct numhold *hold;
-	char why_not_held[300];
-	unsigned int asked; /* numbers asked to hold, up to DEST_HOLD_MAX */
-	struct req_ns ns; /* the tree's own namespaces */
-	char netns[32]; /* the network namespace made for it, if any */
-	int nsfd;
-};
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t dest_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+
 static struct dest_mig migs[DEST_MAX];
 
 static struct dest_mig *find(const char *id)
@@ -108,7 +73,7 @@ static struct dest_mig *slot(void)
 }
 
 /* sig to the tree of pid as it is now (pid alone if it cannot be read) */
-static void signal_tree(int pid, int sig)
+void dest_signal_tree(int pid, int sig)
 {
 	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt;
 
@@ -124,7 +89,7 @@ static void kill_copy(struct dest_mig *m)
 
 	if (proc_start(m->pid, &start) || start != m->start)
 		return;
-	signal_tree(m->pid, SIGKILL);
+	dest_signal_tree(m->pid, SIGKILL);
 }
 
 /* A copy that did not stay: the network namespace made for it goes */
@@ -145,7 +110,7 @@ static void *fence(void *arg)
 	struct timespec ts;
 	long long left;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	while (m->state == D_RESTORED && !m->committed &&
 	       (left = m->deadline - io_now_ms()) > 0) {
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -155,7 +120,7 @@ static void *fence(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&changed, &lock, &ts);
+		pthread_cond_timedwait(&changed, &dest_lock, &ts);
 	}
 	if (m->state == D_RESTORED && !m->committed) {
 		log_warn("migration %s: no commit from %s in time: its restored copy (pid %d) is killed",
@@ -165,7 +130,7 @@ static void *fence(void *arg)
 		img_remove(m->id, true);
 		m->state = D_DONE;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	return NULL;
 }
 
@@ -182,29 +147,37 @@ static bool tid_free(const char *list, char *taken, size_t len)
 	return true;
 }
 
-static void do_check(const struct req *r, const struct client *c,
-		     struct sbuf *out)
+/* What this host must have for the tree: 0, or -1 with err */
+static int check_here(const struct req *r, char *err, size_t len)
 {
-	char err[700], path[512], ver[64], taken[16];
-	struct dest_mig *m;
+	char path[512], taken[16];
 
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", r->dev);
 	if (access(path, F_OK)) {
-		snprintf(err, sizeof(err), "no RDMA device named %s", r->dev);
-		goto refuse;
+		snprintf(err, len, "no RDMA device named %s", r->dev);
+		return -1;
 	}
-	if (criu_plugin_missing("", err, sizeof(err)))
-		goto refuse;
-	if (r->ns.own_netns && netns_check(&r->ns, err, sizeof(err)))
-		goto refuse;
+	if (criu_plugin_missing("", err, len))
+		return -1;
+	if (r->ns.own_netns && netns_check(&r->ns, err, len))
+		return -1;
 	/* A pid namespace's tree keeps its pids there, not on this host */
 	if (!r->ns.own_pidns && !tid_free(r->line, taken, sizeof(taken))) {
-		snprintf(err, sizeof(err),
+		snprintf(err, len,
 			 "pid %s is taken: the process tree of pid %d cannot keep its pids here",
 			 taken, r->pid);
-		goto refuse;
+		return -1;
 	}
-	pthread_mutex_lock(&lock);
+	return 0;
+}
+
+/* A slot of the table, checked for r; NULL if none is free */
+static struct dest_mig *take_slot(const struct req *r,
+				  const struct client *c)
+{
+	struct dest_mig *m;
+
+	pthread_mutex_lock(&dest_lock);
 	m = find(r->id) ? NULL : slot();
 	if (m) {
 		free(m->grants);
@@ -221,22 +194,44 @@ static void do_check(const struct req *r, const struct client *c,
 		memcpy(m->movers, r->movers, sizeof(m->movers));
 		m->nmovers = r->nmovers;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
+	return m;
+}
+
+/* CRIU here, the source's version: ver; 0, or -1 with err */
+static int check_criu(const struct req *r, char *ver, size_t verlen,
+		      char *err, size_t len)
+{
+	char path[512];
+
+	if (img_path(r->id, NULL, true, path, sizeof(path), err, len) ||
+	    criu_version(path, ver, verlen, err, len))
+		return -1;
+	if (strcmp(ver, r->version)) {
+		snprintf(err, len,
+			 "CRIU %s here, %s on the source: the images would not restore",
+			 ver, r->version);
+		return -1;
+	}
+	return 0;
+}
+
+static void do_check(const struct req *r, const struct client *c,
+		     struct sbuf *out)
+{
+	char err[700], ver[64];
+	struct dest_mig *m;
+
+	if (check_here(r, err, sizeof(err)))
+		goto refuse;
+	m = take_slot(r, c);
 	if (!m) {
 		snprintf(err, sizeof(err), "busy: %d migrations in progress",
 			 DEST_MAX);
 		goto refuse;
 	}
-	if (img_path(r->id, NULL, true, path, sizeof(path), err,
-		     sizeof(err)) ||
-	    criu_version(path, ver, sizeof(ver), err, sizeof(err)))
+	if (check_criu(r, ver, sizeof(ver), err, sizeof(err)))
 		goto drop;
-	if (strcmp(ver, r->version)) {
-		snprintf(err, sizeof(err),
-			 "CRIU %s here, %s on the source: the images would not restore",
-			 ver, r->version);
-		goto drop;
-	}
 	log_info("migration %s from %s: pid %d may come (device %s, %d migr process%s)",
 		 r->id, m->who, r->pid, r->dev, r->nmovers,
 		 r->nmovers > 1 ? "es" : "");
@@ -245,9 +240,9 @@ static void do_check(const struct req *r, const struct client *c,
 	sb_add(out, "}", 1);
 	return;
 drop:
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	m->state = D_FREE;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	img_remove(r->id, false);
 refuse:
 	log_info("migration %s from %s refused: %s", r->id,
@@ -256,143 +251,19 @@ refuse:
 }
 
 /* The migration id in state want, or an error reply */
-static struct dest_mig *get(const char *id, enum dest_state want,
-			    struct sbuf *out)
+struct dest_mig *dest_get(const char *id, enum dest_state want,
+			  struct sbuf *out)
 {
 	struct dest_mig *m;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	m = find(id);
 	if (m && m->state != want)
 		m = NULL;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	if (!m)
 		reply_error(out, "no such migration in this state here");
 	return m;
-}
-
-/* mig-grants: kept until the restore (PAUTH_MAX at most) */
-static void do_grants(const struct req *r, struct sbuf *out)
-{
-	const char *p = r->line;
-	struct req_grant g, *v;
-	struct dest_mig *m;
-	int n = 0;
-
-	m = get(r->id, D_CHECKED, out);
-	if (!m)
-		return;
-	pthread_mutex_lock(&lock);
-	while (req_grant_next(&p, &g) == 1) {
-		if (m->ngrants >= PAUTH_MAX) {
-			pthread_mutex_unlock(&lock);
-			reply_error(out, "too many partner grants");
-			return;
-		}
-		v = realloc(m->grants, (m->ngrants + 1) * sizeof(*v));
-		if (!v) {
-			pthread_mutex_unlock(&lock);
-			reply_error(out, "out of memory");
-			return;
-		}
-		m->grants = v;
-		m->grants[m->ngrants++] = g;
-		n++;
-	}
-	pthread_mutex_unlock(&lock);
-	sb_printf(out, "{\"v\":%d,\"ok\":true,\"grants\":%d}", REQ_VERSION, n);
-}
-
-/*
- * The restored migr process k (pid, start) may go on with the partner
- * sessions its park opened on the source: before it resumes and asks
- * for them. A grant without an owner is the first migr process's.
- */
-static void give_grants(struct dest_mig *m, int k)
-{
-	struct pauth_key key = { .pid = m->hpids[k], .start = m->hstarts[k] };
-	int i, mine = 0, given = 0;
-
-	for (i = 0; i < m->ngrants; i++) {
-		const struct req_grant *g = &m->grants[i];
-
-		if (g->owner ? g->owner != m->movers[k] : k)
-			continue;
-		mine++;
-		key.qpn = g->qpn;
-		memcpy(key.gid, g->gid, sizeof(key.gid));
-		snprintf(key.host, sizeof(key.host), "%s", g->host);
-		if (!pauth_grant(&key, g->ppid, io_now_ms()))
-			given++;
-	}
-	if (mine)
-		log_info("migration %s: pid %d has %d of %d partner grants",
-			 m->id, key.pid, given, mine);
-}
-
-/*
- * mig-hold: numbers held on the device of the restore until it (numhold.h).
- * A device that cannot hold them is no refusal: the reply says why.
- */
-static void do_hold(const struct req *r, struct sbuf *out)
-{
-	static const struct {
-		int rxe;
-		const char *what;
-	} hold_kinds[REQ_HOLD_KINDS] = {
-		[REQ_HOLD_QPN] = { MIGR_RXE_KIND_QPN, "QP numbers" },
-		[REQ_HOLD_MR] = { MIGR_RXE_KIND_MR_KEY, "MR keys" },
-		[REQ_HOLD_MW] = { MIGR_RXE_KIND_MW_KEY, "window keys" },
-	};
-	int kind = req_hold_kind(r->name);
-	uint32_t v[REQ_HOLD_MAX];
-	const char *p = r->line;
-	char err[300] = "";
-	struct dest_mig *m;
-	int n = 0, held = 0;
-
-	if (kind < 0) { /* the parser refuses it: never */
-		reply_error(out, "invalid kind");
-		return;
-	}
-	m = get(r->id, D_CHECKED, out);
-	if (!m)
-		return;
-	while (n < REQ_HOLD_MAX && req_hold_next(&p, &v[n]) == 1)
-		n++;
-	pthread_mutex_lock(&lock);
-	if (!migrd.conf.hold_numbers && !m->why_not_held[0])
-		snprintf(m->why_not_held, sizeof(m->why_not_held),
-			 "hold_numbers = no here");
-	if (m->asked + n > DEST_HOLD_MAX)
-		snprintf(m->why_not_held, sizeof(m->why_not_held),
-			 "more than %d numbers asked", DEST_HOLD_MAX);
-	m->asked += n;
-	if (!m->hold && !m->why_not_held[0]) {
-		m->hold = numhold_open(m->dev, m->why_not_held,
-				       sizeof(m->why_not_held));
-		if (!m->hold)
-			log_info("migration %s: no numbers held for it: %s",
-				 m->id, m->why_not_held);
-	}
-	if (m->hold && !m->why_not_held[0])
-		held = numhold_reserve(m->hold, hold_kinds[kind].rxe, v, n, err,
-				       sizeof(err));
-	else
-		snprintf(err, sizeof(err), "%s", m->why_not_held);
-	pthread_mutex_unlock(&lock);
-	if (held < 0)
-		log_warn("migration %s: %s", m->id, err);
-	else if (!err[0])
-		log_info("migration %s: %d of %d %s held here for the restore",
-			 m->id, held, n, hold_kinds[kind].what);
-	sb_printf(out, "{\"v\":%d,\"ok\":true,\"held\":%d", REQ_VERSION,
-		  held > 0 ? held : 0);
-	if (err[0]) {
-		sb_add(out, ",\"why\":", 7);
-		sb_json_str(out, err);
-	}
-	sb_add(out, "}", 1);
 }
 
 static void do_put(const struct req *r, const struct client *c,
@@ -401,7 +272,7 @@ static void do_put(const struct req *r, const struct client *c,
 	uint64_t bytes;
 	char err[512];
 
-	if (!get(r->id, D_CHECKED, out))
+	if (!dest_get(r->id, D_CHECKED, out))
 		return;
 	if (img_recv(c->link, r->id, r->name, &bytes, err, sizeof(err))) {
 		log_warn("migration %s: receiving %s: %s", r->id, r->name,
@@ -416,42 +287,11 @@ static void do_put(const struct req *r, const struct client *c,
 }
 
 /*
- * A commit outlives this migrd: a source that asks again, of a migrd
- * started since, must not hear "none" and resume its own copy. A log, so
- * it stays when the images go (img_remove()).
- */
-#define COMMITTED_MARK "committed.log"
-
-static void mark_committed(const struct dest_mig *m)
-{
-	char dir[512], path[600], err[256];
-	FILE *f;
-
-	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, sizeof(err)))
-		return;
-	snprintf(path, sizeof(path), "%s/%s", dir, COMMITTED_MARK);
-	f = fopen(path, "we");
-	if (!f || fprintf(f, "committed: pid %d runs here\n", m->pid) < 0 ||
-	    fclose(f))
-		log_warn("migration %s: cannot write %s", m->id, path);
-}
-
-static bool was_committed(const char *id)
-{
-	char dir[512], path[600], err[256];
-
-	if (img_path(id, NULL, false, dir, sizeof(dir), err, sizeof(err)))
-		return false;
-	snprintf(path, sizeof(path), "%s/%s", dir, COMMITTED_MARK);
-	return !access(path, F_OK);
-}
-
-/*
  * A resumed copy an earlier migrd left, taken back as it was (restored,
  * waiting for the commit), its fence running again to the same deadline;
  * false if it cannot be (no record, the copy gone, no slot or thread)
  */
-static bool take_back(const char *id, const char *dir)
+bool dest_take_back(const char *id, const char *dir)
 {
 	struct dest_record rec;
 	struct dest_mig *m;
@@ -460,10 +300,10 @@ static bool take_back(const char *id, const char *dir)
 
 	if (!dest_record_alive(dir, &rec))
 		return false;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	m = slot();
 	if (!m) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&dest_lock);
 		return false;
 	}
 	memset(m, 0, sizeof(*m));
@@ -486,60 +326,14 @@ static bool take_back(const char *id, const char *dir)
 		if (m->nsfd >= 0)
 			close(m->nsfd);
 		m->state = D_FREE;
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&dest_lock);
 		return false;
 	}
 	pthread_detach(th);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	log_warn("migration %s: pid %d resumed here before migrd stopped: it waits for the commit from %s again, for %d s at most",
 		 id, rec.pid, rec.who, io_left_ms(rec.deadline) / 1000);
 	return true;
-}
-
-bool migrate_dest_sweep(const char *id)
-{
-	char dir[512], path[600], err[256],
-		netns[sizeof(NETNS_PREFIX) + REQ_MIG_ID_LEN + 1];
-	int pid = 0, killed;
-	unsigned long long t0, start, hz = sysconf(_SC_CLK_TCK);
-	FILE *f;
-	int got;
-
-	if (img_path(id, NULL, false, dir, sizeof(dir), err, sizeof(err)) ||
-	    !img_restoring(dir, &t0) || was_committed(id))
-		return false; /* another boot's (long gone), or committed */
-	if (take_back(id, dir))
-		return true;
-	/* Its CRIU first, if still there: nothing it restores after stays */
-	if (criu_kill_in(dir) > 0)
-		log_warn("migration %s: the restore an earlier migrd left running is killed",
-			 id);
-	/* The mark comes before the namespace: whatever it holds goes */
-	snprintf(netns, sizeof(netns), "%s%s", NETNS_PREFIX, id);
-	killed = netns_sweep(netns);
-	if (killed >= 0)
-		log_warn("migration %s: network namespace %s, made for a restore never committed, is removed (%d processes in it killed)",
-			 id, netns, killed);
-	snprintf(path, sizeof(path), "%s/restored.pid", dir);
-	f = fopen(path, "re");
-	got = f ? fscanf(f, "%d", &pid) : 0;
-	if (f)
-		fclose(f);
-	if (got != 1 || pid <= 0) {
-		/* a tree in a namespace of its own went with it */
-		if (killed < 0)
-			log_warn("migration %s: a restore was under way when migrd stopped; a copy it may still restore stays stopped (criu --leave-stopped): kill it",
-				 id);
-		return false;
-	}
-	/* Its copy: started within the restore's bound from the mark */
-	if (!proc_start(pid, &start) && start >= t0 &&
-	    start <= t0 + (MIG_RESTORE_MS / 1000 + 5) * hz) {
-		signal_tree(pid, SIGKILL);
-		log_warn("migration %s: pid %d, restored here but never committed (migrd stopped before the commit), is killed",
-			 id, pid);
-	}
-	return false;
 }
 
 /*
@@ -639,60 +433,46 @@ static void test_hold(const char *step)
 		usleep(100000);
 }
 
-/* criu restore, then its migr processes' resume reports; 0 or -1 with err */
-static int restore(struct dest_mig *m, const char *dev, long long deadline,
-		   double *ms, char **report, char *err, size_t errlen)
+/*
+ * The network namespace made for it, with its interface and address, and
+ * CRIU's arguments to restore into it (from args[*n]); 0 or -1 with err
+ */
+static int restore_netns(struct dest_mig *m, const char **args, int *n,
+			 char *inherit, size_t inherit_len, char *err,
+			 size_t errlen)
 {
-	char dir[512], imgs[600], pidfile[600], inherit[64],
-		twin[REQ_NAME_MAX + 8], why[320];
-	const char *args[24] = { "restore", "-D", imgs, "-d",
-				 "-L", migrd.conf.criu_plugins,
-				 "--pidfile", pidfile,
-				 "-o", "restore.log", "-v4",
-				 "--leave-stopped", NULL };
-	int n = 12;
-	long long t0 = io_now_ms();
-	unsigned long long start;
-	FILE *f;
-	int pid = 0, k;
-
-	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, errlen))
+	/*
+	 * Its interface and address; its MAC, and ARP, only at the
+	 * commit: until then nothing it sends reaches its peers (a
+	 * copy killed uncommitted resets none of their connections,
+	 * which the source's rollback keeps)
+	 */
+	snprintf(m->netns, sizeof(m->netns), "%s%s", NETNS_PREFIX, m->id);
+	if (netns_create(m->netns, &m->ns, &m->nsfd, err, errlen)) {
+		m->netns[0] = 0;
 		return -1;
-	snprintf(imgs, sizeof(imgs), "%s/final", dir);
-	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
-	/* Marked first: a migrd that dies from here on sweeps all of it */
-	if (img_mark_restoring(dir, err, errlen))
-		return -1;
-	if (m->ns.own_netns) {
-		/*
-		 * Its interface and address; its MAC, and ARP, only at the
-		 * commit: until then nothing it sends reaches its peers (a
-		 * copy killed uncommitted resets none of their connections,
-		 * which the source's rollback keeps)
-		 */
-		snprintf(m->netns, sizeof(m->netns), "%s%s", NETNS_PREFIX,
-			 m->id);
-		if (netns_create(m->netns, &m->ns, &m->nsfd, err, errlen)) {
-			m->netns[0] = 0;
-			return -1;
-		}
-		/* CRIU's external namespace, the source's --external net[] */
-		snprintf(inherit, sizeof(inherit), "fd[3]:%s", NETNS_KEY);
-		args[n++] = "--inherit-fd";
-		args[n++] = inherit;
-		args[n++] = "--tcp-established";
-		args[n++] = "--network-lock";
-		args[n++] = "skip";
-		args[n] = NULL;
 	}
-	if (criu_run_fd(args, imgs, "restore.log", m->nsfd,
-			io_left_ms(deadline), err, errlen))
-		return -1;
-	*ms = io_now_ms() - t0;
+	/* CRIU's external namespace, the source's --external net[] */
+	snprintf(inherit, inherit_len, "fd[3]:%s", NETNS_KEY);
+	args[(*n)++] = "--inherit-fd";
+	args[(*n)++] = inherit;
+	args[(*n)++] = "--tcp-established";
+	args[(*n)++] = "--network-lock";
+	args[(*n)++] = "skip";
+	args[*n] = NULL;
+	return 0;
+}
+
+/* The restored root's pid as CRIU says it; 0 or -1 with err */
+static int restored_pid(struct dest_mig *m, const char *pidfile, int *pid,
+			char *err, size_t errlen)
+{
+	FILE *f;
+
 	/* CRIU says the root's pid in migrd's pid namespace */
 	f = fopen(pidfile, "re");
-	if (!f || fscanf(f, "%d", &pid) != 1 || pid <= 0 ||
-	    (!m->ns.own_pidns && pid != m->pid)) {
+	if (!f || fscanf(f, "%d", pid) != 1 || *pid <= 0 ||
+	    (!m->ns.own_pidns && *pid != m->pid)) {
 		snprintf(err, errlen, "criu restore did not say pid %d",
 			 m->pid);
 		if (f)
@@ -701,10 +481,24 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	}
 	fclose(f);
 	if (m->ns.own_pidns) {
-		pthread_mutex_lock(&lock);
-		m->pid = pid; /* its pid here from now on */
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_lock(&dest_lock);
+		m->pid = *pid; /* its pid here from now on */
+		pthread_mutex_unlock(&dest_lock);
 	}
+	return 0;
+}
+
+/*
+ * The restored tree of pid, still stopped, taken in: its migr processes
+ * found, given their grants and registered; 0 or -1 with err
+ */
+static int adopt(struct dest_mig *m, int pid, const char *dev, char *err,
+		 size_t errlen)
+{
+	char twin[REQ_NAME_MAX + 8];
+	unsigned long long start;
+	int k;
+
 	if (proc_start(pid, &start)) {
 		snprintf(err, errlen, "pid %d died after its restore", pid);
 		return -1;
@@ -718,23 +512,36 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 	 */
 	snprintf(twin, sizeof(twin), "migr_%s", dev);
 	for (k = 0; k < m->nmovers; k++) {
-		give_grants(m, k);
+		dest_give_grants(m, k);
 		registry_add(m->hpids[k], twin);
 	}
 	/* given once: the table holds them now */
 	free(m->grants);
 	m->grants = NULL;
 	m->ngrants = 0;
+	return 0;
+}
+
+/*
+ * The restored tree of pid runs, fenced, and its migr processes resume
+ * on dev; their reports in *report; 0 or -1 with err
+ */
+static int run_copy(struct dest_mig *m, int pid, const char *dev,
+		    long long deadline, char **report, char *err,
+		    size_t errlen)
+{
+	char line[600], why[320];
+
 	/*
 	 * CRIU left it stopped (--leave-stopped): it runs from here on, each
 	 * migr process under its own fence too (a migrd that dies now leaves
 	 * no copy running beside a source that resumed)
 	 */
-	signal_tree(pid, SIGCONT);
+	dest_signal_tree(pid, SIGCONT);
 	ctl_format(&(struct ctl_req){ .op = CTL_FENCE, .nargs = 1,
 				      .wait_ms = io_left_ms(m->deadline) ?: 1 },
-		   imgs, sizeof(imgs));
-	if (ask_movers(m, imgs, 10000, "fence", NULL, err, errlen))
+		   line, sizeof(line));
+	if (ask_movers(m, line, 10000, "fence", NULL, err, errlen))
 		return -1;
 	test_hold("resume");
 	/*
@@ -748,13 +555,46 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 				      .token = m->hold ?
 						       numhold_token(m->hold) :
 						       0 },
-		   imgs, sizeof(imgs));
-	if (ask_movers(m, imgs, io_left_ms(deadline), "resume", report, why,
+		   line, sizeof(line));
+	if (ask_movers(m, line, io_left_ms(deadline), "resume", report, why,
 		       sizeof(why))) {
 		snprintf(err, errlen, "resume on %s failed: %.300s", dev, why);
 		return -1;
 	}
 	return 0;
+}
+
+/* criu restore, then its migr processes' resume reports; 0 or -1 with err */
+static int restore(struct dest_mig *m, const char *dev, long long deadline,
+		   double *ms, char **report, char *err, size_t errlen)
+{
+	char dir[512], imgs[600], pidfile[600], inherit[64];
+	const char *args[24] = { "restore", "-D", imgs, "-d",
+				 "-L", migrd.conf.criu_plugins,
+				 "--pidfile", pidfile,
+				 "-o", "restore.log", "-v4",
+				 "--leave-stopped", NULL };
+	int n = 12, pid = 0;
+	long long t0 = io_now_ms();
+
+	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, errlen))
+		return -1;
+	snprintf(imgs, sizeof(imgs), "%s/final", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/restored.pid", dir);
+	/* Marked first: a migrd that dies from here on sweeps all of it */
+	if (img_mark_restoring(dir, err, errlen))
+		return -1;
+	if (m->ns.own_netns &&
+	    restore_netns(m, args, &n, inherit, sizeof(inherit), err, errlen))
+		return -1;
+	if (criu_run_fd(args, imgs, "restore.log", m->nsfd,
+			io_left_ms(deadline), err, errlen))
+		return -1;
+	*ms = io_now_ms() - t0;
+	if (restored_pid(m, pidfile, &pid, err, errlen) ||
+	    adopt(m, pid, dev, err, errlen))
+		return -1;
+	return run_copy(m, pid, dev, deadline, report, err, errlen);
 }
 
 /* The resumed copy written down (dest_record.h), before the source hears */
@@ -789,32 +629,32 @@ static void do_restore(const struct req *r, const struct client *c,
 	int ret;
 
 	(void)c;
-	m = get(r->id, D_CHECKED, out);
+	m = dest_get(r->id, D_CHECKED, out);
 	if (!m)
 		return;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	m->state = D_RESTORING;
 	m->deadline = t0 + MIG_FENCE_MS;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	log_info("migration %s: restoring pid %d on %s", r->id, m->pid,
 		 r->dev);
 	ret = restore(m, r->dev, deadline, &ms, &report, err, sizeof(err));
 	/* claimed by the restored processes, or no longer needed */
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	drop_hold(m);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	if (ret)
 		goto fail;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	m->state = D_RESTORED;
 	if (pthread_create(&th, NULL, fence, m)) {
 		m->state = D_RESTORING;
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&dest_lock);
 		snprintf(err, sizeof(err), "cannot start the fence thread");
 		goto fail;
 	}
 	pthread_detach(th);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	write_record(m);
 	log_info("migration %s: pid %d restored and resumed on %s in %.0f ms; waiting for the commit",
 		 r->id, m->pid, r->dev, io_now_ms() - (double)t0);
@@ -825,11 +665,11 @@ static void do_restore(const struct req *r, const struct client *c,
 fail:
 	log_warn("migration %s: %s; the restored copy, if any, is killed",
 		 r->id, err);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	kill_copy(m);
 	drop_netns(m);
 	m->state = D_DONE;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	img_remove(r->id, true);
 	free(report);
 	reply_error(out, err);
@@ -873,6 +713,62 @@ static int announce(struct dest_mig *m, char *err, size_t errlen)
 	return netns_announce(m->nsfd, &m->ns, err, errlen);
 }
 
+/* mig-end commit, under the lock; err set if it is refused */
+static void end_commit(struct dest_mig *m, char *err, size_t len)
+{
+	bool waits = m && m->state == D_RESTORED && !m->committed;
+
+	/*
+	 * A copy that ended on its own after its resume ran on here:
+	 * the source must not run that again, so it is committed too
+	 */
+	if (waits && (announce(m, err, len) || commit_copy(m, err, len))) {
+		log_warn("migration %s: %s: its restored copy (pid %d) is killed",
+			 m->id, err, m->pid);
+		kill_copy(m);
+		drop_netns(m);
+		img_remove(m->id, true);
+		m->state = D_DONE;
+	} else if (waits) {
+		if (err[0])
+			log_info("migration %s: committed; pid %d runs here, but a process of it ended on its own after its resume (%s)",
+				 m->id, m->pid, err);
+		else
+			log_info("migration %s: committed; pid %d runs here",
+				 m->id, m->pid);
+		err[0] = 0;
+		m->committed = true;
+		m->state = D_DONE;
+		dest_mark_committed(m);
+		if (m->nsfd >= 0)
+			close(m->nsfd);
+		m->nsfd = -1;
+		img_remove(m->id, true);
+	} else if (!m || !m->committed) {
+		snprintf(err, len,
+			 "nothing to commit: no restored copy waits (its fence killed it?)");
+	}
+}
+
+/* mig-end abort, under the lock; err set if it is refused */
+static void end_abort(struct dest_mig *m, char *err, size_t len)
+{
+	if (m && m->committed) {
+		snprintf(err, len, "already committed");
+	} else if (m) {
+		if (m->state == D_RESTORED || m->state == D_RESTORING)
+			kill_copy(m);
+		/* a restore under way drops it on its own failure */
+		if (m->state != D_RESTORING) {
+			drop_netns(m);
+			drop_hold(m);
+		}
+		log_info("migration %s: aborted by the source", m->id);
+		img_remove(m->id, true);
+		m->state = D_DONE;
+	}
+}
+
 static void do_end(const struct req *r, struct sbuf *out)
 {
 	static const char *const names[] = { "none", "checked", "restoring",
@@ -883,64 +779,18 @@ static void do_end(const struct req *r, struct sbuf *out)
 
 	if (!strcmp(r->line, "commit"))
 		test_hold("commit"); /* not under the lock */
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&dest_lock);
 	m = find(r->id);
-	if (!strcmp(r->line, "commit")) {
-		bool waits = m && m->state == D_RESTORED && !m->committed;
-
-		/*
-		 * A copy that ended on its own after its resume ran on here:
-		 * the source must not run that again, so it is committed too
-		 */
-		if (waits && (announce(m, err, sizeof(err)) ||
-			      commit_copy(m, err, sizeof(err)))) {
-			log_warn("migration %s: %s: its restored copy (pid %d) is killed",
-				 m->id, err, m->pid);
-			kill_copy(m);
-			drop_netns(m);
-			img_remove(m->id, true);
-			m->state = D_DONE;
-		} else if (waits) {
-			if (err[0])
-				log_info("migration %s: committed; pid %d runs here, but a process of it ended on its own after its resume (%s)",
-					 m->id, m->pid, err);
-			else
-				log_info("migration %s: committed; pid %d runs here",
-					 m->id, m->pid);
-			err[0] = 0;
-			m->committed = true;
-			m->state = D_DONE;
-			mark_committed(m);
-			if (m->nsfd >= 0)
-				close(m->nsfd);
-			m->nsfd = -1;
-			img_remove(m->id, true);
-		} else if (!m || !m->committed) {
-			snprintf(err, sizeof(err),
-				 "nothing to commit: no restored copy waits (its fence killed it?)");
-		}
-	} else if (!strcmp(r->line, "abort")) {
-		if (m && m->committed) {
-			snprintf(err, sizeof(err), "already committed");
-		} else if (m) {
-			if (m->state == D_RESTORED || m->state == D_RESTORING)
-				kill_copy(m);
-			/* a restore under way drops it on its own failure */
-			if (m->state != D_RESTORING) {
-				drop_netns(m);
-				drop_hold(m);
-			}
-			log_info("migration %s: aborted by the source", m->id);
-			img_remove(m->id, true);
-			m->state = D_DONE;
-		}
-	}
+	if (!strcmp(r->line, "commit"))
+		end_commit(m, err, sizeof(err));
+	else if (!strcmp(r->line, "abort"))
+		end_abort(m, err, sizeof(err));
 	if (m)
 		state = m->committed ? "committed" : names[m->state];
-	else if (was_committed(r->id))
+	else if (dest_was_committed(r->id))
 		state = "committed"; /* by a migrd before this one */
 	pthread_cond_broadcast(&changed);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&dest_lock);
 	if (err[0]) {
 		reply_error(out, err);
 		return;
@@ -966,10 +816,10 @@ void migrate_dest_run(const struct req *r, const struct client *c,
 		do_end(r, out);
 		return;
 	case REQ_MIG_GRANTS:
-		do_grants(r, out);
+		dest_grants(r, out);
 		return;
 	case REQ_MIG_HOLD:
-		do_hold(r, out);
+		dest_hold(r, out);
 		return;
 	default:
 		reply_error(out, "unknown request");

@@ -243,6 +243,86 @@ static int listen_peer(const char *addr, unsigned int port)
 	return fd;
 }
 
+/* The config file (--config, else the default), before the options */
+static int load_config(int argc, char **argv)
+{
+	const char *config = MIGRD_CONFIG;
+	bool config_given = false;
+	char err[512];
+	int i;
+
+	for (i = 1; i < argc - 1; i++)
+		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
+			config = argv[i + 1];
+			config_given = true;
+		}
+	conf_defaults(&migrd.conf);
+	if (conf_load(&migrd.conf, config, config_given, err, sizeof(err))) {
+		fprintf(stderr, "migrd: error: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Option o (getopt_long()'s) with optarg; 0, or -1 said on stderr */
+static int set_option(int o, bool *fg)
+{
+	char *end;
+
+	switch (o) {
+	case 'f':
+		*fg = true;
+		break;
+	case 'd':
+		log_debug_on = true;
+		break;
+	case 'c':
+		break;
+	case 's':
+		if (optarg[0] != '/' ||
+		    strlen(optarg) >= sizeof(migrd.conf.socket)) {
+			fprintf(stderr,
+				"migrd: error: --socket needs an absolute path\n");
+			return -1;
+		}
+		strcpy(migrd.conf.socket, optarg);
+		break;
+	case 'p':
+		migrd.conf.port = strtoul(optarg, &end, 10);
+		if (*end || !migrd.conf.port || migrd.conf.port > 65535) {
+			fprintf(stderr, "migrd: error: invalid port '%s'\n",
+				optarg);
+			return -1;
+		}
+		break;
+	case 'l':
+		snprintf(migrd.conf.listen, sizeof(migrd.conf.listen), "%s",
+			 optarg);
+		break;
+	case 'k':
+		snprintf(migrd.conf.key_file, sizeof(migrd.conf.key_file),
+			 "%s", optarg);
+		break;
+	case 'T':
+		migrd.test_qp_owners = optarg;
+		qpowner_stand_in(optarg);
+		break;
+	case 'N':
+		migrd.test_own_netns = true;
+		break;
+	case 'H':
+		migrd.test_hold = optarg;
+		break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, bool *fg)
 {
 	static const struct option opts[] = {
@@ -259,77 +339,15 @@ static int parse_args(int argc, char **argv, bool *fg)
 		{ "test-hold", required_argument, NULL, 'H' },
 		{}
 	};
-	const char *config = MIGRD_CONFIG;
-	bool config_given = false;
-	char err[512], *end;
-	int o, i;
+	int o;
 
 	/* The config first, so options given override it */
-	for (i = 1; i < argc - 1; i++)
-		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
-			config = argv[i + 1];
-			config_given = true;
-		}
-	conf_defaults(&migrd.conf);
-	if (conf_load(&migrd.conf, config, config_given, err, sizeof(err))) {
-		fprintf(stderr, "migrd: error: %s\n", err);
+	if (load_config(argc, argv))
 		return -1;
-	}
 	while ((o = getopt_long(argc, argv, "fdc:s:p:l:k:h", opts, NULL)) !=
-	       -1) {
-		switch (o) {
-		case 'f':
-			*fg = true;
-			break;
-		case 'd':
-			log_debug_on = true;
-			break;
-		case 'c':
-			break;
-		case 's':
-			if (optarg[0] != '/' ||
-			    strlen(optarg) >= sizeof(migrd.conf.socket)) {
-				fprintf(stderr,
-					"migrd: error: --socket needs an absolute path\n");
-				return -1;
-			}
-			strcpy(migrd.conf.socket, optarg);
-			break;
-		case 'p':
-			migrd.conf.port = strtoul(optarg, &end, 10);
-			if (*end || !migrd.conf.port || migrd.conf.port > 65535) {
-				fprintf(stderr,
-					"migrd: error: invalid port '%s'\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'l':
-			snprintf(migrd.conf.listen, sizeof(migrd.conf.listen), "%s",
-				 optarg);
-			break;
-		case 'k':
-			snprintf(migrd.conf.key_file, sizeof(migrd.conf.key_file), "%s",
-				 optarg);
-			break;
-		case 'T':
-			migrd.test_qp_owners = optarg;
-			qpowner_stand_in(optarg);
-			break;
-		case 'N':
-			migrd.test_own_netns = true;
-			break;
-		case 'H':
-			migrd.test_hold = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
+	       -1)
+		if (set_option(o, fg))
 			return -1;
-		}
-	}
 	if (optind < argc) {
 		fprintf(stderr, "migrd: error: unexpected argument '%s'\n",
 			argv[optind]);
@@ -391,10 +409,47 @@ static void accept_one(int lfd, bool peer)
 	spawn(fd, peer, who);
 }
 
+/* The local socket, and the peers' unless listen is none; 0 or -1 */
+static int open_listeners(struct pollfd *pf)
+{
+	pf[0].fd = listen_local(migrd.conf.socket);
+	if (pf[0].fd < 0)
+		return -1;
+	if (strcmp(migrd.conf.listen, "none")) {
+		pf[1].fd = listen_peer(migrd.conf.listen, migrd.conf.port);
+		if (pf[1].fd < 0) {
+			unlink(migrd.conf.socket);
+			return -1;
+		}
+	}
+	pf[0].events = pf[1].events = POLLIN;
+	return 0;
+}
+
+/* Connections accepted, and the registry pruned, until a signal */
+static void serve(struct pollfd *pf, const sigset_t *orig)
+{
+	struct timespec ts = { .tv_sec = PRUNE_EVERY_S };
+
+	while (!stop) {
+		int n = ppoll(pf, 2, &ts, orig);
+
+		if (n < 0 && errno != EINTR) {
+			log_err("poll: %s", strerror(errno));
+			break;
+		}
+		if (n > 0 && (pf[0].revents & POLLIN))
+			accept_one(pf[0].fd, false);
+		if (n > 0 && (pf[1].revents & POLLIN))
+			accept_one(pf[1].fd, true);
+		if (n == 0)
+			registry_prune();
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct timespec ts = { .tv_sec = PRUNE_EVERY_S };
 	struct pollfd pf[2] = { { .fd = -1 }, { .fd = -1 } };
 	sigset_t block, orig;
 	bool fg = false;
@@ -411,17 +466,8 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &block, &orig);
 
-	pf[0].fd = listen_local(migrd.conf.socket);
-	if (pf[0].fd < 0)
+	if (open_listeners(pf))
 		return 1;
-	if (strcmp(migrd.conf.listen, "none")) {
-		pf[1].fd = listen_peer(migrd.conf.listen, migrd.conf.port);
-		if (pf[1].fd < 0) {
-			unlink(migrd.conf.socket);
-			return 1;
-		}
-	}
-	pf[0].events = pf[1].events = POLLIN;
 	if (!fg && daemon(0, 1)) {
 		log_err("cannot daemonize: %s", strerror(errno));
 		return 1;
@@ -433,20 +479,7 @@ int main(int argc, char **argv)
 		 pf[1].fd >= 0 ? migrd.conf.listen : "", pf[1].fd >= 0 ? "" : "");
 	if (pf[1].fd >= 0)
 		log_info("peer port %u, key %s", migrd.conf.port, migrd.conf.key_file);
-	while (!stop) {
-		int n = ppoll(pf, 2, &ts, &orig);
-
-		if (n < 0 && errno != EINTR) {
-			log_err("poll: %s", strerror(errno));
-			break;
-		}
-		if (n > 0 && (pf[0].revents & POLLIN))
-			accept_one(pf[0].fd, false);
-		if (n > 0 && (pf[1].revents & POLLIN))
-			accept_one(pf[1].fd, true);
-		if (n == 0)
-			registry_prune();
-	}
+	serve(pf, &orig);
 	log_info("stopping (signal %d)", (int)stop);
 	unlink(migrd.conf.socket);
 	return 0;

@@ -174,6 +174,48 @@ struct read_args {
 	size_t errlen;
 };
 
+/* One address of its interface into a->ns; 0, or -1 with a->err */
+static int read_addr(struct read_args *a, const struct ifaddrs *i, int *n4)
+{
+	struct req_ns *ns = a->ns;
+
+	if (ns->ifname[0] && strcmp(ns->ifname, i->ifa_name)) {
+		snprintf(a->err, a->errlen,
+			 "it has interfaces %s and %s: only one (besides lo) can move",
+			 ns->ifname, i->ifa_name);
+		return -1;
+	}
+	snprintf(ns->ifname, sizeof(ns->ifname), "%s", i->ifa_name);
+	if (i->ifa_addr->sa_family == AF_PACKET) {
+		const struct sockaddr_ll *ll = (void *)i->ifa_addr;
+		const unsigned char *m = ll->sll_addr;
+
+		if (ll->sll_halen != 6) {
+			snprintf(a->err, a->errlen,
+				 "%s is not an Ethernet interface",
+				 i->ifa_name);
+			return -1;
+		}
+		snprintf(ns->mac, sizeof(ns->mac),
+			 "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+			 m[3], m[4], m[5]);
+	} else if (i->ifa_addr->sa_family == AF_INET) {
+		const struct sockaddr_in *ad = (void *)i->ifa_addr;
+		const struct sockaddr_in *mask = (void *)i->ifa_netmask;
+
+		if ((*n4)++) {
+			snprintf(a->err, a->errlen,
+				 "%s has more than one IPv4 address: one can move",
+				 i->ifa_name);
+			return -1;
+		}
+		inet_ntop(AF_INET, &ad->sin_addr, ns->addr, sizeof(ns->addr));
+		ns->prefix = mask ? __builtin_popcount(mask->sin_addr.s_addr) :
+				    32;
+	}
+	return 0;
+}
+
 static int read_addrs(void *p)
 {
 	struct read_args *a = p;
@@ -189,41 +231,9 @@ static int read_addrs(void *p)
 	for (i = ifs; i; i = i->ifa_next) {
 		if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK))
 			continue;
-		if (ns->ifname[0] && strcmp(ns->ifname, i->ifa_name)) {
-			snprintf(a->err, a->errlen,
-				 "it has interfaces %s and %s: only one (besides lo) can move",
-				 ns->ifname, i->ifa_name);
-			goto fail;
-		}
-		snprintf(ns->ifname, sizeof(ns->ifname), "%s", i->ifa_name);
-		if (i->ifa_addr->sa_family == AF_PACKET) {
-			const struct sockaddr_ll *ll = (void *)i->ifa_addr;
-			const unsigned char *m = ll->sll_addr;
-
-			if (ll->sll_halen != 6) {
-				snprintf(a->err, a->errlen,
-					 "%s is not an Ethernet interface",
-					 i->ifa_name);
-				goto fail;
-			}
-			snprintf(ns->mac, sizeof(ns->mac),
-				 "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1],
-				 m[2], m[3], m[4], m[5]);
-		} else if (i->ifa_addr->sa_family == AF_INET) {
-			const struct sockaddr_in *ad = (void *)i->ifa_addr;
-			const struct sockaddr_in *mask = (void *)i->ifa_netmask;
-
-			if (n4++) {
-				snprintf(a->err, a->errlen,
-					 "%s has more than one IPv4 address: one can move",
-					 i->ifa_name);
-				goto fail;
-			}
-			inet_ntop(AF_INET, &ad->sin_addr, ns->addr,
-				  sizeof(ns->addr));
-			ns->prefix = mask ? __builtin_popcount(
-						    mask->sin_addr.s_addr) :
-					    32;
+		if (read_addr(a, i, &n4)) {
+			freeifaddrs(ifs);
+			return -1;
 		}
 	}
 	freeifaddrs(ifs);
@@ -233,9 +243,6 @@ static int read_addrs(void *p)
 		return -1;
 	}
 	return 0;
-fail:
-	freeifaddrs(ifs);
-	return -1;
 }
 
 int netns_read(int nsfd, struct req_ns *ns, char *err, size_t errlen)
@@ -255,18 +262,65 @@ int netns_read(int nsfd, struct req_ns *ns, char *err, size_t errlen)
 }
 
 /*
+ * ip with argv, in nsfd's network namespace unless -1, its output and
+ * errors into pipe p: its pid, or -1 (fork()'s)
+ */
+static pid_t ip_spawn(int nsfd, char *const argv[], const int p[2])
+{
+	static const char *const paths[] = { "/usr/sbin/ip", "/sbin/ip",
+					     "/usr/bin/ip", "/bin/ip" };
+	static char env_path[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+	char *envp[] = { env_path, NULL };
+	pid_t pid = fork();
+	int i;
+
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+
+		if (in < 0 || dup2(in, 0) < 0 || dup2(p[1], 1) < 0 ||
+		    dup2(p[1], 2) < 0 ||
+		    (nsfd >= 0 && setns(nsfd, CLONE_NEWNET)))
+			_exit(126);
+		for (i = 0; i < 4; i++)
+			execve(paths[i], argv, envp);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* What fd gives until its end, a full buf or deadline; its length */
+static size_t read_until(int fd, char *buf, size_t size, long long deadline)
+{
+	size_t got = 0;
+
+	for (;;) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		int left = io_left_ms(deadline);
+		ssize_t r;
+
+		if (!left || poll(&pf, 1, left) <= 0)
+			break;
+		r = read(fd, buf + got, size - 1 - got);
+		if (r <= 0)
+			break;
+		got += r;
+		if (got == size - 1)
+			break;
+	}
+	buf[got] = 0;
+	return got;
+}
+
+/*
  * "ip ARGS" (in nsfd's network namespace unless -1), bounded; its
  * output into out (may be NULL). 0, or -1 with err naming the command.
  */
 static int ip(int nsfd, const char *const args[], char *out, size_t outlen,
 	      char *err, size_t errlen)
 {
-	static const char *const paths[] = { "/usr/sbin/ip", "/sbin/ip",
-					     "/usr/bin/ip", "/bin/ip" };
-	static char env_path[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-	char *argv[24], *envp[] = { env_path, NULL }, buf[IP_OUT_MAX], cmd[256];
+	char *argv[24], buf[IP_OUT_MAX], cmd[256];
 	long long deadline = io_now_ms() + IP_MS;
-	size_t got = 0, off = 0;
+	size_t got, off = 0;
 	int p[2], n, i, status;
 	pid_t pid;
 
@@ -281,39 +335,14 @@ static int ip(int nsfd, const char *const args[], char *out, size_t outlen,
 		snprintf(err, errlen, "%s: %s", cmd, strerror(errno));
 		return -1;
 	}
-	pid = fork();
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-
-		if (in < 0 || dup2(in, 0) < 0 || dup2(p[1], 1) < 0 ||
-		    dup2(p[1], 2) < 0 ||
-		    (nsfd >= 0 && setns(nsfd, CLONE_NEWNET)))
-			_exit(126);
-		for (i = 0; i < 4; i++)
-			execve(paths[i], argv, envp);
-		_exit(127);
-	}
+	pid = ip_spawn(nsfd, argv, p);
 	close(p[1]);
 	if (pid < 0) {
 		close(p[0]);
 		snprintf(err, errlen, "%s: %s", cmd, strerror(errno));
 		return -1;
 	}
-	for (;;) {
-		struct pollfd pf = { .fd = p[0], .events = POLLIN };
-		int left = io_left_ms(deadline);
-		ssize_t r;
-
-		if (!left || poll(&pf, 1, left) <= 0)
-			break;
-		r = read(p[0], buf + got, sizeof(buf) - 1 - got);
-		if (r <= 0)
-			break;
-		got += r;
-		if (got == sizeof(buf) - 1)
-			break;
-	}
-	buf[got] = 0;
+	got = read_until(p[0], buf, sizeof(buf), deadline);
 	close(p[0]);
 	status = criu_wait_bounded(pid, io_left_ms(deadline));
 	if (out)

@@ -145,6 +145,61 @@ struct claims {
 };
 
 /*
+ * Result i of pid's reply, res, is its claim only if the kernel backs it:
+ * counted in c as backed, or (if it says ok) as forged, the first forged
+ * one saying why in c->why.
+ */
+static void check_claim(const struct relay *x, int pid,
+			const struct pline *pl, int i, const json_t *res,
+			struct claims *c)
+{
+	char e[256], gid[REQ_GID_LEN + 2];
+	bool ok = migr_json_true(res, "ok");
+	double phys = migr_json_num(res, "phys", -1);
+	uint32_t want = expected_phys(pl, i);
+	int rc = 0;
+
+	/*
+	 * Asked at a GID it had before a switch, it names the one its
+	 * QP is on now (fetch): the QP is looked for there
+	 */
+	if (!migr_json_text(res, "gid", gid, sizeof(gid)) ||
+	    strlen(gid) != REQ_GID_LEN ||
+	    strspn(gid, "0123456789abcdef") != REQ_GID_LEN)
+		snprintf(gid, sizeof(gid), "%s", x->r->gid);
+	if (phys >= 1 && phys <= 0xffffff && phys == (uint32_t)phys &&
+	    (!want || want == (uint32_t)phys))
+		rc = asker_owns(pid, gid, phys, e, sizeof(e));
+	if (rc == 1) {
+		c->backed++;
+		return;
+	}
+	if (!ok || c->forged++)
+		return;
+	if (phys < 1 || phys > 0xffffff || phys != (uint32_t)phys)
+		snprintf(c->why, sizeof(c->why),
+			 "pid %d claimed QP 0x%x on %s without naming the QP it holds",
+			 pid, pl->qpn[i], x->where);
+	else if (want && want != (uint32_t)phys)
+		snprintf(c->why, sizeof(c->why),
+			 "pid %d claimed QP 0x%x on %s as its QP 0x%x, but the asker's QP is connected to QP 0x%x",
+			 pid, pl->qpn[i], x->where, (uint32_t)phys, want);
+	else if ((c->unsure = rc < 0)) /* no answer is no "not held" */
+		snprintf(c->why, sizeof(c->why),
+			 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel could not confirm: %s",
+			 pid, pl->qpn[i], x->where, (uint32_t)phys, e);
+	else
+		snprintf(c->why, sizeof(c->why),
+			 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold (%s)",
+			 pid, pl->qpn[i], x->where, (uint32_t)phys, e);
+	/* a claim checked at another GID than asked: say which */
+	if (strcmp(gid, x->r->gid))
+		snprintf(c->why + strlen(c->why),
+			 sizeof(c->why) - strlen(c->why), " (with GID %s)",
+			 gid);
+}
+
+/*
  * Registration is no authorization: a result counts as the process's claim
  * to a QP only if it names the lower QP it holds ("phys"), the kernel says
  * the process owns that QP on a device with the request's GID, and, for
@@ -154,13 +209,10 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 			 struct claims *c)
 {
 	json_t *j = migr_json_parse(reply, strlen(reply));
-	char e[256], gid[REQ_GID_LEN + 2];
 	const json_t *arr, *res;
-	uint32_t want;
 	struct pline pl;
-	double phys;
-	int i, rc;
-	bool ok;
+	char e[256];
+	int i;
 
 	memset(c, 0, sizeof(*c));
 	if (!j || pline_parse(x->r->line, x->r->gid, &pl, e, sizeof(e))) {
@@ -177,49 +229,7 @@ static void check_claims(const struct relay *x, int pid, const char *reply,
 		res = json_array_get(arr, i);
 		if (!res || migr_json_true(res, "notmine"))
 			continue;
-		ok = migr_json_true(res, "ok");
-		phys = migr_json_num(res, "phys", -1);
-		want = expected_phys(&pl, i);
-		/*
-		 * Asked at a GID it had before a switch, it names the one its
-		 * QP is on now (fetch): the QP is looked for there
-		 */
-		if (!migr_json_text(res, "gid", gid, sizeof(gid)) ||
-		    strlen(gid) != REQ_GID_LEN ||
-		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN)
-			snprintf(gid, sizeof(gid), "%s", x->r->gid);
-		rc = 0;
-		if (phys >= 1 && phys <= 0xffffff && phys == (uint32_t)phys &&
-		    (!want || want == (uint32_t)phys))
-			rc = asker_owns(pid, gid, phys, e, sizeof(e));
-		if (rc == 1) {
-			c->backed++;
-			continue;
-		}
-		if (!ok || c->forged++)
-			continue;
-		if (phys < 1 || phys > 0xffffff || phys != (uint32_t)phys)
-			snprintf(c->why, sizeof(c->why),
-				 "pid %d claimed QP 0x%x on %s without naming the QP it holds",
-				 pid, pl.qpn[i], x->where);
-		else if (want && want != (uint32_t)phys)
-			snprintf(c->why, sizeof(c->why),
-				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, but the asker's QP is connected to QP 0x%x",
-				 pid, pl.qpn[i], x->where, (uint32_t)phys,
-				 want);
-		else if ((c->unsure = rc < 0)) /* no answer is no "not held" */
-			snprintf(c->why, sizeof(c->why),
-				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel could not confirm: %s",
-				 pid, pl.qpn[i], x->where, (uint32_t)phys, e);
-		else
-			snprintf(c->why, sizeof(c->why),
-				 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold (%s)",
-				 pid, pl.qpn[i], x->where, (uint32_t)phys, e);
-		/* a claim checked at another GID than asked: say which */
-		if (strcmp(gid, x->r->gid))
-			snprintf(c->why + strlen(c->why),
-				 sizeof(c->why) - strlen(c->why),
-				 " (with GID %s)", gid);
+		check_claim(x, pid, &pl, i, res, c);
 	}
 out:
 	json_decref(j);
@@ -293,6 +303,48 @@ static void holder_error(const struct relay *x, uint32_t qpn, int pid,
 }
 
 /*
+ * Of a search's k replies, the process that backs its claim, else one
+ * busy with its own switch: its index, or -1. Two that back it: the
+ * request is refused, -2. *unsure: the first claim the kernel could not
+ * check (not disproved: the refusal says so).
+ */
+static int search_pick(const struct relay *x, struct proc_ask *v, int k,
+		       char *unsure, size_t len, struct sbuf *out)
+{
+	int i, owner = -1, busy = -1;
+	struct claims c;
+	char err[512];
+
+	for (i = 0; i < k; i++) {
+		if (v[i].rc) {
+			rlog(x, "%s", v[i].err);
+			continue;
+		}
+		check_claims(x, v[i].pid, v[i].reply, &c);
+		if (c.forged) {
+			log_warn("partner %.*s: %s; ignored", x->op_len,
+				 x->r->line, c.why);
+			/* a claim unchecked, not disproved: the refusal says so */
+			if (c.unsure && !unsure[0])
+				snprintf(unsure, len, "%s", c.why);
+		} else if (c.backed && owner >= 0) {
+			snprintf(err, sizeof(err),
+				 "pids %d and %d both claim QP 0x%x on %s; refused",
+				 v[owner].pid, v[i].pid, x->r->qpn, x->where);
+			log_warn("partner %.*s: %s", x->op_len, x->r->line,
+				 err);
+			refuse(x, out, err);
+			return -2;
+		} else if (c.backed) {
+			owner = i;
+		} else if (c.busy && busy < 0) {
+			busy = i;
+		}
+	}
+	return owner >= 0 ? owner : busy;
+}
+
+/*
  * A virtual number nobody answered for as its holder (a QP that moved
  * keeps its old number as the one its peers know): every migr process but
  * the asker (and asked, the holder already asked) at once, each for at
@@ -305,10 +357,9 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 {
 	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
 	struct proc_ask *v = calloc(REG_MAX, sizeof(*v));
-	char line[REQ_PARTNER_LINE_MAX + 16], err[512], unsure[512] = "";
-	int n, i, k = 0, owner = -1, busy = -1;
+	char line[REQ_PARTNER_LINE_MAX + 16], unsure[512] = "";
+	int n, i, k = 0, owner;
 	struct verdict verdict;
-	struct claims c;
 
 	if (!all || !v) {
 		refuse(x, out, "out of memory");
@@ -323,39 +374,12 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 		   line, sizeof(line));
 	proc_ask_all(v, k, line, SEARCH_PROC_MS, io_now_ms() + SEARCH_MS,
 		     SEARCH_REPLY_MAX);
-	for (i = 0; i < k; i++) {
-		if (v[i].rc) {
-			rlog(x, "%s", v[i].err);
-			continue;
-		}
-		check_claims(x, v[i].pid, v[i].reply, &c);
-		if (c.forged) {
-			log_warn("partner %.*s: %s; ignored", x->op_len,
-				 x->r->line, c.why);
-			/* a claim unchecked, not disproved: the refusal says so */
-			if (c.unsure && !unsure[0])
-				snprintf(unsure, sizeof(unsure), "%s", c.why);
-		} else if (c.backed && owner >= 0) {
-			snprintf(err, sizeof(err),
-				 "pids %d and %d both claim QP 0x%x on %s; refused",
-				 v[owner].pid, v[i].pid, x->r->qpn, x->where);
-			log_warn("partner %.*s: %s", x->op_len, x->r->line,
-				 err);
-			refuse(x, out, err);
-			goto out;
-		} else if (c.backed) {
-			owner = i;
-		} else if (c.busy && busy < 0) {
-			busy = i;
-		}
-	}
-	if (owner < 0)
-		owner = busy;
+	owner = search_pick(x, v, k, unsure, sizeof(unsure), out);
 	if (owner >= 0) {
 		read_verdict(v[owner].reply, &verdict);
 		answered(x, out, v[owner].pid, v[owner].reply, &verdict);
 		v[owner].reply = NULL;
-	} else {
+	} else if (owner == -1) {
 		refuse(x, out, unsure[0] ? unsure : none);
 	}
 out:
@@ -363,6 +387,35 @@ out:
 		free(v[i].reply);
 	free(v);
 	free(all);
+}
+
+/*
+ * A fetch's number held by migr process pid, asked first: true if its
+ * reply settles the request (a claim the kernel backs, an answer of the
+ * process as a whole, or a forged claim, refused)
+ */
+static bool holder_settles(const struct relay *x, struct sbuf *out, int pid)
+{
+	struct verdict v;
+	struct claims c;
+	char *reply, e[256];
+
+	if (ask(x, pid, SEARCH_PROC_MS, &reply, &v, e, sizeof(e)))
+		return false;
+	check_claims(x, pid, reply, &c);
+	if (c.forged) {
+		free(reply);
+		log_warn("partner %.*s: %s; refused", x->op_len, x->r->line,
+			 c.why);
+		refuse(x, out, c.why);
+		return true;
+	}
+	if (c.backed || c.whole) {
+		answered(x, out, pid, reply, &v);
+		return true;
+	}
+	free(reply);
+	return false;
 }
 
 /*
@@ -380,10 +433,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 	char err[512], kern[64], e[256];
 	bool prepare, holder_migr;
 	struct proc_info p;
-	struct verdict v;
-	struct claims c;
 	struct pline pl;
-	char *reply;
 	uint32_t key;
 	int pid, rc;
 
@@ -420,27 +470,10 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 	else
 		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
 			 x->where, key);
-	if (prepare) {
+	if (prepare)
 		refuse(x, out, err);
-		return;
-	}
-	if (holder_migr &&
-	    !ask(x, pid, SEARCH_PROC_MS, &reply, &v, e, sizeof(e))) {
-		check_claims(x, pid, reply, &c);
-		if (c.forged) {
-			free(reply);
-			log_warn("partner %.*s: %s; refused", x->op_len,
-				 x->r->line, c.why);
-			refuse(x, out, c.why);
-			return;
-		}
-		if (c.backed || c.whole) {
-			answered(x, out, pid, reply, &v);
-			return;
-		}
-		free(reply);
-	}
-	search_all(x, out, holder_migr ? pid : 0, err);
+	else if (!holder_migr || !holder_settles(x, out, pid))
+		search_all(x, out, holder_migr ? pid : 0, err);
 }
 
 /* HOST's migrd does the same there; its reply is returned as it is */
@@ -497,6 +530,63 @@ static bool res_ok(const json_t *res)
 }
 
 /*
+ * The partner's faces results (arr, from pid ppid) for the QPs of pl:
+ * each it answers for must face a QP of tgid's by the kernel, set in
+ * *verified; 0, or -1 with err
+ */
+static int faces_verify(const struct relay *x, const struct pline *pl,
+			int tgid, const json_t *arr, int ppid,
+			uint64_t *verified, char *err, size_t errlen)
+{
+	char gid[REQ_GID_LEN + 2], e[256];
+	const json_t *res;
+	double phys;
+	int i, n;
+
+	for (i = 0, n = 0; i < pl->nqp; i++) {
+		res = json_array_get(arr, i);
+		if (migr_json_true(res, "notmine"))
+			continue;
+		phys = migr_json_num(res, "peer_phys", -1);
+		if (!res_ok(res) || phys < 1 || phys > 0xffffff ||
+		    phys != (uint32_t)phys ||
+		    !migr_json_text(res, "peer_gid", gid, sizeof(gid)) ||
+		    strlen(gid) != REQ_GID_LEN ||
+		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN) {
+			snprintf(
+				err, errlen,
+				"partner pid %d on %s did not say which QP its QP 0x%x faces (does its migr library know the faces step?)",
+				ppid, x->where, pl->qpn[i]);
+			return -1;
+		}
+		switch (asker_owns(tgid, gid, phys, e, sizeof(e))) {
+		case 1:
+			*verified |= 1ULL << i;
+			n++;
+			break;
+		case 0:
+			snprintf(
+				err, errlen,
+				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own (%s)",
+				pl->qpn[i], x->where, (uint32_t)phys, gid,
+				tgid, e);
+			return -1;
+		default:
+			snprintf(err, errlen,
+				 "cannot tell who owns QP 0x%x with GID %s: %s",
+				 (uint32_t)phys, gid, e);
+			return -1;
+		}
+	}
+	if (!n) {
+		snprintf(err, errlen, "no process on %s owns QP 0x%x", x->where,
+			 x->r->qpn);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Before a prepare from a process that is not root: the partner says,
  * step "faces", which QP (physical number, GID) each of its QPs named is
  * connected to; each must be the asker's by the kernel. The QPs that pass
@@ -507,14 +597,13 @@ static int check_faces(const struct relay *x, bool remote,
 		       const struct pline *pl, int tgid, uint64_t *verified,
 		       int *ppid, struct sbuf *busy, char *err, size_t errlen)
 {
-	char gid[REQ_GID_LEN + 2], e[256];
 	struct req q = *x->r;
 	struct relay fx = *x;
 	struct sbuf out = {};
-	const json_t *arr, *res;
+	const json_t *arr;
 	json_t *j = NULL;
-	int i, n, ret = -1;
-	double phys;
+	int ret = -1;
+	char e[256];
 	size_t len;
 
 	/*
@@ -540,60 +629,154 @@ static int check_faces(const struct relay *x, bool remote,
 		*busy = out;
 		memset(&out, 0, sizeof(out));
 		ret = 1;
-		goto out;
-	}
-	if (!arr || *ppid <= 0) {
+	} else if (!arr || *ppid <= 0) {
 		/* migrd's own refusal (no owner...) is the answer */
 		if (!migr_json_text(j, "error", e, sizeof(e)))
 			snprintf(e, sizeof(e), "no answer to the faces step");
 		snprintf(err, errlen, "%s", e);
-		goto out;
+	} else {
+		ret = faces_verify(x, pl, tgid, arr, *ppid, verified, err,
+				   errlen);
 	}
-	for (i = 0, n = 0; i < pl->nqp; i++) {
-		res = json_array_get(arr, i);
-		if (migr_json_true(res, "notmine"))
-			continue;
-		phys = migr_json_num(res, "peer_phys", -1);
-		if (!res_ok(res) || phys < 1 || phys > 0xffffff ||
-		    phys != (uint32_t)phys ||
-		    !migr_json_text(res, "peer_gid", gid, sizeof(gid)) ||
-		    strlen(gid) != REQ_GID_LEN ||
-		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN) {
-			snprintf(
-				err, errlen,
-				"partner pid %d on %s did not say which QP its QP 0x%x faces (does its migr library know the faces step?)",
-				*ppid, x->where, pl->qpn[i]);
-			goto out;
-		}
-		switch (asker_owns(tgid, gid, phys, e, sizeof(e))) {
-		case 1:
-			*verified |= 1ULL << i;
-			n++;
-			break;
-		case 0:
-			snprintf(
-				err, errlen,
-				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own (%s)",
-				pl->qpn[i], x->where, (uint32_t)phys, gid,
-				tgid, e);
-			goto out;
-		default:
-			snprintf(err, errlen,
-				 "cannot tell who owns QP 0x%x with GID %s: %s",
-				 (uint32_t)phys, gid, e);
-			goto out;
-		}
-	}
-	if (!n) {
-		snprintf(err, errlen, "no process on %s owns QP 0x%x", x->where,
-			 x->r->qpn);
-		goto out;
-	}
-	ret = 0;
-out:
 	json_decref(j);
 	sb_free(&out);
 	return ret;
+}
+
+/*
+ * A step of a partner session, from a process that is not root: every QP
+ * must be granted to its asker (k) with the partner pid named; 0, or -1
+ * with the request refused
+ */
+static int granted(const struct relay *x, const struct pline *pl,
+		   struct pauth_key *k, struct sbuf *out)
+{
+	char err[512];
+	int i;
+
+	for (i = 0; i < pl->nqp; i++) {
+		k->qpn = pl->qpn[i];
+		if (pauth_check(k, x->r->pid, io_now_ms()))
+			continue;
+		snprintf(
+			err, sizeof(err),
+			"permission denied: pid %d has no partner session with pid %d on %s for QP 0x%x (a prepare opens one for the QPs that face its own)",
+			k->pid, x->r->pid, x->where, k->qpn);
+		refuse(x, out, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The partner reconnects to a QP of the asker's (k), or to none; 0, or
+ * -1 with the request refused
+ */
+static int reconnect_owned(const struct relay *x, const struct pline *pl,
+			   const struct pauth_key *k, struct sbuf *out)
+{
+	char gid[REQ_GID_LEN + 1], e[256], err[512];
+	uint32_t nq;
+	int i;
+
+	for (i = 0; i < pl->nqp; i++) {
+		if (pline_reconnect(pl->at[i], &nq, gid)) {
+			refuse(x, out, "partner reconnect line is invalid");
+			return -1;
+		}
+		switch (asker_owns(k->pid, gid, nq, e, sizeof(e))) {
+		case 1:
+			continue;
+		case 0:
+			snprintf(
+				err, sizeof(err),
+				"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own (%s)",
+				pl->qpn[i], x->where, nq, gid, k->pid, e);
+			break;
+		default:
+			snprintf(err, sizeof(err),
+				 "cannot tell who owns QP 0x%x with GID %s: %s",
+				 nq, gid, e);
+		}
+		refuse(x, out, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A later step of a session a prepare opened (suspend ... abort), for
+ * the QPs granted to the asker k; a resume or abort that succeeds ends
+ * their grants
+ */
+static void session_step(const struct relay *x, bool remote,
+			 const struct pline *pl, struct pauth_key *k,
+			 struct sbuf *out)
+{
+	json_t *j;
+	int i, pid;
+
+	if (granted(x, pl, k, out))
+		return;
+	if (pl->step == PLINE_RECONNECT && reconnect_owned(x, pl, k, out))
+		return;
+	relay(x, remote, out);
+	if (pl->step != PLINE_RESUME && pl->step != PLINE_ABORT)
+		return;
+	reply_results(out, &j, &pid);
+	if (migr_json_true(j, "ok"))
+		for (i = 0; i < pl->nqp; i++) {
+			k->qpn = pl->qpn[i];
+			pauth_drop(k, x->r->pid);
+		}
+	json_decref(j);
+}
+
+/*
+ * A prepare (or give) for the asker k: relayed only to the partner whose
+ * QPs face the asker's (check_faces()); a prepare's QPs so verified are
+ * granted to the asker with that partner pid
+ */
+static void prepare_step(const struct relay *x, bool remote,
+			 const struct pline *pl, struct pauth_key *k,
+			 struct sbuf *out)
+{
+	struct relay px = *x;
+	const json_t *arr;
+	uint64_t verified;
+	int i, ppid, pid;
+	char err[512];
+	struct req q;
+	json_t *j;
+
+	i = check_faces(x, remote, pl, k->pid, &verified, &ppid, out, err,
+			sizeof(err));
+	if (i > 0)
+		return;
+	if (i) {
+		refuse(x, out, err);
+		return;
+	}
+	rlog(x, "the QPs named face QPs of pid %d (partner pid %d)", k->pid,
+	     ppid);
+	/* The prepare goes to the process that answered, and only there */
+	q = *x->r;
+	q.pid = ppid;
+	px.r = &q;
+	relay(&px, remote, out);
+	/* A give is one step, not a session */
+	if (pl->step == PLINE_GIVE)
+		return;
+	arr = reply_results(out, &j, &pid);
+	for (i = 0; i < pl->nqp; i++) {
+		if (!res_ok(json_array_get(arr, i)))
+			continue;
+		k->qpn = pl->qpn[i];
+		if (!(verified & (1ULL << i)) ||
+		    pauth_grant(k, ppid, io_now_ms()))
+			rlog(x, "QP 0x%x prepared without a grant", k->qpn);
+	}
+	json_decref(j);
 }
 
 /*
@@ -607,15 +790,9 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 		    struct sbuf *out)
 {
 	const struct req *r = x->r;
-	const json_t *arr;
 	struct pauth_key k = {};
-	uint64_t verified;
 	struct pline pl;
-	struct req q;
-	struct relay px = *x;
 	char err[512];
-	json_t *j;
-	int i, ppid, pid;
 
 	if (pline_parse(r->line, r->gid, &pl, err, sizeof(err))) {
 		refuse(x, out, err);
@@ -637,86 +814,10 @@ static void checked(const struct relay *x, const struct client *c, bool remote,
 	/* the partner's host as the asker names it, wherever the asker runs */
 	snprintf(k.host, sizeof(k.host), "%s", r->host);
 	memcpy(k.gid, r->gid, sizeof(k.gid));
-	if (pl.step != PLINE_PREPARE && pl.step != PLINE_GIVE) {
-		for (i = 0; i < pl.nqp; i++) {
-			k.qpn = pl.qpn[i];
-			if (pauth_check(&k, r->pid, io_now_ms()))
-				continue;
-			snprintf(
-				err, sizeof(err),
-				"permission denied: pid %d has no partner session with pid %d on %s for QP 0x%x (a prepare opens one for the QPs that face its own)",
-				k.pid, r->pid, x->where, k.qpn);
-			refuse(x, out, err);
-			return;
-		}
-		/* The partner reconnects to a QP of the asker's, or to none */
-		for (i = 0; pl.step == PLINE_RECONNECT && i < pl.nqp; i++) {
-			uint32_t nq;
-			char gid[REQ_GID_LEN + 1], e[256];
-
-			if (pline_reconnect(pl.at[i], &nq, gid)) {
-				refuse(x, out,
-				       "partner reconnect line is invalid");
-				return;
-			}
-			switch (asker_owns(k.pid, gid, nq, e, sizeof(e))) {
-			case 1:
-				continue;
-			case 0:
-				snprintf(
-					err, sizeof(err),
-					"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own (%s)",
-					pl.qpn[i], x->where, nq, gid, k.pid, e);
-				break;
-			default:
-				snprintf(
-					err, sizeof(err),
-					"cannot tell who owns QP 0x%x with GID %s: %s",
-					nq, gid, e);
-			}
-			refuse(x, out, err);
-			return;
-		}
-		relay(x, remote, out);
-		if (pl.step != PLINE_RESUME && pl.step != PLINE_ABORT)
-			return;
-		reply_results(out, &j, &pid);
-		if (migr_json_true(j, "ok"))
-			for (i = 0; i < pl.nqp; i++) {
-				k.qpn = pl.qpn[i];
-				pauth_drop(&k, r->pid);
-			}
-		json_decref(j);
-		return;
-	}
-	i = check_faces(x, remote, &pl, k.pid, &verified, &ppid, out, err,
-			sizeof(err));
-	if (i > 0)
-		return;
-	if (i) {
-		refuse(x, out, err);
-		return;
-	}
-	rlog(x, "the QPs named face QPs of pid %d (partner pid %d)", k.pid,
-	     ppid);
-	/* The prepare goes to the process that answered, and only there */
-	q = *r;
-	q.pid = ppid;
-	px.r = &q;
-	relay(&px, remote, out);
-	/* A give is one step, not a session */
-	if (pl.step == PLINE_GIVE)
-		return;
-	arr = reply_results(out, &j, &pid);
-	for (i = 0; i < pl.nqp; i++) {
-		if (!res_ok(json_array_get(arr, i)))
-			continue;
-		k.qpn = pl.qpn[i];
-		if (!(verified & (1ULL << i)) ||
-		    pauth_grant(&k, ppid, io_now_ms()))
-			rlog(x, "QP 0x%x prepared without a grant", k.qpn);
-	}
-	json_decref(j);
+	if (pl.step != PLINE_PREPARE && pl.step != PLINE_GIVE)
+		session_step(x, remote, &pl, &k, out);
+	else
+		prepare_step(x, remote, &pl, &k, out);
 }
 
 /*

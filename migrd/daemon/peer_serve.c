@@ -26,22 +26,71 @@
 /* Any request a local client may send can be relayed in one frame */
 _Static_assert(REQ_MAX <= WIRE_BODY_MAX, "a request must fit one frame");
 
+/* One request, the n bytes in buf, answered into out */
+static void answer(const struct client *c, uint8_t *buf, long n,
+		   struct sbuf *out, const char *who)
+{
+	char err[256];
+	struct req r;
+	int shown;
+
+	out->len = 0;
+	if (req_parse((char *)buf, n, &r, err, sizeof(err)))
+		reply_error(out, err);
+	else
+		ops_run(&r, c, out);
+	if (out->oom || out->len > WIRE_BODY_MAX) {
+		out->len = 0;
+		out->oom = false;
+		reply_error(out, "reply too large for one frame");
+	}
+	shown = n ? (int)n - 1 : 0; /* the newline */
+	if (shown > PEER_LOG_MAX)
+		shown = PEER_LOG_MAX;
+	log_dbg("peer %s: %.*s -> %zu bytes", who, shown, (char *)buf,
+		out->len);
+}
+
+/* The peer's requests on s, each answered, until it closes or the cap */
+static void serve_requests(SSL *s, const struct client *c, uint8_t *buf,
+			   const char *who)
+{
+	struct sbuf out = {};
+	char err[256];
+	long n;
+	int i;
+
+	for (i = 0; i < PEER_REQS_MAX; i++) {
+		n = tls_read_frame(s, buf, REQ_MAX, PEER_IDLE_MS, err,
+				   sizeof(err));
+		if (n < 0) {
+			if (strcmp(err, "connection closed"))
+				log_warn("peer %s: %s; closing", who, err);
+			break;
+		}
+		answer(c, buf, n, &out, who);
+		if (tls_write_frame(s, out.p, out.len, 5000, err,
+				    sizeof(err))) {
+			log_warn("peer %s: %s; closing", who, err);
+			break;
+		}
+	}
+	sb_free(&out);
+}
+
 void peer_serve(int fd, const char *who)
 {
 	uint8_t *buf = malloc(REQ_MAX);
 	struct client c = { .peer = true, .fd = -1 };
 	struct peer_link link = { .who = who };
-	struct sbuf out = {};
 	SSL_CTX *ctx;
 	SSL *s = NULL;
 	char err[256];
-	struct req r;
-	long n;
-	int i = 1, shown;
+	int one = 1;
 
 	if (!buf)
 		goto done;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &i, sizeof(i));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	ctx = peer_tls_ctx(true, err, sizeof(err));
 	if (!ctx)
 		goto refused;
@@ -52,41 +101,12 @@ void peer_serve(int fd, const char *who)
 	log_info("peer %s authenticated", who);
 	link.s = s;
 	c.link = &link;
-	for (i = 0; i < PEER_REQS_MAX; i++) {
-		n = tls_read_frame(s, buf, REQ_MAX, PEER_IDLE_MS, err,
-				   sizeof(err));
-		if (n < 0) {
-			if (strcmp(err, "connection closed"))
-				log_warn("peer %s: %s; closing", who, err);
-			goto done;
-		}
-		out.len = 0;
-		if (req_parse((char *)buf, n, &r, err, sizeof(err)))
-			reply_error(&out, err);
-		else
-			ops_run(&r, &c, &out);
-		if (out.oom || out.len > WIRE_BODY_MAX) {
-			out.len = 0;
-			out.oom = false;
-			reply_error(&out, "reply too large for one frame");
-		}
-		shown = n ? (int)n - 1 : 0; /* the newline */
-		if (shown > PEER_LOG_MAX)
-			shown = PEER_LOG_MAX;
-		log_dbg("peer %s: %.*s -> %zu bytes", who, shown, (char *)buf,
-			out.len);
-		if (tls_write_frame(s, out.p, out.len, 5000, err,
-				    sizeof(err))) {
-			log_warn("peer %s: %s; closing", who, err);
-			goto done;
-		}
-	}
+	serve_requests(s, &c, buf, who);
 	goto done;
 refused:
 	log_warn("peer %s refused: %s", who, err);
 done:
 	tls_free(s);
-	sb_free(&out);
 	free(buf);
 	close(fd);
 }

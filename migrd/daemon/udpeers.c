@@ -62,6 +62,39 @@ static bool reply_ok(const char *reply, char *err, size_t errlen)
 }
 
 /*
+ * v's reply (or error) into procs, one object; the first error, naming
+ * the process (comm), into first
+ */
+static void add_proc(const struct req *r, struct proc_ask *v,
+		     const char *comm, bool more, struct sbuf *procs,
+		     char *first, size_t first_len)
+{
+	char err[256];
+
+	sb_printf(procs, "%s{\"pid\":%d,", more ? "," : "", v->pid);
+	if (!v->rc && procs->len + strlen(v->reply) > UDPEERS_REPLIES_MAX) {
+		v->rc = -1;
+		snprintf(v->err, sizeof(v->err),
+			 "pid %d: its reply does not fit", v->pid);
+	}
+	if (v->rc) {
+		snprintf(err, sizeof(err), "%s", v->err);
+		sb_add(procs, "\"error\":", 8);
+		sb_json_str(procs, err);
+	} else {
+		sb_printf(procs, "\"reply\":%s", v->reply);
+		if (reply_ok(v->reply, err, sizeof(err)))
+			err[0] = 0;
+	}
+	sb_add(procs, "}", 1);
+	if (err[0] && !first[0])
+		snprintf(first, first_len, "pid %d (%s): %s", v->pid, comm,
+			 err);
+	log_dbg("udpeers %.16s: pid %d: %s", r->line, v->pid,
+		err[0] ? err : "ok");
+}
+
+/*
  * LINE to every migr process of this host but asker, all at once and all
  * within UDPEERS_TIMEOUT_MS, their replies within UDPEERS_REPLIES_MAX
  */
@@ -69,7 +102,7 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 {
 	struct proc_info *all = calloc(REG_MAX, sizeof(*all));
 	struct proc_ask *v = calloc(REG_MAX, sizeof(*v));
-	char line[REQ_PARTNER_LINE_MAX + 8], err[256], first[320] = "";
+	char line[REQ_PARTNER_LINE_MAX + 8], first[320] = "";
 	struct sbuf procs = {};
 	int n, i, k = 0;
 
@@ -90,30 +123,9 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 		}
 	proc_ask_all(v, k, line, UDPEERS_PROC_MS,
 		     io_now_ms() + UDPEERS_TIMEOUT_MS, UDPEERS_REPLY_MAX);
-	for (i = 0; i < k; i++) {
-		sb_printf(&procs, "%s{\"pid\":%d,", i ? "," : "", v[i].pid);
-		if (!v[i].rc && procs.len + strlen(v[i].reply) >
-					UDPEERS_REPLIES_MAX) {
-			v[i].rc = -1;
-			snprintf(v[i].err, sizeof(v[i].err),
-				 "pid %d: its reply does not fit", v[i].pid);
-		}
-		if (v[i].rc) {
-			snprintf(err, sizeof(err), "%s", v[i].err);
-			sb_add(&procs, "\"error\":", 8);
-			sb_json_str(&procs, err);
-		} else {
-			sb_printf(&procs, "\"reply\":%s", v[i].reply);
-			if (reply_ok(v[i].reply, err, sizeof(err)))
-				err[0] = 0;
-		}
-		sb_add(&procs, "}", 1);
-		if (err[0] && !first[0])
-			snprintf(first, sizeof(first), "pid %d (%s): %s",
-				 v[i].pid, all[i].comm, err);
-		log_dbg("udpeers %.16s: pid %d: %s", r->line, v[i].pid,
-			err[0] ? err : "ok");
-	}
+	for (i = 0; i < k; i++)
+		add_proc(r, &v[i], all[i].comm, i, &procs, first,
+			 sizeof(first));
 	sb_printf(out, "{\"v\":%d,\"ok\":%s", REQ_VERSION,
 		  first[0] ? "false" : "true");
 	if (first[0]) {
@@ -216,6 +228,56 @@ static void rec_add(struct rec *r, const struct rec *old, const char *place,
 			q->known = old->q[i].known;
 }
 
+/* The test table's QPs of tgid (--test-qp-owners) recorded in r */
+static void rec_from_table(int tgid, struct rec *r, const struct rec *slot)
+{
+	char line[128], hex[REQ_GID_LEN + 2];
+	unsigned long q;
+	int pid;
+	FILE *f;
+
+	f = fopen(migrd.test_qp_owners, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%33s %lu %d", hex, &q, &pid) == 3 &&
+		    strlen(hex) == REQ_GID_LEN && q <= 0xffffff && pid > 0 &&
+		    proc_tgid(pid) == tgid)
+			rec_add(r, slot, hex, q);
+	if (f)
+		fclose(f);
+}
+
+/*
+ * The QPs of tgid on every device of this host, as the kernel lists them,
+ * recorded in r: true if a device's could not be listed (err says why)
+ */
+static bool rec_from_devices(int tgid, struct rec *r, const struct rec *slot,
+			     struct qp_holder *list, char *err, size_t errlen)
+{
+	bool unlisted = false;
+	struct dirent *d;
+	char e[256];
+	int n, i;
+	DIR *dir;
+
+	dir = opendir(LOCATE_SYSFS);
+	if (!dir)
+		return false;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.' || strlen(d->d_name) >= PLACE_MAX)
+			continue;
+		n = qpn_list(d->d_name, list, REC_LIST_MAX, e, sizeof(e));
+		/* its moves would be refused: the log says why */
+		if (n < 0 && !unlisted)
+			snprintf(err, errlen, "%s", e);
+		unlisted |= n < 0;
+		for (i = 0; i < n; i++)
+			if (list[i].pid > 0 && proc_tgid(list[i].pid) == tgid)
+				rec_add(r, slot, d->d_name, list[i].qpn);
+	}
+	closedir(dir);
+	return unlisted;
+}
+
 /*
  * At a probe: what the kernel says the asker (tgid) holds, on every device
  * of this host (the test table: on every GID it names). 0, or -1 with err
@@ -226,13 +288,8 @@ static int rec_probe(int tgid, char *err, size_t errlen)
 	struct qp_holder *list = calloc(REC_LIST_MAX, sizeof(*list));
 	struct rec *r = calloc(1, sizeof(*r)), *slot;
 	unsigned long long start;
-	char line[128], hex[REQ_GID_LEN + 2], e[256];
 	bool unlisted = false;
-	struct dirent *d;
-	int n, i, pid, ret = -1;
-	unsigned long q;
-	DIR *dir;
-	FILE *f;
+	int ret = -1;
 
 	if (!list || !r || proc_start(tgid, &start)) {
 		snprintf(err, errlen, "cannot record the asking process");
@@ -242,34 +299,10 @@ static int rec_probe(int tgid, char *err, size_t errlen)
 	r->start = start;
 	pthread_mutex_lock(&rec_lock);
 	slot = rec_of(tgid, start, false);
-	if (migrd.test_qp_owners) {
-		f = fopen(migrd.test_qp_owners, "re");
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "%33s %lu %d", hex, &q, &pid) == 3 &&
-			    strlen(hex) == REQ_GID_LEN && q <= 0xffffff &&
-			    pid > 0 && proc_tgid(pid) == tgid)
-				rec_add(r, slot, hex, q);
-		if (f)
-			fclose(f);
-	} else if ((dir = opendir(LOCATE_SYSFS))) {
-		while ((d = readdir(dir))) {
-			if (d->d_name[0] == '.' ||
-			    strlen(d->d_name) >= PLACE_MAX)
-				continue;
-			n = qpn_list(d->d_name, list, REC_LIST_MAX, e,
-				     sizeof(e));
-			/* its moves would be refused: the log says why */
-			if (n < 0 && !unlisted)
-				snprintf(err, errlen, "%s", e);
-			unlisted |= n < 0;
-			for (i = 0; i < n; i++)
-				if (list[i].pid > 0 &&
-				    proc_tgid(list[i].pid) == tgid)
-					rec_add(r, slot, d->d_name,
-						list[i].qpn);
-		}
-		closedir(dir);
-	}
+	if (migrd.test_qp_owners)
+		rec_from_table(tgid, r, slot);
+	else
+		unlisted = rec_from_devices(tgid, r, slot, list, err, errlen);
 	slot = rec_of(tgid, start, true);
 	if (slot) {
 		memcpy(slot, r, sizeof(*r));
