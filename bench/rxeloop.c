@@ -324,8 +324,8 @@ static const char *switch_self(const char *target)
 	}
 	nums = strstr(reply, "\"numbers\":{");
 	if (nums)
-		sscanf(nums, "\"numbers\":{\"kept\":%u,\"translated\":%u", &kept,
-		       &translated);
+		sscanf(nums, "\"numbers\":{\"kept\":%u,\"translated\":%u",
+		       &kept, &translated);
 	printf("# switched to %s: %u objects on their own numbers, %u translated\n",
 	       target, kept, translated);
 	return kept && !translated ? "kept" : "translated";

@@ -170,8 +170,7 @@ int io_connect_unix(const char *path, int timeout_ms)
 }
 
 /* path (a leading @: abstract) as an address; 0 or ENAMETOOLONG */
-static int unix_addr(const char *path, struct sockaddr_un *sun,
-		     socklen_t *len)
+static int unix_addr(const char *path, struct sockaddr_un *sun, socklen_t *len)
 {
 	size_t n = strlen(path);
 
@@ -191,8 +190,8 @@ static int unix_addr(const char *path, struct sockaddr_un *sun,
  * good once its backlog is full; non-blocking, AF_UNIX says EAGAIN
  * then (no EINPROGRESS), so retry until the deadline. 0, or an errno.
  */
-static int connect_until(int fd, const struct sockaddr_un *sun,
-			 socklen_t len, long long deadline)
+static int connect_until(int fd, const struct sockaddr_un *sun, socklen_t len,
+			 long long deadline)
 {
 	socklen_t elen;
 	int err;

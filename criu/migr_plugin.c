@@ -113,7 +113,8 @@ static void migr_plugin_exit(int st, int ret)
 	for (i = 0; i < npaused; i++) {
 		if (migr_ask(paused[i], line, reply, sizeof(reply),
 			     PARK_TIMEOUT_MS))
-			say(LOG_ERROR, "pid %d: resume after the failed dump: %s",
+			say(LOG_ERROR,
+			    "pid %d: resume after the failed dump: %s",
 			    paused[i], reply);
 		else
 			say(LOG_INFO, "pid %d resumed after the failed dump",
@@ -192,8 +193,8 @@ static int checkpoint_devices(int pid)
 		return -ENOTSUP;
 	ret = migr_scan_rdma(pid, what, sizeof(what));
 	if (ret == 1) {
-		say(LOG_ERROR,
-		    "pid %d holds %s: it is not parked (%s)", pid, what,
+		say(LOG_ERROR, "pid %d holds %s: it is not parked (%s)", pid,
+		    what,
 		    migr_is_migr(pid) ?
 			    "park it first: migrctl migrate does" :
 			    "not a migr process: run it on a migr_ device to make it migratable");
@@ -206,7 +207,8 @@ static int checkpoint_devices(int pid)
 	}
 	if (!recorded && migr_is_migr(pid)) {
 		if (add_inventory_plugin && add_inventory_plugin(PLUGIN_NAME)) {
-			say(LOG_ERROR, "recording the plugin in the inventory failed");
+			say(LOG_ERROR,
+			    "recording the plugin in the inventory failed");
 			return -ENOMEM;
 		}
 		recorded = true;

@@ -10,7 +10,8 @@
 
 #include "req.h"
 
-#define MAX_TOKENS 8 /* after "migrd/1": the op, at most 7 arguments (mig-check) */
+#define MAX_TOKENS                                                             \
+	8 /* after "migrd/1": the op, at most 7 arguments (mig-check) */
 #define PARTNER_ARGS 4 /* HOST PID QPN GID, then the line */
 #define UDPEERS_ARGS 1 /* HOST, then the line */
 
@@ -190,8 +191,7 @@ static int parse_tids(struct req *r, const char *tok, char *err, size_t errlen)
 		return req_fail(err, errlen, "invalid thread id list");
 	strcpy(buf, tok);
 	for (p = buf; (t = strsep(&p, ","));)
-		if (parse_uint(t, 1, REQ_PID_MAX, &v) ||
-		    ++n > REQ_MIG_TIDS_MAX)
+		if (parse_uint(t, 1, REQ_PID_MAX, &v) || ++n > REQ_MIG_TIDS_MAX)
 			return req_fail(
 				err, errlen,
 				"invalid thread id list (at most %d pids)",
@@ -233,9 +233,10 @@ static int parse_ns(struct req *r, const char *tok, char *err, size_t errlen)
 	while (n < 5 && (f[n] = strsep(&p, ",")))
 		n++;
 	if (n != 4)
-		return req_fail(err, errlen,
-				"invalid namespaces '%s' (PIDNS,IF,MAC,ADDR/PREFIX)",
-				tok);
+		return req_fail(
+			err, errlen,
+			"invalid namespaces '%s' (PIDNS,IF,MAC,ADDR/PREFIX)",
+			tok);
 	if (strcmp(f[0], "own") && strcmp(f[0], "host"))
 		return req_fail(err, errlen,
 				"invalid pid namespace '%s' (own or host)",
@@ -250,8 +251,8 @@ static int parse_ns(struct req *r, const char *tok, char *err, size_t errlen)
 		return req_fail(err, errlen, "invalid MAC address '%s'", f[2]);
 	slash = strchr(f[3], '/');
 	if (!slash)
-		return req_fail(err, errlen, "invalid address '%s' (ADDR/PREFIX)",
-				f[3]);
+		return req_fail(err, errlen,
+				"invalid address '%s' (ADDR/PREFIX)", f[3]);
 	*slash = 0;
 	if (inet_pton(AF_INET, f[3], &a4) != 1 ||
 	    parse_uint(slash + 1, 1, 32, &v))
@@ -309,12 +310,12 @@ static int parse_migrate(struct req *r, char **tok, char *err, size_t errlen)
 		return -1;
 	if (parse_uint(tok[3], 0, REQ_PRECOPY_MAX, &v))
 		return req_fail(err, errlen,
-				"invalid pre-copy rounds '%s' (0..%d)",
-				tok[3], REQ_PRECOPY_MAX);
+				"invalid pre-copy rounds '%s' (0..%d)", tok[3],
+				REQ_PRECOPY_MAX);
 	r->count = v;
 	if (parse_uint(tok[4], 1, REQ_WAIT_MAX, &v))
-		return req_fail(err, errlen,
-				"invalid wait '%s' (1..600000 ms)", tok[4]);
+		return req_fail(err, errlen, "invalid wait '%s' (1..600000 ms)",
+				tok[4]);
 	r->wait_ms = v;
 	return 0;
 }
@@ -383,8 +384,7 @@ static int parse_mig_hold(struct req *r, const char *kind, const char *list,
 	return 0;
 }
 
-static int parse_mig(struct req *r, char **tok, int n, char *err,
-		     size_t errlen)
+static int parse_mig(struct req *r, char **tok, int n, char *err, size_t errlen)
 {
 	if (r->op == REQ_MIGRATE)
 		return parse_migrate(r, tok, err, errlen);
@@ -413,9 +413,10 @@ static int parse_mig(struct req *r, char **tok, int n, char *err,
 	case REQ_MIG_END:
 		if (strcmp(tok[1], "commit") && strcmp(tok[1], "abort") &&
 		    strcmp(tok[1], "state"))
-			return req_fail(err, errlen,
-					"invalid mig-end '%s' (commit, abort or state)",
-					tok[1]);
+			return req_fail(
+				err, errlen,
+				"invalid mig-end '%s' (commit, abort or state)",
+				tok[1]);
 		strcpy(r->line, tok[1]);
 		return 0;
 	default:
@@ -450,8 +451,7 @@ static int parse_switch(struct req *r, char **tok, char *err, size_t errlen)
 }
 
 /* qpn-owner HOST|- DEVICE QPN */
-static int parse_qpn_owner(struct req *r, char **tok, char *err,
-			   size_t errlen)
+static int parse_qpn_owner(struct req *r, char **tok, char *err, size_t errlen)
 {
 	unsigned long v;
 
@@ -736,8 +736,8 @@ static int format_mig(const struct req *r, char *buf, size_t len)
 		return snprintf(buf, len, "migrd/1 mig-put %s %s\n", r->id,
 				r->name);
 	case REQ_MIG_RESTORE:
-		return snprintf(buf, len, "migrd/1 mig-restore %s %s\n",
-				r->id, r->dev);
+		return snprintf(buf, len, "migrd/1 mig-restore %s %s\n", r->id,
+				r->dev);
 	case REQ_MIG_END:
 		return snprintf(buf, len, "migrd/1 mig-end %s %s\n", r->id,
 				r->line);

@@ -126,7 +126,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->wait_ms = 5000;
 	optind = 1;
 	opterr = 0; /* our errors are one line, "migrctl: error: ..." */
-	while ((c = getopt_long(argc, argv, ":p:d:w:H:f:t:P:jh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:d:w:H:f:t:P:jh", lo, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'p':
 			o->pid = number("pid", optarg, 1, REQ_PID_MAX);
@@ -229,7 +230,7 @@ static bool runs_over(const json_t *ctxs, const char *lower)
 	char name[64];
 	size_t k;
 
-	json_array_foreach(ctxs, k, c)
+	json_array_foreach (ctxs, k, c)
 		if (migr_json_text(c, "lower", name, sizeof(name)) &&
 		    !strcmp(name, lower))
 			return true;
@@ -245,8 +246,10 @@ static bool runs_over(const json_t *ctxs, const char *lower)
 
 static int migrate(const struct opts *o)
 {
-	struct req r = { .op = REQ_MIGRATE, .pid = o->pid,
-			 .wait_ms = o->wait_ms, .count = o->precopy };
+	struct req r = { .op = REQ_MIGRATE,
+			 .pid = o->pid,
+			 .wait_ms = o->wait_ms,
+			 .count = o->precopy };
 	char text[256], *reply;
 	json_t *j;
 	int fd;
@@ -260,9 +263,8 @@ static int migrate(const struct opts *o)
 		j = parse_json(reply);
 		if (!json_object_get(j, "progress"))
 			break;
-		if (!o->json &&
-		    show_str(json_object_get(j, "progress"), "text", text,
-			     sizeof(text))) {
+		if (!o->json && show_str(json_object_get(j, "progress"), "text",
+					 text, sizeof(text))) {
 			printf("%s\n", text);
 			fflush(stdout);
 		}
@@ -291,7 +293,7 @@ static int drain_list(const struct opts *o, const json_t *st, int *pids,
 	int n = 0;
 	size_t k;
 
-	json_array_foreach(procs, k, p) {
+	json_array_foreach (procs, k, p) {
 		int pid = migr_json_int(p, "pid", 1, REQ_PID_MAX, 0);
 		const json_t *ctxs = json_object_get(
 			json_object_get(p, "status"), "contexts");
@@ -391,8 +393,7 @@ static int drain(const struct opts *o)
  * The request of a command answered by one reply (status, switch,
  * peer-ping, qpn-owner) into r; its timeout
  */
-static int simple_request(const char *cmd, const struct opts *o,
-			  struct req *r)
+static int simple_request(const char *cmd, const struct opts *o, struct req *r)
 {
 	if (!strcmp(cmd, "status")) {
 		if (o->nargs)

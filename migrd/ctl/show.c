@@ -108,7 +108,7 @@ static void show_qps(const json_t *qps)
 	const json_t *q;
 	size_t i;
 
-	json_array_foreach(qps, i, q)
+	json_array_foreach (qps, i, q)
 		printf("    qp %lld (device qp %lld) %s -> %lld%s\n",
 		       migr_json_int(q, "qpn", 0, QPN, 0),
 		       migr_json_int(q, "phys", 0, QPN, 0),
@@ -131,7 +131,7 @@ static void context_state(const json_t *c, char *state, size_t len)
 
 	str(c, "blocker", blocker, sizeof(blocker));
 	memset(st, 0, sizeof(st));
-	json_array_foreach(qps, qi, q) {
+	json_array_foreach (qps, qi, q) {
 		n = migr_json_int(q, "state", 0, 6, -1);
 		if (n >= 0 && n < 7)
 			st[n]++;
@@ -164,7 +164,7 @@ static void show_contexts(const json_t *ctxs, int pid, unsigned int uid,
 	if (!json_array_size(ctxs))
 		printf("%-8d %-6u %-16s (no open migr device)\n", pid, uid,
 		       comm);
-	json_array_foreach(ctxs, k, c) {
+	json_array_foreach (ctxs, k, c) {
 		const json_t *qps = json_object_get(c, "qps");
 		char state[256] = "";
 
@@ -193,7 +193,7 @@ void show_status(const json_t *j, int detail)
 	}
 	printf("%-8s %-6s %-16s %-12s %-8s %-8s %-4s %s\n", "PID", "UID",
 	       "COMM", "DEVICE", "LOWER", "SWITCHES", "QPS", "STATE");
-	json_array_foreach(procs, i, p) {
+	json_array_foreach (procs, i, p) {
 		int pid = migr_json_int(p, "pid", 0, INT_MAX, 0);
 		unsigned int uid = migr_json_int(p, "uid", 0, U32, 0);
 
@@ -255,7 +255,7 @@ static void show_ctx(const json_t *c)
 		       migr_json_true(c, "rolled_back") ? ", rolled back" : "");
 	}
 	printf("\n  %-16s %10s\n", "phase", "ms");
-	json_object_foreach(ph, k, v) {
+	json_object_foreach (ph, k, v) {
 		migr_json_ascii(k, key, sizeof(key));
 		show_clean(key);
 		printf("  %-16s %10.3f\n", phase_label(key),
@@ -279,11 +279,12 @@ static void show_ctx(const json_t *c)
 void show_switch(const json_t *j)
 {
 	const json_t *sw = json_object_get(json_object_get(j, "reply"),
-					   "switch"), *c;
+					   "switch"),
+		     *c;
 	size_t i;
 
 	printf("pid %d\n", (int)migr_json_int(j, "pid", 0, INT_MAX, 0));
-	json_array_foreach(sw, i, c)
+	json_array_foreach (sw, i, c)
 		show_ctx(c);
 }
 
@@ -326,7 +327,8 @@ void show_peer_ping(const json_t *j)
 bool show_switch_moved(const json_t *j, char *err, size_t len)
 {
 	const json_t *sw = json_object_get(json_object_get(j, "reply"),
-					   "switch"), *c;
+					   "switch"),
+		     *c;
 	char dev[64], why[256];
 	size_t i;
 
@@ -339,7 +341,7 @@ bool show_switch_moved(const json_t *j, char *err, size_t len)
 		snprintf(err, len, "the reply names no device that switched");
 		return false;
 	}
-	json_array_foreach(sw, i, c) {
+	json_array_foreach (sw, i, c) {
 		if (migr_json_true(c, "ok"))
 			continue;
 		str(c, "device", dev, sizeof(dev));

@@ -28,8 +28,7 @@
 #define CRIU_ARGS_MAX 32
 
 /* Its first error line in dir/log, the cause (later ones follow from it) */
-static void first_error(const char *dir, const char *log, char *buf,
-			size_t len)
+static void first_error(const char *dir, const char *log, char *buf, size_t len)
 {
 	char path[512], line[512], *e, *nl;
 	FILE *f;
@@ -157,7 +156,8 @@ int criu_run_fd(const char *const args[], const char *dir, const char *log,
 	int out, status, n = 0;
 	pid_t pid;
 
-	static char criu[] = "criu", path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+	static char criu[] = "criu",
+		    path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
 		    resume_env[] = CTL_RESUME_BY_MIGRD_ENV;
 
 	argv[n++] = criu;
@@ -190,8 +190,9 @@ int criu_run_fd(const char *const args[], const char *dir, const char *log,
 	if (log)
 		first_error(dir, log, why, sizeof(why));
 	if (status < 0)
-		snprintf(err, errlen, "criu %s ran over its %d s and was killed",
-			 args[0], timeout_ms / 1000);
+		snprintf(err, errlen,
+			 "criu %s ran over its %d s and was killed", args[0],
+			 timeout_ms / 1000);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		snprintf(err, errlen, "cannot run %s (migrd.conf: criu)",
 			 migrd.conf.criu);
@@ -213,9 +214,10 @@ int criu_plugin_missing(const char *where, char *err, size_t errlen)
 		 CRIU_PLUGIN);
 	if (!access(path, R_OK))
 		return 0;
-	snprintf(err, errlen,
-		 "migr's CRIU plugin is not installed%s (%s; package migr-criu-plugin)",
-		 where, path);
+	snprintf(
+		err, errlen,
+		"migr's CRIU plugin is not installed%s (%s; package migr-criu-plugin)",
+		where, path);
 	return -1;
 }
 

@@ -26,8 +26,8 @@ static int write_ns(FILE *f, const struct req_ns *ns)
 	return fprintf(f, ",\"prefix\":%u}", ns->prefix) < 0 ? -1 : 0;
 }
 
-int dest_record_write(const char *dir, const struct dest_record *rec,
-		      char *err, size_t errlen)
+int dest_record_write(const char *dir, const struct dest_record *rec, char *err,
+		      size_t errlen)
 {
 	char tmp[600], path[600];
 	FILE *f;
@@ -91,7 +91,7 @@ static bool read_movers(const json_t *a, struct dest_record *rec)
 	if (!json_is_array(a) || !json_array_size(a) ||
 	    json_array_size(a) > REQ_MOVERS_MAX)
 		return false;
-	json_array_foreach(a, i, one) {
+	json_array_foreach (a, i, one) {
 		rec->hpids[i] = migr_json_int(one, "pid", 1, INT32_MAX, 0);
 		if (!migr_json_u64(one, "start", &start) ||
 		    !same_process(rec->hpids[i], start))

@@ -28,8 +28,8 @@ struct dest_record {
 };
 
 /* Written in dir (the migration's images); 0, or -1 with err */
-int dest_record_write(const char *dir, const struct dest_record *rec,
-		      char *err, size_t errlen);
+int dest_record_write(const char *dir, const struct dest_record *rec, char *err,
+		      size_t errlen);
 /*
  * Read from dir: true if there is one, well formed, and its copy is the
  * one alive now (each process's start time as recorded)

@@ -207,7 +207,8 @@ uint64_t img_pages_bytes(const char *dir)
 }
 
 static int send_text(struct peer_conn *pc, char *err, size_t errlen,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+		     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 static int send_text(struct peer_conn *pc, char *err, size_t errlen,
 		     const char *fmt, ...)
 {
@@ -298,20 +299,20 @@ static int send_entries(struct peer_conn *pc, DIR *d, uint8_t *buf,
  * says most. 0 if it took it; else -1, with its error in err unless the
  * stream had failed already (ret), whose error err keeps
  */
-static int put_answer(struct peer_conn *pc, int ret, const char *sub,
-		      char *err, size_t errlen)
+static int put_answer(struct peer_conn *pc, int ret, const char *sub, char *err,
+		      size_t errlen)
 {
 	struct sbuf reply = {};
 	char spare[REQ_MAX];
 
-	if (peer_reply(pc, ret ? 2000 : IMG_FRAME_MS, &reply,
-		       ret ? spare : err, ret ? sizeof(spare) : errlen) == 0) {
+	if (peer_reply(pc, ret ? 2000 : IMG_FRAME_MS, &reply, ret ? spare : err,
+		       ret ? sizeof(spare) : errlen) == 0) {
 		json_t *j = migr_json_parse(reply.p, reply.len);
 
 		if (!migr_json_true(j, "ok")) {
 			if (!migr_json_text(j, "error", err, errlen))
-				snprintf(err, errlen, "the destination refused %s",
-					 sub);
+				snprintf(err, errlen,
+					 "the destination refused %s", sub);
 			ret = -1;
 		}
 		json_decref(j);
@@ -371,7 +372,8 @@ static int room_for(int dfd, uint64_t size, char *err, size_t errlen)
 	snprintf(err, errlen,
 		 "no room for the images: %" PRIu64 " MiB more needed, %" PRIu64
 		 " MiB free in %s",
-		 (uint64_t)(size + IMG_SPARE) >> 20, avail >> 20, migrd.conf.state_dir);
+		 (uint64_t)(size + IMG_SPARE) >> 20, avail >> 20,
+		 migrd.conf.state_dir);
 	return -1;
 }
 
@@ -397,8 +399,8 @@ static int recv_file(struct peer_link *l, int dfd, const char *name,
 		if (n < 0)
 			goto fail;
 		if ((uint64_t)n > size) {
-			snprintf(err, errlen, "image %s is longer than announced",
-				 name);
+			snprintf(err, errlen,
+				 "image %s is longer than announced", name);
 			goto fail;
 		}
 		if (write(fd, buf, n) != n) {
@@ -427,8 +429,7 @@ static bool target_ok(const char *t)
 }
 
 /* sub's directory of migration id, made for a stream; its fd or -1 */
-static int recv_dir(const char *id, const char *sub, char *err,
-		    size_t errlen)
+static int recv_dir(const char *id, const char *sub, char *err, size_t errlen)
 {
 	char path[512];
 	int dfd;
@@ -469,8 +470,7 @@ static int recv_frame(struct peer_link *l, int dfd, uint8_t *buf, long n,
 			return RECV_BAD;
 		if (recv_file(l, dfd, name, size, buf, bytes, err, errlen))
 			return -1;
-	} else if (sscanf((char *)buf, "link %127s %127s", name, target) ==
-		   2) {
+	} else if (sscanf((char *)buf, "link %127s %127s", name, target) == 2) {
 		if (!name_ok(name) || !target_ok(target) ||
 		    ++*files > IMG_FILES_MAX)
 			return RECV_BAD;

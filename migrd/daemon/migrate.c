@@ -177,19 +177,23 @@ static void report(struct mig *m, struct sbuf *out, long long t0)
 	uint64_t pre = 0;
 	unsigned int k;
 
-	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"pid_there\":%d,\"to\":",
+	sb_printf(out,
+		  "{\"v\":%d,\"ok\":true,\"pid\":%d,\"pid_there\":%d,\"to\":",
 		  REQ_VERSION, m->r->pid, m->pid_there);
 	sb_json_str(out, m->r->host);
 	sb_add(out, ",\"device\":", 10);
 	sb_json_str(out, m->dev);
 	sb_add(out, ",\"from\":", 8);
 	sb_json_str(out, m->from);
-	sb_printf(out, ",\"id\":\"%s\",\"processes\":%d,\"migr_processes\":%d,\"threads\":%d,\"rounds\":[",
-		  m->id, m->npids, m->nmovers, m->ntids);
+	sb_printf(
+		out,
+		",\"id\":\"%s\",\"processes\":%d,\"migr_processes\":%d,\"threads\":%d,\"rounds\":[",
+		m->id, m->npids, m->nmovers, m->ntids);
 	for (k = 0; k < m->nrounds; k++) {
 		pre += m->rounds[k].sent;
 		sb_printf(out,
-			  "%s{\"pages_bytes\":%" PRIu64 ",\"sent_bytes\":%" PRIu64
+			  "%s{\"pages_bytes\":%" PRIu64
+			  ",\"sent_bytes\":%" PRIu64
 			  ",\"dump_ms\":%.1f,\"send_ms\":%.1f}",
 			  k ? "," : "", m->rounds[k].pages, m->rounds[k].sent,
 			  m->rounds[k].ms_dump, m->rounds[k].ms_send);
@@ -219,8 +223,8 @@ static int refused(struct mig *m, struct sbuf *out)
 
 	if (m->checked)
 		mig_end(m, "abort", state, sizeof(state));
-	log_info("migration of pid %d to %s refused: %s", m->r->pid,
-		 m->r->host, m->err);
+	log_info("migration of pid %d to %s refused: %s", m->r->pid, m->r->host,
+		 m->err);
 	if (m->id[0])
 		img_remove(m->id, true);
 	reply_error(out, m->err);
@@ -246,15 +250,19 @@ static int back(struct mig *m, struct sbuf *out, bool abort)
 /* The commit's answer lost: 1 if a settle thread took m */
 static int unsettled(struct mig *m, struct sbuf *out)
 {
-	mig_fail(m, "%s did not confirm the commit and cannot be asked: pid %d is left stopped here (its copy there may run); migrd asks again every %d s for %d min, then kills it or resumes it as the answer says",
-		 m->r->host, m->r->pid, MIG_SETTLE_EVERY_MS / 1000,
-		 MIG_SETTLE_MS / 60000);
+	mig_fail(
+		m,
+		"%s did not confirm the commit and cannot be asked: pid %d is left stopped here (its copy there may run); migrd asks again every %d s for %d min, then kills it or resumes it as the answer says",
+		m->r->host, m->r->pid, MIG_SETTLE_EVERY_MS / 1000,
+		MIG_SETTLE_MS / 60000);
 	reply_error(out, m->err);
 	if (mig_settle_later(m))
 		return 1;
 	out->len = 0;
-	mig_fail(m, "%s did not confirm the commit and cannot be asked: pid %d is left stopped here (its copy there may run); resume it with kill -CONT and 'migrctl' only once that copy is known dead",
-		 m->r->host, m->r->pid);
+	mig_fail(
+		m,
+		"%s did not confirm the commit and cannot be asked: pid %d is left stopped here (its copy there may run); resume it with kill -CONT and 'migrctl' only once that copy is known dead",
+		m->r->host, m->r->pid);
 	reply_error(out, m->err);
 	return 0;
 }
@@ -268,10 +276,11 @@ static int run(struct mig *m, struct sbuf *out)
 	if (mig_checks(m))
 		return refused(m, out);
 	m->ms_check = io_now_ms() - t0;
-	mig_progress(m, "check",
-		     "%s accepts pid %d (%d processes, %d using migr; %d threads), CRIU %s",
-		     m->r->host, m->r->pid, m->npids, m->nmovers, m->ntids,
-		     m->criu_ver);
+	mig_progress(
+		m, "check",
+		"%s accepts pid %d (%d processes, %d using migr; %d threads), CRIU %s",
+		m->r->host, m->r->pid, m->npids, m->nmovers, m->ntids,
+		m->criu_ver);
 	mig_hold_numbers(m);
 	if (mig_precopy(m))
 		return refused(m, out);
@@ -289,16 +298,16 @@ static int run(struct mig *m, struct sbuf *out)
 	if (rc < 0)
 		return unsettled(m, out);
 	mig_committed_here(m);
-	mig_progress(m, "done",
-		     "pid %d runs on %s as pid %d (device %s); blackout %.0f ms, total %.0f ms",
-		     m->r->pid, m->r->host, m->pid_there, m->dev,
-		     m->ms_blackout, (double)(io_now_ms() - t0));
+	mig_progress(
+		m, "done",
+		"pid %d runs on %s as pid %d (device %s); blackout %.0f ms, total %.0f ms",
+		m->r->pid, m->r->host, m->pid_there, m->dev, m->ms_blackout,
+		(double)(io_now_ms() - t0));
 	report(m, out, t0);
 	return 0;
 }
 
-void migrate_run(const struct req *r, const struct client *c,
-		 struct sbuf *out)
+void migrate_run(const struct req *r, const struct client *c, struct sbuf *out)
 {
 	struct mig *m = calloc(1, sizeof(*m));
 	char err[128];
@@ -317,9 +326,10 @@ void migrate_run(const struct req *r, const struct client *c,
 	m->r = r;
 	m->c = c;
 	m->nsfd = -1;
-	log_info("migrating pid %d to %s (device %s, pre-copy %u), asked by uid %u",
-		 r->pid, r->host, r->dev[0] ? r->dev : "-", r->count,
-		 (unsigned int)c->uid);
+	log_info(
+		"migrating pid %d to %s (device %s, pre-copy %u), asked by uid %u",
+		r->pid, r->host, r->dev[0] ? r->dev : "-", r->count,
+		(unsigned int)c->uid);
 	if (!run(m, out))
 		mig_free(m);
 }

@@ -43,8 +43,7 @@
 #define MIG_SETTLE_EVERY_MS 10000
 
 /* migrate.c: the source; progress lines to c->fd, then the reply */
-void migrate_run(const struct req *r, const struct client *c,
-		 struct sbuf *out);
+void migrate_run(const struct req *r, const struct client *c, struct sbuf *out);
 /*
  * At start, for each migration an earlier migrd left (images.h,
  * img_sweep()): the copy it restored but never saw committed is killed,

@@ -33,13 +33,16 @@ static int namespaces(struct mig *m)
 	if (own < 0 || init < 0)
 		return mig_fail(m, "pid %d is gone", m->r->pid);
 	if (own && !init)
-		return mig_fail(m, "pid %d is in a pid namespace of its own but is not its init (pid 1 there): migrate the init",
-				m->r->pid);
+		return mig_fail(
+			m,
+			"pid %d is in a pid namespace of its own but is not its init (pid 1 there): migrate the init",
+			m->r->pid);
 	rc = netns_open_other(m->r->pid, &m->nsfd, &m->netns_ino);
 	if (rc < 0)
 		return mig_fail(m, "pid %d is gone", m->r->pid);
 	if (rc && netns_read(m->nsfd, &m->ns, err, sizeof(err)))
-		return mig_fail(m, "pid %d: its network namespace cannot move: %s",
+		return mig_fail(m,
+				"pid %d: its network namespace cannot move: %s",
 				m->r->pid, err);
 	m->ns.own_pidns = init;
 	return 0;
@@ -73,11 +76,12 @@ static bool host_is_here(const char *host)
 		if (!i->ifa_addr || i->ifa_addr->sa_family != fam)
 			continue;
 		if (fam == AF_INET)
-			here = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr ==
-			       a4.s_addr;
+			here = ((struct sockaddr_in *)i->ifa_addr)
+				       ->sin_addr.s_addr == a4.s_addr;
 		else
-			here = !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-				       &a6, sizeof(a6));
+			here = !memcmp(
+				&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+				&a6, sizeof(a6));
 	}
 	freeifaddrs(ifs);
 	return here;
@@ -98,8 +102,10 @@ static int find_movers(struct mig *m)
 		if (!registry_find(m->pids[i], &p))
 			continue;
 		if (m->nmovers == REQ_MOVERS_MAX)
-			return mig_fail(m, "pid %d: its tree has more than %d migr processes",
-					m->r->pid, REQ_MOVERS_MAX);
+			return mig_fail(
+				m,
+				"pid %d: its tree has more than %d migr processes",
+				m->r->pid, REQ_MOVERS_MAX);
 		m->movers[m->nmovers] = m->pids[i];
 		m->nsmovers[m->nmovers] = ns_pid(m->pids[i]);
 		if (m->nsmovers[m->nmovers] <= 0)
@@ -121,8 +127,10 @@ static int tree_checks(struct mig *m)
 		if (kill(m->r->pid, 0) && errno == ESRCH)
 			return mig_fail(m, "no migr process with pid %d",
 					m->r->pid);
-		return mig_fail(m, "pid %d: its process tree is gone or has more than %d threads",
-				m->r->pid, MIG_TREE_MAX);
+		return mig_fail(
+			m,
+			"pid %d: its process tree is gone or has more than %d threads",
+			m->r->pid, MIG_TREE_MAX);
 	}
 	/*
 	 * librdmacm's connections live in the kernel (the rdma_cm file's
@@ -131,12 +139,15 @@ static int tree_checks(struct mig *m)
 	 */
 	fd = ptree_fd_to(m->pids, m->npids, RDMA_CM_FILE, &pid);
 	if (fd >= 0)
-		return mig_fail(m, "pid %d uses the RDMA connection manager (fd %d %s): its connections are kernel state that cannot move (not supported)",
-				pid, fd, RDMA_CM_FILE);
+		return mig_fail(
+			m,
+			"pid %d uses the RDMA connection manager (fd %d %s): its connections are kernel state that cannot move (not supported)",
+			pid, fd, RDMA_CM_FILE);
 	if (find_movers(m))
 		return -1;
 	if (!m->nmovers)
-		return mig_fail(m, "no migr process with pid %d, nor in its tree",
+		return mig_fail(m,
+				"no migr process with pid %d, nor in its tree",
 				m->r->pid);
 	return 0;
 }
@@ -159,24 +170,24 @@ static int tree_qp_cmp(const void *a, const void *b)
 }
 
 /* The connected QPs of one status reply, appended to *v */
-static int tree_qps(int mover, const json_t *j, struct tree_qp **v,
-		    size_t *n)
+static int tree_qps(int mover, const json_t *j, struct tree_qp **v, size_t *n)
 {
 	const json_t *ctx, *qp;
 	size_t i, k;
 
-	json_array_foreach(json_object_get(j, "contexts"), i, ctx) {
+	json_array_foreach (json_object_get(j, "contexts"), i, ctx) {
 		char lower[32];
 
 		if (!migr_json_text(ctx, "lower", lower, sizeof(lower)))
 			continue;
-		json_array_foreach(json_object_get(ctx, "qps"), k, qp) {
+		json_array_foreach (json_object_get(ctx, "qps"), k, qp) {
 			struct tree_qp *w, e = { .mover = mover };
 
 			e.qpn = migr_json_int(qp, "qpn", 0, 0xffffff, 0);
 			e.dest = migr_json_int(qp, "dest_qpn", 0, 0xffffff, 0);
 			/* connected (RTR or later), to another process */
-			if (!e.dest || json_is_true(json_object_get(qp, "self")) ||
+			if (!e.dest ||
+			    json_is_true(json_object_get(qp, "self")) ||
 			    migr_json_int(qp, "state", 0, 16, 0) < QPS_RTR)
 				continue;
 			memcpy(e.lower, lower, sizeof(lower));
@@ -206,9 +217,11 @@ static int partners_within(struct mig *m, struct tree_qp *v, size_t n)
 		key.qpn = v[i].dest;
 		f = bsearch(&key, v, n, sizeof(*v), tree_qp_cmp);
 		if (f && f->mover != v[i].mover && f->dest == v[i].qpn)
-			return mig_fail(m, "pids %d and %d of the tree are each other's RDMA partners (QPs 0x%x and 0x%x on %s): moving both is not supported yet",
-					m->movers[v[i].mover], m->movers[f->mover],
-					v[i].qpn, f->qpn, v[i].lower);
+			return mig_fail(
+				m,
+				"pids %d and %d of the tree are each other's RDMA partners (QPs 0x%x and 0x%x on %s): moving both is not supported yet",
+				m->movers[v[i].mover], m->movers[f->mover],
+				v[i].qpn, f->qpn, v[i].lower);
 	}
 	return 0;
 }
@@ -276,13 +289,15 @@ static int movers_check(struct mig *m)
 		if (json_object_get(j, "parked")) {
 			json_decref(j);
 			free(qps);
-			return mig_fail(m, "pid %d is parked: resume it first", pid);
+			return mig_fail(m, "pid %d is parked: resume it first",
+					pid);
 		}
 		ctx = json_array_get(json_object_get(j, "contexts"), 0);
 		if (!ctx || !migr_json_text(ctx, "lower", from, sizeof(from))) {
 			json_decref(j);
 			free(qps);
-			return mig_fail(m, "pid %d has no open migr device", pid);
+			return mig_fail(m, "pid %d has no open migr device",
+					pid);
 		}
 		if ((m->nmovers > 1 && tree_qps(i, j, &qps, &nqps)) ||
 		    hold_collect(m, j)) {
@@ -310,12 +325,16 @@ int mig_checks(struct mig *m)
 	int i;
 
 	if (m->c->uid != 0)
-		return mig_fail(m, "permission denied: only root may migrate a process (CRIU runs as root)");
+		return mig_fail(
+			m,
+			"permission denied: only root may migrate a process (CRIU runs as root)");
 	if (tree_checks(m))
 		return -1;
 	if (host_is_here(m->r->host))
-		return mig_fail(m, "%s is this host: migrate moves a process to another host (migrctl switch moves it between devices here)",
-				m->r->host);
+		return mig_fail(
+			m,
+			"%s is this host: migrate moves a process to another host (migrctl switch moves it between devices here)",
+			m->r->host);
 	if (criu_plugin_missing(" here", err, sizeof(err)))
 		return mig_fail(m, "%s", err);
 	if (namespaces(m))
@@ -343,8 +362,10 @@ int mig_checks(struct mig *m)
 		off += snprintf(q.line + off, sizeof(q.line) - off, "%s%d",
 				i ? "," : "", m->tids[i]);
 		if (off >= sizeof(q.line))
-			return mig_fail(m, "pid %d: its %d threads do not fit one request (at most %d bytes of thread ids)",
-					m->r->pid, m->ntids, REQ_PARTNER_LINE_MAX);
+			return mig_fail(
+				m,
+				"pid %d: its %d threads do not fit one request (at most %d bytes of thread ids)",
+				m->r->pid, m->ntids, REQ_PARTNER_LINE_MAX);
 	}
 	j = mig_ask(m, &q, 30000);
 	if (!j)

@@ -46,8 +46,9 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 	m->ms_rebuild = m->ms_partner = m->ms_partner_blackout = 0;
 	m->partners = m->partners_kept = 0;
 	m->numbers_kept = m->numbers_translated = m->numbers_claimed = 0;
-	json_array_foreach(all, i, one) {
-		const json_t *v = json_array_get(json_object_get(one, "resume"), 0);
+	json_array_foreach (all, i, one) {
+		const json_t *v =
+			json_array_get(json_object_get(one, "resume"), 0);
 		const json_t *ph = json_object_get(v, "phases_ms");
 		const json_t *n = json_object_get(v, "numbers");
 		double rebuild =
@@ -64,7 +65,8 @@ static void rebuild_ms(struct mig *m, const json_t *j)
 			m->ms_partner = partner;
 		if (held > m->ms_partner_blackout)
 			m->ms_partner_blackout = held;
-		m->partners += json_integer_value(json_object_get(v, "partners"));
+		m->partners +=
+			json_integer_value(json_object_get(v, "partners"));
 		m->partners_kept +=
 			json_integer_value(json_object_get(v, "partners_kept"));
 		m->numbers_kept +=
@@ -161,8 +163,9 @@ static void *settle_thread(void *arg)
 		rc = settled(m);
 	}
 	if (!rc) {
-		log_warn("migration %s: %s confirms the commit: pid %d here goes",
-			 m->id, m->r->host, m->r->pid);
+		log_warn(
+			"migration %s: %s confirms the commit: pid %d here goes",
+			m->id, m->r->host, m->r->pid);
 		mig_committed_here(m);
 	} else if (rc > 0) {
 		mig_fail(m, "%s says its copy of pid %d is gone", m->r->host,

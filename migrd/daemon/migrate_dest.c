@@ -123,8 +123,9 @@ static void *fence(void *arg)
 		pthread_cond_timedwait(&changed, &dest_lock, &ts);
 	}
 	if (m->state == D_RESTORED && !m->committed) {
-		log_warn("migration %s: no commit from %s in time: its restored copy (pid %d) is killed",
-			 m->id, m->who, m->pid);
+		log_warn(
+			"migration %s: no commit from %s in time: its restored copy (pid %d) is killed",
+			m->id, m->who, m->pid);
 		kill_copy(m);
 		drop_netns(m);
 		img_remove(m->id, true);
@@ -163,17 +164,17 @@ static int check_here(const struct req *r, char *err, size_t len)
 		return -1;
 	/* A pid namespace's tree keeps its pids there, not on this host */
 	if (!r->ns.own_pidns && !tid_free(r->line, taken, sizeof(taken))) {
-		snprintf(err, len,
-			 "pid %s is taken: the process tree of pid %d cannot keep its pids here",
-			 taken, r->pid);
+		snprintf(
+			err, len,
+			"pid %s is taken: the process tree of pid %d cannot keep its pids here",
+			taken, r->pid);
 		return -1;
 	}
 	return 0;
 }
 
 /* A slot of the table, checked for r; NULL if none is free */
-static struct dest_mig *take_slot(const struct req *r,
-				  const struct client *c)
+static struct dest_mig *take_slot(const struct req *r, const struct client *c)
 {
 	struct dest_mig *m;
 
@@ -199,8 +200,8 @@ static struct dest_mig *take_slot(const struct req *r,
 }
 
 /* CRIU here, the source's version: ver; 0, or -1 with err */
-static int check_criu(const struct req *r, char *ver, size_t verlen,
-		      char *err, size_t len)
+static int check_criu(const struct req *r, char *ver, size_t verlen, char *err,
+		      size_t len)
 {
 	char path[512];
 
@@ -208,9 +209,10 @@ static int check_criu(const struct req *r, char *ver, size_t verlen,
 	    criu_version(path, ver, verlen, err, len))
 		return -1;
 	if (strcmp(ver, r->version)) {
-		snprintf(err, len,
-			 "CRIU %s here, %s on the source: the images would not restore",
-			 ver, r->version);
+		snprintf(
+			err, len,
+			"CRIU %s here, %s on the source: the images would not restore",
+			ver, r->version);
 		return -1;
 	}
 	return 0;
@@ -232,9 +234,10 @@ static void do_check(const struct req *r, const struct client *c,
 	}
 	if (check_criu(r, ver, sizeof(ver), err, sizeof(err)))
 		goto drop;
-	log_info("migration %s from %s: pid %d may come (device %s, %d migr process%s)",
-		 r->id, m->who, r->pid, r->dev, r->nmovers,
-		 r->nmovers > 1 ? "es" : "");
+	log_info(
+		"migration %s from %s: pid %d may come (device %s, %d migr process%s)",
+		r->id, m->who, r->pid, r->dev, r->nmovers,
+		r->nmovers > 1 ? "es" : "");
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"criu\":", REQ_VERSION);
 	sb_json_str(out, ver);
 	sb_add(out, "}", 1);
@@ -275,13 +278,12 @@ static void do_put(const struct req *r, const struct client *c,
 	if (!dest_get(r->id, D_CHECKED, out))
 		return;
 	if (img_recv(c->link, r->id, r->name, &bytes, err, sizeof(err))) {
-		log_warn("migration %s: receiving %s: %s", r->id, r->name,
-			 err);
+		log_warn("migration %s: receiving %s: %s", r->id, r->name, err);
 		reply_error(out, err);
 		return;
 	}
-	log_info("migration %s: %s received, %" PRIu64 " bytes", r->id,
-		 r->name, bytes);
+	log_info("migration %s: %s received, %" PRIu64 " bytes", r->id, r->name,
+		 bytes);
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"bytes\":%" PRIu64 "}",
 		  REQ_VERSION, bytes);
 }
@@ -331,8 +333,9 @@ bool dest_take_back(const char *id, const char *dir)
 	}
 	pthread_detach(th);
 	pthread_mutex_unlock(&dest_lock);
-	log_warn("migration %s: pid %d resumed here before migrd stopped: it waits for the commit from %s again, for %d s at most",
-		 id, rec.pid, rec.who, io_left_ms(rec.deadline) / 1000);
+	log_warn(
+		"migration %s: pid %d resumed here before migrd stopped: it waits for the commit from %s again, for %d s at most",
+		id, rec.pid, rec.who, io_left_ms(rec.deadline) / 1000);
 	return true;
 }
 
@@ -373,8 +376,7 @@ static int find_movers(struct dest_mig *m, int root, char *err, size_t errlen)
  * key. With report, the replies as a JSON array (to free).
  */
 static int ask_movers(struct dest_mig *m, const char *line, int ms,
-		      const char *key, char **report, char *err,
-		      size_t errlen)
+		      const char *key, char **report, char *err, size_t errlen)
 {
 	struct proc_ask v[REQ_MOVERS_MAX];
 	struct sbuf all = { 0 };
@@ -390,8 +392,8 @@ static int ask_movers(struct dest_mig *m, const char *line, int ms,
 		if (!ret && v[k].rc) {
 			snprintf(err, errlen, "%s", v[k].err);
 			ret = -1;
-		} else if (!ret && !proc_verdict(v[k].reply, key, why,
-						 sizeof(why))) {
+		} else if (!ret &&
+			   !proc_verdict(v[k].reply, key, why, sizeof(why))) {
 			snprintf(err, errlen, "pid %d: %s", v[k].pid, why);
 			ret = -1;
 		}
@@ -527,8 +529,7 @@ static int adopt(struct dest_mig *m, int pid, const char *dev, char *err,
  * on dev; their reports in *report; 0 or -1 with err
  */
 static int run_copy(struct dest_mig *m, int pid, const char *dev,
-		    long long deadline, char **report, char *err,
-		    size_t errlen)
+		    long long deadline, char **report, char *err, size_t errlen)
 {
 	char line[600], why[320];
 
@@ -538,7 +539,8 @@ static int run_copy(struct dest_mig *m, int pid, const char *dev,
 	 * no copy running beside a source that resumed)
 	 */
 	dest_signal_tree(pid, SIGCONT);
-	ctl_format(&(struct ctl_req){ .op = CTL_FENCE, .nargs = 1,
+	ctl_format(&(struct ctl_req){ .op = CTL_FENCE,
+				      .nargs = 1,
 				      .wait_ms = io_left_ms(m->deadline) ?: 1 },
 		   line, sizeof(line));
 	if (ask_movers(m, line, 10000, "fence", NULL, err, errlen))
@@ -569,11 +571,13 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		   double *ms, char **report, char *err, size_t errlen)
 {
 	char dir[512], imgs[600], pidfile[600], inherit[64];
-	const char *args[24] = { "restore", "-D", imgs, "-d",
-				 "-L", migrd.conf.criu_plugins,
+	const char *args[24] = { "restore",   "-D",
+				 imgs,	      "-d",
+				 "-L",	      migrd.conf.criu_plugins,
 				 "--pidfile", pidfile,
-				 "-o", "restore.log", "-v4",
-				 "--leave-stopped", NULL };
+				 "-o",	      "restore.log",
+				 "-v4",	      "--leave-stopped",
+				 NULL };
 	int n = 12, pid = 0;
 	long long t0 = io_now_ms();
 
@@ -613,8 +617,9 @@ static void write_record(const struct dest_mig *m)
 	memcpy(rec.hstarts, m->hstarts, sizeof(rec.hstarts));
 	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, sizeof(err)) ||
 	    dest_record_write(dir, &rec, err, sizeof(err)))
-		log_warn("migration %s: %s: a migrd started before the commit will kill pid %d",
-			 m->id, err, m->pid);
+		log_warn(
+			"migration %s: %s: a migrd started before the commit will kill pid %d",
+			m->id, err, m->pid);
 }
 
 static void do_restore(const struct req *r, const struct client *c,
@@ -636,8 +641,7 @@ static void do_restore(const struct req *r, const struct client *c,
 	m->state = D_RESTORING;
 	m->deadline = t0 + MIG_FENCE_MS;
 	pthread_mutex_unlock(&dest_lock);
-	log_info("migration %s: restoring pid %d on %s", r->id, m->pid,
-		 r->dev);
+	log_info("migration %s: restoring pid %d on %s", r->id, m->pid, r->dev);
 	ret = restore(m, r->dev, deadline, &ms, &report, err, sizeof(err));
 	/* claimed by the restored processes, or no longer needed */
 	pthread_mutex_lock(&dest_lock);
@@ -656,10 +660,13 @@ static void do_restore(const struct req *r, const struct client *c,
 	pthread_detach(th);
 	pthread_mutex_unlock(&dest_lock);
 	write_record(m);
-	log_info("migration %s: pid %d restored and resumed on %s in %.0f ms; waiting for the commit",
-		 r->id, m->pid, r->dev, io_now_ms() - (double)t0);
-	sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"restore_ms\":%.1f,\"reports\":%s}",
-		  REQ_VERSION, m->pid, ms, report ? report : "[]");
+	log_info(
+		"migration %s: pid %d restored and resumed on %s in %.0f ms; waiting for the commit",
+		r->id, m->pid, r->dev, io_now_ms() - (double)t0);
+	sb_printf(
+		out,
+		"{\"v\":%d,\"ok\":true,\"pid\":%d,\"restore_ms\":%.1f,\"reports\":%s}",
+		REQ_VERSION, m->pid, ms, report ? report : "[]");
 	free(report);
 	return;
 fail:
@@ -723,16 +730,18 @@ static void end_commit(struct dest_mig *m, char *err, size_t len)
 	 * the source must not run that again, so it is committed too
 	 */
 	if (waits && (announce(m, err, len) || commit_copy(m, err, len))) {
-		log_warn("migration %s: %s: its restored copy (pid %d) is killed",
-			 m->id, err, m->pid);
+		log_warn(
+			"migration %s: %s: its restored copy (pid %d) is killed",
+			m->id, err, m->pid);
 		kill_copy(m);
 		drop_netns(m);
 		img_remove(m->id, true);
 		m->state = D_DONE;
 	} else if (waits) {
 		if (err[0])
-			log_info("migration %s: committed; pid %d runs here, but a process of it ended on its own after its resume (%s)",
-				 m->id, m->pid, err);
+			log_info(
+				"migration %s: committed; pid %d runs here, but a process of it ended on its own after its resume (%s)",
+				m->id, m->pid, err);
 		else
 			log_info("migration %s: committed; pid %d runs here",
 				 m->id, m->pid);
@@ -745,8 +754,9 @@ static void end_commit(struct dest_mig *m, char *err, size_t len)
 		m->nsfd = -1;
 		img_remove(m->id, true);
 	} else if (!m || !m->committed) {
-		snprintf(err, len,
-			 "nothing to commit: no restored copy waits (its fence killed it?)");
+		snprintf(
+			err, len,
+			"nothing to commit: no restored copy waits (its fence killed it?)");
 	}
 }
 

@@ -62,14 +62,16 @@ bool migrate_dest_sweep(const char *id)
 		return true;
 	/* Its CRIU first, if still there: nothing it restores after stays */
 	if (criu_kill_in(dir) > 0)
-		log_warn("migration %s: the restore an earlier migrd left running is killed",
-			 id);
+		log_warn(
+			"migration %s: the restore an earlier migrd left running is killed",
+			id);
 	/* The mark comes before the namespace: whatever it holds goes */
 	snprintf(netns, sizeof(netns), "%s%s", NETNS_PREFIX, id);
 	killed = netns_sweep(netns);
 	if (killed >= 0)
-		log_warn("migration %s: network namespace %s, made for a restore never committed, is removed (%d processes in it killed)",
-			 id, netns, killed);
+		log_warn(
+			"migration %s: network namespace %s, made for a restore never committed, is removed (%d processes in it killed)",
+			id, netns, killed);
 	snprintf(path, sizeof(path), "%s/restored.pid", dir);
 	f = fopen(path, "re");
 	got = f ? fscanf(f, "%d", &pid) : 0;
@@ -78,16 +80,18 @@ bool migrate_dest_sweep(const char *id)
 	if (got != 1 || pid <= 0) {
 		/* a tree in a namespace of its own went with it */
 		if (killed < 0)
-			log_warn("migration %s: a restore was under way when migrd stopped; a copy it may still restore stays stopped (criu --leave-stopped): kill it",
-				 id);
+			log_warn(
+				"migration %s: a restore was under way when migrd stopped; a copy it may still restore stays stopped (criu --leave-stopped): kill it",
+				id);
 		return false;
 	}
 	/* Its copy: started within the restore's bound from the mark */
 	if (!proc_start(pid, &start) && start >= t0 &&
 	    start <= t0 + (MIG_RESTORE_MS / 1000 + 5) * hz) {
 		dest_signal_tree(pid, SIGKILL);
-		log_warn("migration %s: pid %d, restored here but never committed (migrd stopped before the commit), is killed",
-			 id, pid);
+		log_warn(
+			"migration %s: pid %d, restored here but never committed (migrd stopped before the commit), is killed",
+			id, pid);
 	}
 	return false;
 }

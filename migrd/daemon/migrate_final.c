@@ -40,9 +40,10 @@ int mig_park(struct mig *m)
 			return mig_fail(m, "park of pid %d: %s", pid, err);
 	}
 	m->ms_park = io_now_ms() - m->t_park;
-	mig_progress(m, "park",
-		     "parked %d migr process%s in %.0f ms (RDMA objects released)",
-		     m->nmovers, m->nmovers > 1 ? "es" : "", m->ms_park);
+	mig_progress(
+		m, "park",
+		"parked %d migr process%s in %.0f ms (RDMA objects released)",
+		m->nmovers, m->nmovers > 1 ? "es" : "", m->ms_park);
 	return 0;
 }
 
@@ -76,7 +77,9 @@ int mig_send_grants(struct mig *m)
 			v[i].owner = m->nsmovers[k];
 			w = req_grant_format(&v[i], one, sizeof(one));
 			if (w < 0) {
-				ret = mig_fail(m, "a partner grant does not fit a line");
+				ret = mig_fail(
+					m,
+					"a partner grant does not fit a line");
 				break;
 			}
 			if (len)
@@ -84,7 +87,8 @@ int mig_send_grants(struct mig *m)
 			memcpy(q.line + len, one, w + 1);
 			len += w;
 			/* full: sent; the rest follow */
-			if (len + 1 + REQ_GRANT_TEXT_MAX <= REQ_PARTNER_LINE_MAX)
+			if (len + 1 + REQ_GRANT_TEXT_MAX <=
+			    REQ_PARTNER_LINE_MAX)
 				continue;
 			j = mig_ask(m, &q, 10000);
 			if (!j)

@@ -54,9 +54,9 @@ void mig_hold_numbers(struct mig *m)
 		}
 	memcpy(m->err, saved, sizeof(saved));
 	mig_progress(
-		     m, "hold",
-		     "%s holds %u of %zu QP numbers, MR and window keys for the restore%s%s",
-		     m->r->host, m->numbers_held, all, why[0] ? ": " : "", why);
+		m, "hold",
+		"%s holds %u of %zu QP numbers, MR and window keys for the restore%s%s",
+		m->r->host, m->numbers_held, all, why[0] ? ": " : "", why);
 }
 
 /* criu dump or pre-dump of the tree into <dir>/<sub>, after <prev> */
@@ -146,10 +146,11 @@ int mig_precopy(struct mig *m)
 		if (mig_send_dir(m, sub, &rd->sent, &rd->ms_send))
 			return -1;
 		m->nrounds = k + 1;
-		mig_progress(m, "pre-copy",
-			     "pre-copy round %u: %.1f MiB of pages dumped in %.0f ms, sent in %.0f ms (%.1f MiB/s)",
-			     k + 1, rd->pages / 1048576.0, rd->ms_dump,
-			     rd->ms_send, mig_mib_s(rd->sent, rd->ms_send));
+		mig_progress(
+			m, "pre-copy",
+			"pre-copy round %u: %.1f MiB of pages dumped in %.0f ms, sent in %.0f ms (%.1f MiB/s)",
+			k + 1, rd->pages / 1048576.0, rd->ms_dump, rd->ms_send,
+			mig_mib_s(rd->sent, rd->ms_send));
 		snprintf(prev, sizeof(prev), "%s", sub);
 		/* Converged: an eighth of the first round, or no smaller */
 		if (k && (rd->pages * 8 <= m->rounds[0].pages ||

@@ -49,9 +49,8 @@ void mig_rollback(struct mig *m)
 			log_err("migration %s: pid %d stays parked here: %s",
 				m->id, m->movers[i], err);
 			failed = true;
-		} else if (!lost[0] &&
-			   proc_partner_error(reply, "resume", err,
-					      sizeof(err))) {
+		} else if (!lost[0] && proc_partner_error(reply, "resume", err,
+							  sizeof(err))) {
 			/* it runs, but a partner's QP faces its old one */
 			snprintf(lost, sizeof(lost), "pid %d: %.300s",
 				 m->movers[i], err);
@@ -59,9 +58,10 @@ void mig_rollback(struct mig *m)
 		free(reply);
 	}
 	if (!failed && lost[0]) {
-		snprintf(tail, sizeof(tail),
-			 "; pid %d is back on %s, but a partner was not reconnected (%s)",
-			 m->r->pid, m->from, lost);
+		snprintf(
+			tail, sizeof(tail),
+			"; pid %d is back on %s, but a partner was not reconnected (%s)",
+			m->r->pid, m->from, lost);
 		/* the partner left behind is what the operator must read */
 		if (off + strlen(tail) >= sizeof(m->err))
 			off = sizeof(m->err) - 1 - strlen(tail);
@@ -83,9 +83,10 @@ void mig_fence_wait(struct mig *m, long long sent)
 	long long until = sent + MIG_FENCE_MS + MIG_MARGIN_MS;
 	char state[32];
 
-	mig_progress(m, "rollback",
-		     "no answer from %s: waiting until its copy is known dead (at most %d s)",
-		     m->r->host, io_left_ms(until) / 1000);
+	mig_progress(
+		m, "rollback",
+		"no answer from %s: waiting until its copy is known dead (at most %d s)",
+		m->r->host, io_left_ms(until) / 1000);
 	while (io_left_ms(until)) {
 		if (!mig_end(m, "abort", state, sizeof(state)))
 			return;

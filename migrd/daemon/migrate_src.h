@@ -44,8 +44,8 @@ struct mig {
 	struct peer_conn *pc;
 	struct round rounds[REQ_PRECOPY_MAX];
 	unsigned int nrounds;
-	double ms_check, ms_precopy, ms_park, ms_dump, ms_send, ms_restore, ms_rebuild,
-		ms_partner, ms_blackout;
+	double ms_check, ms_precopy, ms_park, ms_dump, ms_send, ms_restore,
+		ms_rebuild, ms_partner, ms_blackout;
 	/* the longest any partner elsewhere held its posts: its blackout */
 	double ms_partner_blackout;
 	unsigned int partners; /* QPs whose partner is in another process */

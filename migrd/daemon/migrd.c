@@ -300,8 +300,8 @@ static int set_option(int o, bool *fg)
 			 optarg);
 		break;
 	case 'k':
-		snprintf(migrd.conf.key_file, sizeof(migrd.conf.key_file),
-			 "%s", optarg);
+		snprintf(migrd.conf.key_file, sizeof(migrd.conf.key_file), "%s",
+			 optarg);
 		break;
 	case 'T':
 		migrd.test_qp_owners = optarg;
@@ -344,8 +344,7 @@ static int parse_args(int argc, char **argv, bool *fg)
 	/* The config first, so options given override it */
 	if (load_config(argc, argv))
 		return -1;
-	while ((o = getopt_long(argc, argv, "fdc:s:p:l:k:h", opts, NULL)) !=
-	       -1)
+	while ((o = getopt_long(argc, argv, "fdc:s:p:l:k:h", opts, NULL)) != -1)
 		if (set_option(o, fg))
 			return -1;
 	if (optind < argc) {
@@ -371,7 +370,8 @@ static int load_key(void)
 		strcpy(migrd.conf.listen, "none");
 		return 0;
 	}
-	if (key_load(migrd.conf.key_file, migrd.psk, &migrd.psk_len, err, sizeof(err))) {
+	if (key_load(migrd.conf.key_file, migrd.psk, &migrd.psk_len, err,
+		     sizeof(err))) {
 		log_err("%s", err);
 		return -1;
 	}
@@ -476,9 +476,11 @@ int main(int argc, char **argv)
 	criu_warm_at_start();
 	log_info("listening on %s%s%s%s", migrd.conf.socket,
 		 pf[1].fd >= 0 ? ", peers on " : " (no peers)",
-		 pf[1].fd >= 0 ? migrd.conf.listen : "", pf[1].fd >= 0 ? "" : "");
+		 pf[1].fd >= 0 ? migrd.conf.listen : "",
+		 pf[1].fd >= 0 ? "" : "");
 	if (pf[1].fd >= 0)
-		log_info("peer port %u, key %s", migrd.conf.port, migrd.conf.key_file);
+		log_info("peer port %u, key %s", migrd.conf.port,
+			 migrd.conf.key_file);
 	serve(pf, &orig);
 	log_info("stopping (signal %d)", (int)stop);
 	unlink(migrd.conf.socket);

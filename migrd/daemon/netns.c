@@ -180,9 +180,10 @@ static int read_addr(struct read_args *a, const struct ifaddrs *i, int *n4)
 	struct req_ns *ns = a->ns;
 
 	if (ns->ifname[0] && strcmp(ns->ifname, i->ifa_name)) {
-		snprintf(a->err, a->errlen,
-			 "it has interfaces %s and %s: only one (besides lo) can move",
-			 ns->ifname, i->ifa_name);
+		snprintf(
+			a->err, a->errlen,
+			"it has interfaces %s and %s: only one (besides lo) can move",
+			ns->ifname, i->ifa_name);
 		return -1;
 	}
 	snprintf(ns->ifname, sizeof(ns->ifname), "%s", i->ifa_name);
@@ -204,14 +205,15 @@ static int read_addr(struct read_args *a, const struct ifaddrs *i, int *n4)
 		const struct sockaddr_in *mask = (void *)i->ifa_netmask;
 
 		if ((*n4)++) {
-			snprintf(a->err, a->errlen,
-				 "%s has more than one IPv4 address: one can move",
-				 i->ifa_name);
+			snprintf(
+				a->err, a->errlen,
+				"%s has more than one IPv4 address: one can move",
+				i->ifa_name);
 			return -1;
 		}
 		inet_ntop(AF_INET, &ad->sin_addr, ns->addr, sizeof(ns->addr));
-		ns->prefix = mask ? __builtin_popcount(mask->sin_addr.s_addr) :
-				    32;
+		ns->prefix =
+			mask ? __builtin_popcount(mask->sin_addr.s_addr) : 32;
 	}
 	return 0;
 }
@@ -420,23 +422,23 @@ int netns_check(const struct req_ns *ns, char *err, size_t errlen)
 	return 0;
 }
 
-int netns_create(const char *name, const struct req_ns *ns, int *fd,
-		 char *err, size_t errlen)
+int netns_create(const char *name, const struct req_ns *ns, int *fd, char *err,
+		 size_t errlen)
 {
 	char dev[IF_NAMESIZE], tmp[IF_NAMESIZE], addr[32], path[128];
 	bool local;
 	const char *add_ns[] = { "netns", "add", name, NULL };
 	/* the kernel's random MAC until the restore is done */
-	const char *add_link[] = { "link", "add", tmp, "link", dev, "type",
-				   "macvlan", "mode", "bridge", NULL };
+	const char *add_link[] = { "link", "add",     tmp,    "link",	dev,
+				   "type", "macvlan", "mode", "bridge", NULL };
 	const char *move[] = { "link", "set", tmp, "netns", name, NULL };
-	const char *rename[] = { "-n", name, "link", "set", tmp, "name",
-				 ns->ifname, NULL };
-	const char *add_addr[] = { "-n", name, "addr", "add", addr, "dev",
-				   ns->ifname, NULL };
+	const char *rename[] = { "-n", name,   "link",	   "set",
+				 tmp,  "name", ns->ifname, NULL };
+	const char *add_addr[] = { "-n", name,	"addr",	    "add",
+				   addr, "dev", ns->ifname, NULL };
 	const char *lo[] = { "-n", name, "link", "set", "lo", "up", NULL };
-	const char *up[] = { "-n", name, "link", "set", ns->ifname, "arp",
-			     "off", "up", NULL };
+	const char *up[] = { "-n",  name,  "link", "set", ns->ifname,
+			     "arp", "off", "up",   NULL };
 	const char *del_link[] = { "link", "del", tmp, NULL };
 	char ignore[128];
 
@@ -586,11 +588,10 @@ static int garp(void *p)
 	return ret;
 }
 
-int netns_announce(int nsfd, const struct req_ns *ns, char *err,
-		   size_t errlen)
+int netns_announce(int nsfd, const struct req_ns *ns, char *err, size_t errlen)
 {
-	const char *args[] = { "link", "set", ns->ifname, "address", ns->mac,
-			       "arp", "on", NULL };
+	const char *args[] = { "link",	"set", ns->ifname, "address",
+			       ns->mac, "arp", "on",	   NULL };
 
 	if (ip(nsfd, args, NULL, 0, err, errlen))
 		return -1;

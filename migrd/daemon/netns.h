@@ -57,8 +57,8 @@ int netns_check(const struct req_ns *ns, char *err, size_t errlen);
  * there, which would answer with resets. lo up. Opened into *fd. On
  * failure nothing is left.
  */
-int netns_create(const char *name, const struct req_ns *ns, int *fd,
-		 char *err, size_t errlen);
+int netns_create(const char *name, const struct req_ns *ns, int *fd, char *err,
+		 size_t errlen);
 
 /* Remove /run/netns/<name> (its interface goes with its last process) */
 void netns_delete(const char *name);
@@ -74,7 +74,6 @@ int netns_sweep(const char *name);
 bool netns_ours(int nsfd, char *name, size_t len);
 
 /* ns's MAC and ARP on, then gratuitous ARPs: the address lives here */
-int netns_announce(int nsfd, const struct req_ns *ns, char *err,
-		   size_t errlen);
+int netns_announce(int nsfd, const struct req_ns *ns, char *err, size_t errlen);
 
 #endif

@@ -121,16 +121,18 @@ static int open_context(int fd, const char *dev, char *err, size_t errlen)
 		   3);
 	/* the stock module has no methods of migr's: the usual case */
 	if (ret == EPROTONOSUPPORT || ret == EOPNOTSUPP)
-		snprintf(err, errlen,
-			 "%s runs the stock rdma_rxe: moved objects get new numbers, translated (migr's rdma_rxe keeps them: package migr-rxe-dkms)",
-			 dev);
+		snprintf(
+			err, errlen,
+			"%s runs the stock rdma_rxe: moved objects get new numbers, translated (migr's rdma_rxe keeps them: package migr-rxe-dkms)",
+			dev);
 	else if (ret)
 		snprintf(err, errlen, "asking %s for migr's methods failed: %s",
 			 dev, strerror(ret));
 	else if (abi != MIGR_RXE_ABI || !(flags & MIGR_RXE_CAP_CLAIM))
-		snprintf(err, errlen,
-			 "%s runs migr's rdma_rxe of ABI %u, without the claims of ABI %u: moved objects get new numbers, translated",
-			 dev, abi, MIGR_RXE_ABI);
+		snprintf(
+			err, errlen,
+			"%s runs migr's rdma_rxe of ABI %u, without the claims of ABI %u: moved objects get new numbers, translated",
+			dev, abi, MIGR_RXE_ABI);
 	else
 		return 0;
 	return ret ?: EPROTONOSUPPORT;

@@ -66,9 +66,10 @@ static void proc_entry(struct sbuf *out, const struct proc_info *p,
 		goto null;
 	len = strlen(reply);
 	if (len > *room) {
-		snprintf(err, sizeof(err),
-			 "pid %d: its status reply (%zu bytes) does not fit the %d MiB of one status",
-			 p->pid, len, STATUS_REPLIES_MAX >> 20);
+		snprintf(
+			err, sizeof(err),
+			"pid %d: its status reply (%zu bytes) does not fit the %d MiB of one status",
+			p->pid, len, STATUS_REPLIES_MAX >> 20);
 		free(reply);
 		goto null;
 	}
@@ -131,9 +132,10 @@ static void switch_error(const char *reply, char *err, size_t len)
 {
 	if (ctl_reply_first_error(reply, "switch", err, len))
 		return;
-	snprintf(err, len, ctl_reply_reports(reply, "switch") ?
-				   "switch failed" :
-				   "the process has no open migr device");
+	snprintf(err, len,
+		 ctl_reply_reports(reply, "switch") ?
+			 "switch failed" :
+			 "the process has no open migr device");
 }
 
 static void do_switch(const struct req *r, const struct client *c,

@@ -99,7 +99,8 @@ static int ask(const struct relay *x, int pid, int timeout_ms, char **reply,
 {
 	char line[REQ_PARTNER_LINE_MAX + 16];
 
-	ctl_format(&(struct ctl_req){ .op = CTL_PARTNER, .nargs = 1,
+	ctl_format(&(struct ctl_req){ .op = CTL_PARTNER,
+				      .nargs = 1,
 				      .line = x->r->line },
 		   line, sizeof(line));
 	if (proc_request(pid, line, timeout_ms, reply, err, errlen))
@@ -114,7 +115,8 @@ static void answered(const struct relay *x, struct sbuf *out, int pid,
 	if (v->ok)
 		rlog(x, "pid %d: ok (%lld ms)", pid, io_now_ms() - x->t0);
 	else
-		rlog(x, "pid %d: failed (%lld ms): %s", pid, io_now_ms() - x->t0,
+		rlog(x, "pid %d: failed (%lld ms): %s", pid,
+		     io_now_ms() - x->t0,
 		     v->error[0] ? v->error : "no reason given");
 	wrap(out, pid, reply, v);
 	free(reply);
@@ -149,9 +151,8 @@ struct claims {
  * counted in c as backed, or (if it says ok) as forged, the first forged
  * one saying why in c->why.
  */
-static void check_claim(const struct relay *x, int pid,
-			const struct pline *pl, int i, const json_t *res,
-			struct claims *c)
+static void check_claim(const struct relay *x, int pid, const struct pline *pl,
+			int i, const json_t *res, struct claims *c)
 {
 	char e[256], gid[REQ_GID_LEN + 2];
 	bool ok = migr_json_true(res, "ok");
@@ -177,21 +178,25 @@ static void check_claim(const struct relay *x, int pid,
 	if (!ok || c->forged++)
 		return;
 	if (phys < 1 || phys > 0xffffff || phys != (uint32_t)phys)
-		snprintf(c->why, sizeof(c->why),
-			 "pid %d claimed QP 0x%x on %s without naming the QP it holds",
-			 pid, pl->qpn[i], x->where);
+		snprintf(
+			c->why, sizeof(c->why),
+			"pid %d claimed QP 0x%x on %s without naming the QP it holds",
+			pid, pl->qpn[i], x->where);
 	else if (want && want != (uint32_t)phys)
-		snprintf(c->why, sizeof(c->why),
-			 "pid %d claimed QP 0x%x on %s as its QP 0x%x, but the asker's QP is connected to QP 0x%x",
-			 pid, pl->qpn[i], x->where, (uint32_t)phys, want);
+		snprintf(
+			c->why, sizeof(c->why),
+			"pid %d claimed QP 0x%x on %s as its QP 0x%x, but the asker's QP is connected to QP 0x%x",
+			pid, pl->qpn[i], x->where, (uint32_t)phys, want);
 	else if ((c->unsure = rc < 0)) /* no answer is no "not held" */
-		snprintf(c->why, sizeof(c->why),
-			 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel could not confirm: %s",
-			 pid, pl->qpn[i], x->where, (uint32_t)phys, e);
+		snprintf(
+			c->why, sizeof(c->why),
+			"pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel could not confirm: %s",
+			pid, pl->qpn[i], x->where, (uint32_t)phys, e);
 	else
-		snprintf(c->why, sizeof(c->why),
-			 "pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold (%s)",
-			 pid, pl->qpn[i], x->where, (uint32_t)phys, e);
+		snprintf(
+			c->why, sizeof(c->why),
+			"pid %d claimed QP 0x%x on %s as its QP 0x%x, which the kernel says it does not hold (%s)",
+			pid, pl->qpn[i], x->where, (uint32_t)phys, e);
 	/* a claim checked at another GID than asked: say which */
 	if (strcmp(gid, x->r->gid))
 		snprintf(c->why + strlen(c->why),
@@ -328,9 +333,10 @@ static int search_pick(const struct relay *x, struct proc_ask *v, int k,
 			if (c.unsure && !unsure[0])
 				snprintf(unsure, len, "%s", c.why);
 		} else if (c.backed && owner >= 0) {
-			snprintf(err, sizeof(err),
-				 "pids %d and %d both claim QP 0x%x on %s; refused",
-				 v[owner].pid, v[i].pid, x->r->qpn, x->where);
+			snprintf(
+				err, sizeof(err),
+				"pids %d and %d both claim QP 0x%x on %s; refused",
+				v[owner].pid, v[i].pid, x->r->qpn, x->where);
 			log_warn("partner %.*s: %s", x->op_len, x->r->line,
 				 err);
 			refuse(x, out, err);
@@ -369,7 +375,8 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 	for (i = 0; i < n; i++)
 		if (all[i].pid != x->asker && all[i].pid != asked)
 			v[k++].pid = all[i].pid;
-	ctl_format(&(struct ctl_req){ .op = CTL_PARTNER, .nargs = 1,
+	ctl_format(&(struct ctl_req){ .op = CTL_PARTNER,
+				      .nargs = 1,
 				      .line = x->r->line },
 		   line, sizeof(line));
 	proc_ask_all(v, k, line, SEARCH_PROC_MS, io_now_ms() + SEARCH_MS,
@@ -514,8 +521,7 @@ static void relay(const struct relay *x, bool remote, struct sbuf *out)
  * A relayed reply parsed into *j (NULL if it is not JSON; json_decref()
  * it): its "pid", and its process's "results", or NULL without them.
  */
-static const json_t *reply_results(const struct sbuf *out, json_t **j,
-				   int *pid)
+static const json_t *reply_results(const struct sbuf *out, json_t **j, int *pid)
 {
 	const char *s = out->p ? out->p : "";
 
@@ -534,9 +540,9 @@ static bool res_ok(const json_t *res)
  * each it answers for must face a QP of tgid's by the kernel, set in
  * *verified; 0, or -1 with err
  */
-static int faces_verify(const struct relay *x, const struct pline *pl,
-			int tgid, const json_t *arr, int ppid,
-			uint64_t *verified, char *err, size_t errlen)
+static int faces_verify(const struct relay *x, const struct pline *pl, int tgid,
+			const json_t *arr, int ppid, uint64_t *verified,
+			char *err, size_t errlen)
 {
 	char gid[REQ_GID_LEN + 2], e[256];
 	const json_t *res;
@@ -568,8 +574,8 @@ static int faces_verify(const struct relay *x, const struct pline *pl,
 			snprintf(
 				err, errlen,
 				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own (%s)",
-				pl->qpn[i], x->where, (uint32_t)phys, gid,
-				tgid, e);
+				pl->qpn[i], x->where, (uint32_t)phys, gid, tgid,
+				e);
 			return -1;
 		default:
 			snprintf(err, errlen,
@@ -871,7 +877,6 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 			refuse(&x, out, err);
 		else
 			relay(&x, remote, out);
-	}
-	else
+	} else
 		checked(&x, c, remote, out);
 }

@@ -80,8 +80,8 @@ bool pauth_check(const struct pauth_key *k, int ppid, long long now_ms)
 	return ok;
 }
 
-int pauth_list(int pid, unsigned long long start, struct req_grant *v,
-	       int max, long long now_ms)
+int pauth_list(int pid, unsigned long long start, struct req_grant *v, int max,
+	       long long now_ms)
 {
 	int i, n = 0;
 

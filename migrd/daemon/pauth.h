@@ -53,7 +53,7 @@ void pauth_drop(const struct pauth_key *k, int ppid);
  * start time there) before it resumes: a peer daemon may relay any
  * partner step anyway, so they give it nothing it could not do.
  */
-int pauth_list(int pid, unsigned long long start, struct req_grant *v,
-	       int max, long long now_ms);
+int pauth_list(int pid, unsigned long long start, struct req_grant *v, int max,
+	       long long now_ms);
 
 #endif

@@ -39,8 +39,8 @@ static void ctx_init(void)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		ctxs[i] = tls_ctx_new(i, migrd.psk, migrd.psk_len, TLS_ALPN, ctx_err,
-				      sizeof(ctx_err));
+		ctxs[i] = tls_ctx_new(i, migrd.psk, migrd.psk_len, TLS_ALPN,
+				      ctx_err, sizeof(ctx_err));
 		if (!ctxs[i])
 			log_err("%s", ctx_err);
 	}

@@ -98,9 +98,10 @@ static int check_holder(int fd, int pid, char *err, size_t errlen)
 	 * process that opened its device as root and dropped privileges)
 	 */
 	if (cred.pid != pid || (cred.uid != uid && cred.uid != 0)) {
-		snprintf(err, errlen,
-			 "pid %d: its control socket is held by pid %d uid %u, not by the process",
-			 pid, (int)cred.pid, (unsigned int)cred.uid);
+		snprintf(
+			err, errlen,
+			"pid %d: its control socket is held by pid %d uid %u, not by the process",
+			pid, (int)cred.pid, (unsigned int)cred.uid);
 		return -1;
 	}
 	return 0;
@@ -131,9 +132,9 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 		return -1;
 	}
 	/* One bound for connect, write and read together */
-	fd = ctl_connect(fd, nspid, timeout_ms < PROC_CONNECT_MS ?
-					    timeout_ms :
-					    PROC_CONNECT_MS);
+	fd = ctl_connect(fd, nspid,
+			 timeout_ms < PROC_CONNECT_MS ? timeout_ms :
+							PROC_CONNECT_MS);
 	if (fd < 0) {
 		snprintf(err, errlen,
 			 "pid %d: cannot reach its control socket: %s", pid,
@@ -175,9 +176,10 @@ int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 	int ret;
 
 	if (inflight_get(pid)) {
-		snprintf(err, errlen,
-			 "pid %d: %d requests to it are already in flight; try again later",
-			 pid, PROC_INFLIGHT_MAX);
+		snprintf(
+			err, errlen,
+			"pid %d: %d requests to it are already in flight; try again later",
+			pid, PROC_INFLIGHT_MAX);
 		return -1;
 	}
 	ret = request(pid, line, timeout_ms, reply, err, errlen);

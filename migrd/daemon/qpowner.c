@@ -107,9 +107,8 @@ static int dump_cb(struct nl_msg *msg, void *arg)
 			q->list[q->n].qpn =
 				nla_get_u32(e[RDMA_NLDEV_ATTR_RES_LQPN]);
 			a = e[RDMA_NLDEV_ATTR_RES_PID];
-			q->list[q->n].pid = a && nla_len(a) >= 4 ?
-						    (int)nla_get_u32(a) :
-						    0;
+			q->list[q->n].pid =
+				a && nla_len(a) >= 4 ? (int)nla_get_u32(a) : 0;
 			q->n++;
 			continue;
 		}

@@ -65,9 +65,9 @@ static bool reply_ok(const char *reply, char *err, size_t errlen)
  * v's reply (or error) into procs, one object; the first error, naming
  * the process (comm), into first
  */
-static void add_proc(const struct req *r, struct proc_ask *v,
-		     const char *comm, bool more, struct sbuf *procs,
-		     char *first, size_t first_len)
+static void add_proc(const struct req *r, struct proc_ask *v, const char *comm,
+		     bool more, struct sbuf *procs, char *first,
+		     size_t first_len)
 {
 	char err[256];
 
@@ -110,10 +110,9 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 		reply_error(out, "out of memory");
 		goto out;
 	}
-	ctl_format(&(struct ctl_req){ .op = CTL_UD,
-				      .nargs = 1,
-				      .line = r->line },
-		   line, sizeof(line));
+	ctl_format(
+		&(struct ctl_req){ .op = CTL_UD, .nargs = 1, .line = r->line },
+		line, sizeof(line));
 	n = registry_list(all, REG_MAX);
 	/* all[] keeps the processes asked, in v[]'s order (their comm) */
 	for (i = 0; i < n; i++)
@@ -174,8 +173,7 @@ static struct rec *rec_of(int pid, unsigned long long start, bool create)
 	int i, lru = 0;
 
 	for (i = 0; i < REC_ASKERS; i++) {
-		if (recs[i] && recs[i]->pid == pid &&
-		    recs[i]->start == start) {
+		if (recs[i] && recs[i]->pid == pid && recs[i]->start == start) {
 			recs[i]->used = ++rec_clock;
 			return recs[i];
 		}
@@ -222,8 +220,8 @@ static void rec_add(struct rec *r, const struct rec *old, const char *place,
 	q->qpn = q->known = qpn;
 	/* a QP it moved to is known by the number it announced for it */
 	for (i = 0; old && i < old->n; i++)
-		if (old->q[i].qpn == qpn && strlen(old->q[i].place) ==
-						    REQ_GID_LEN &&
+		if (old->q[i].qpn == qpn &&
+		    strlen(old->q[i].place) == REQ_GID_LEN &&
 		    place_has_gid(place, old->q[i].place))
 			q->known = old->q[i].known;
 }

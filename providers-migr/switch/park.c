@@ -102,9 +102,10 @@ int migr_park(struct migr_context **ctxs, unsigned int n, unsigned int wait_ms,
 		ret = migr_set_park(set, NULL, wait_ms, rep);
 	if (!ret && (rep->device_fds || rep->device_maps)) {
 		/* CRIU could not dump it: not parked, running as before */
-		snprintf(rep->error, sizeof(rep->error),
-			 "the process holds %d device files and %d device mappings outside migr",
-			 rep->device_fds, rep->device_maps);
+		snprintf(
+			rep->error, sizeof(rep->error),
+			"the process holds %d device files and %d device mappings outside migr",
+			rep->device_fds, rep->device_maps);
 		migr_set_unpark(set, rep);
 		ret = EBUSY;
 	}
@@ -148,7 +149,8 @@ static int retarget(struct sw_set *set, const char *target,
 		for (q = 0; q < g->n && !ret; q++) {
 			if (ibv_query_gid(to, g->e[q].port, g->e[q].index,
 					  &g->e[q].to)) {
-				REPORT(rep, "GID index %u of port %u missing on %s",
+				REPORT(rep,
+				       "GID index %u of port %u missing on %s",
 				       g->e[q].index, g->e[q].port, target);
 				ret = ENOENT;
 			}

@@ -48,7 +48,8 @@ int migr_gid_table_read(struct ibv_context *ctx, struct migr_gid_table *t);
 void migr_gid_table_free(struct migr_gid_table *t);
 /* What each GID of table from becomes on to, into moves; 0 or errno */
 int migr_gid_table_moves(const struct migr_gid_table *from,
-			 struct ibv_context *to, struct migr_gid_history *moves);
+			 struct ibv_context *to,
+			 struct migr_gid_history *moves);
 /* What each GID of from's ports becomes on to, into moves; 0 or errno */
 int migr_gid_moves(struct ibv_context *from, struct ibv_context *to,
 		   struct migr_gid_history *moves);

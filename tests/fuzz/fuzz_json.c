@@ -64,7 +64,7 @@ static void walk(json_t *v, int *budget)
 	if (--*budget < 0)
 		return;
 	if (json_is_object(v)) {
-		json_object_foreach(v, key, m) {
+		json_object_foreach (v, key, m) {
 			/* one value per key: its own name finds it */
 			FUZZ_ASSERT(json_object_get(v, key) == m);
 			getters(v, key);
@@ -76,7 +76,7 @@ static void walk(json_t *v, int *budget)
 		ascii(err, sizeof(err), true);
 		FUZZ_ASSERT(!strchr(err, 0x7f));
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, m)
+		json_array_foreach (v, i, m)
 			walk(m, budget);
 	}
 }

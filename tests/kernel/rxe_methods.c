@@ -82,10 +82,12 @@ static int call(uint16_t method, struct ib_uverbs_attr *attrs, int n)
 static int query_caps(uint32_t *abi, uint64_t *flags, uint32_t *ranges)
 {
 	struct ib_uverbs_attr a[] = {
-		{ .attr_id = MIGR_RXE_ATTR_CAPS_ABI, .len = sizeof(*abi),
+		{ .attr_id = MIGR_RXE_ATTR_CAPS_ABI,
+		  .len = sizeof(*abi),
 		  .flags = UVERBS_ATTR_F_MANDATORY,
 		  .data = (uintptr_t)abi },
-		{ .attr_id = MIGR_RXE_ATTR_CAPS_FLAGS, .len = sizeof(*flags),
+		{ .attr_id = MIGR_RXE_ATTR_CAPS_FLAGS,
+		  .len = sizeof(*flags),
 		  .flags = UVERBS_ATTR_F_MANDATORY,
 		  .data = (uintptr_t)flags },
 		{ .attr_id = MIGR_RXE_ATTR_CAPS_RANGES,
@@ -101,10 +103,14 @@ static int query_caps(uint32_t *abi, uint64_t *flags, uint32_t *ranges)
 static int set_next_fd(int fd, uint64_t kind, uint32_t value)
 {
 	struct ib_uverbs_attr a[] = {
-		{ .attr_id = MIGR_RXE_ATTR_NEXT_KIND, .len = sizeof(uint64_t),
-		  .flags = UVERBS_ATTR_F_MANDATORY, .data = kind },
-		{ .attr_id = MIGR_RXE_ATTR_NEXT_VALUE, .len = sizeof(value),
-		  .flags = UVERBS_ATTR_F_MANDATORY, .data = value },
+		{ .attr_id = MIGR_RXE_ATTR_NEXT_KIND,
+		  .len = sizeof(uint64_t),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = kind },
+		{ .attr_id = MIGR_RXE_ATTR_NEXT_VALUE,
+		  .len = sizeof(value),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = value },
 	};
 
 	return call_fd(fd, MIGR_RXE_METHOD_SET_NEXT, a, 2);
@@ -118,9 +124,13 @@ static int set_next(uint64_t kind, uint32_t value)
 static struct ibv_qp *new_qp(void)
 {
 	struct ibv_qp_init_attr attr = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 	};
 
 	return ibv_create_qp(pd, &attr);
@@ -176,8 +186,8 @@ static void qp_checks(const uint32_t *ranges)
 		ibv_destroy_qp(again);
 	check(set_next(MIGR_RXE_KIND_QPN, ranges[0] - 1) == -ERANGE &&
 		      set_next(MIGR_RXE_KIND_QPN, ranges[1] + 1) == -ERANGE,
-	      "qpn_out_of_range_refused", "below 0x%x or above 0x%x",
-	      ranges[0], ranges[1]);
+	      "qpn_out_of_range_refused", "below 0x%x or above 0x%x", ranges[0],
+	      ranges[1]);
 }
 
 static void mr_checks(void)
@@ -598,7 +608,8 @@ static bool find_gid(void)
 	}
 	printf("rxe_methods: re-point on GID %d (%u.%u.%u.%u), peers on GID %d (%u.%u.%u.%u)\n",
 	       gid_idx, gid.raw[12], gid.raw[13], gid.raw[14], gid.raw[15],
-	       gid2_idx, gid2.raw[12], gid2.raw[13], gid2.raw[14], gid2.raw[15]);
+	       gid2_idx, gid2.raw[12], gid2.raw[13], gid2.raw[14],
+	       gid2.raw[15]);
 	return true;
 }
 
@@ -606,8 +617,10 @@ static bool rc_new(struct rc *r, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr attr = {
 		.qp_type = type,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 	};
 
 	r->qp = NULL;
@@ -644,15 +657,17 @@ static int rc_connect_at(struct ibv_qp *qp, int sidx, const union ibv_gid *dgid,
 			 enum ibv_qp_state upto)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
 				   IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_READ,
 	};
 	int err;
 
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	err = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_ACCESS_FLAGS);
 	if (err || upto == IBV_QPS_INIT)
 		return err;
 	memset(&a, 0, sizeof(a));
@@ -667,10 +682,11 @@ static int rc_connect_at(struct ibv_qp *qp, int sidx, const union ibv_gid *dgid,
 	a.ah_attr.grh.sgid_index = sidx;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					    IBV_QP_MAX_DEST_RD_ATOMIC |
-					    IBV_QP_MIN_RNR_TIMER);
+	err = ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
 	if (err || upto == IBV_QPS_RTR)
 		return err;
 	memset(&a, 0, sizeof(a));
@@ -680,9 +696,10 @@ static int rc_connect_at(struct ibv_qp *qp, int sidx, const union ibv_gid *dgid,
 	a.rnr_retry = 7; /* an RNR wait lasts until a receive is posted */
 	a.sq_psn = sq_psn;
 	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-					     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &a,
+			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* The same from and to gid */
@@ -694,11 +711,13 @@ static int rc_connect(struct ibv_qp *qp, uint32_t dest, uint32_t sq_psn,
 
 static int ud_up(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = 1,
 				 .qkey = 0x11111111 };
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					  IBV_QP_PORT | IBV_QP_QKEY))
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_QKEY))
 		return -1;
 	a.qp_state = IBV_QPS_RTR;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
@@ -711,8 +730,10 @@ static int ud_up(struct ibv_qp *qp)
 static int post_recv(struct ibv_qp *qp, int slot)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)(tbuf + 64 * slot),
-			       .length = 64, .lkey = tmr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
+			       .length = 64,
+			       .lkey = tmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = slot,
+				  .sg_list = &sge,
 				  .num_sge = 1 },
 			   *bad;
 
@@ -723,9 +744,12 @@ static int post_recv(struct ibv_qp *qp, int slot)
 static int post_send(struct ibv_qp *qp, int slot, const char *msg)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)(tbuf + 64 * slot),
-			       .length = strlen(msg) + 1, .lkey = tmr->lkey };
-	struct ibv_send_wr wr = { .wr_id = slot, .sg_list = &sge,
-				  .num_sge = 1, .opcode = IBV_WR_SEND,
+			       .length = strlen(msg) + 1,
+			       .lkey = tmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = slot,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED },
 			   *bad;
 
@@ -804,8 +828,10 @@ static const char *self_transfer(struct rc *q)
 		recvs += wc[i].status == IBV_WC_SUCCESS &&
 			 wc[i].opcode == IBV_WC_RECV && wc[i].wr_id == 50;
 	}
-	return sends == 1 && recvs == 1 && !strcmp(tbuf + 64 * 50, "to itself") ?
-		       "" : "no send and receive completions";
+	return sends == 1 && recvs == 1 &&
+			       !strcmp(tbuf + 64 * 50, "to itself") ?
+		       "" :
+		       "no send and receive completions";
 }
 
 static int repoint(uint64_t handle, const union ibv_gid *dgid, uint32_t qpn,
@@ -813,41 +839,50 @@ static int repoint(uint64_t handle, const union ibv_gid *dgid, uint32_t qpn,
 {
 	struct ib_uverbs_attr a[] = {
 		{ .attr_id = MIGR_RXE_ATTR_REPOINT_QP,
-		  .flags = UVERBS_ATTR_F_MANDATORY, .data = handle },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DGID, .len = sizeof(*dgid),
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = handle },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DGID,
+		  .len = sizeof(*dgid),
 		  .flags = UVERBS_ATTR_F_MANDATORY,
 		  .data = (uintptr_t)dgid->raw },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DEST_QPN, .len = 4,
-		  .flags = UVERBS_ATTR_F_MANDATORY, .data = qpn },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_SQ_PSN, .len = 4,
-		  .flags = UVERBS_ATTR_F_MANDATORY, .data = sq_psn },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_RQ_PSN, .len = 4,
-		  .flags = UVERBS_ATTR_F_MANDATORY, .data = rq_psn },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DEST_QPN,
+		  .len = 4,
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = qpn },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_SQ_PSN,
+		  .len = 4,
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = sq_psn },
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_RQ_PSN,
+		  .len = 4,
+		  .flags = UVERBS_ATTR_F_MANDATORY,
+		  .data = rq_psn },
 	};
 
 	return call(MIGR_RXE_METHOD_QP_REPOINT, a, 5);
 }
 
 /* qp's peer and PSNs as the device reports them (sq_psn ~0: any) */
-static bool peer_is(struct ibv_qp *qp, const union ibv_gid *dgid,
-		    uint32_t dest, uint32_t sq_psn, uint32_t rq_psn, char *why,
-		    size_t n)
+static bool peer_is(struct ibv_qp *qp, const union ibv_gid *dgid, uint32_t dest,
+		    uint32_t sq_psn, uint32_t rq_psn, char *why, size_t n)
 {
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr init;
 
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN |
-					 IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
+	if (ibv_query_qp(qp, &a,
+			 IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN |
+				 IBV_QP_SQ_PSN | IBV_QP_RQ_PSN,
 			 &init)) {
 		snprintf(why, n, "query_qp: %s", strerror(errno));
 		return false;
 	}
-	snprintf(why, n,
-		 "state %d, dest 0x%x (0x%x), sq_psn 0x%x (0x%x), rq_psn 0x%x (0x%x), dgid ..%u.%u (..%u.%u), sgid %u, port %u",
-		 a.qp_state, a.dest_qp_num, dest, a.sq_psn, sq_psn, a.rq_psn,
-		 rq_psn, a.ah_attr.grh.dgid.raw[14], a.ah_attr.grh.dgid.raw[15],
-		 dgid->raw[14], dgid->raw[15], a.ah_attr.grh.sgid_index,
-		 a.ah_attr.port_num);
+	snprintf(
+		why, n,
+		"state %d, dest 0x%x (0x%x), sq_psn 0x%x (0x%x), rq_psn 0x%x (0x%x), dgid ..%u.%u (..%u.%u), sgid %u, port %u",
+		a.qp_state, a.dest_qp_num, dest, a.sq_psn, sq_psn, a.rq_psn,
+		rq_psn, a.ah_attr.grh.dgid.raw[14], a.ah_attr.grh.dgid.raw[15],
+		dgid->raw[14], dgid->raw[15], a.ah_attr.grh.sgid_index,
+		a.ah_attr.port_num);
 	return a.qp_state == IBV_QPS_RTS && a.dest_qp_num == dest &&
 	       (sq_psn == ~0u || a.sq_psn == sq_psn) && a.rq_psn == rq_psn &&
 	       !memcmp(a.ah_attr.grh.dgid.raw, dgid->raw, sizeof(*dgid)) &&
@@ -915,9 +950,8 @@ static void repoint_works(uint64_t flags)
 	check(!*r, "repoint_recv_posted_before_completes", "%s", r);
 	r = transfer(&a, &c, 3, 30, "A to C");
 	check(!*r, "repoint_traffic_a_to_c", "%s", r);
-	check(a.qp->qp_num == aqpn &&
-		      peer_is(a.qp, &gid2, c.qp->qp_num, 0x301, 0x401, why,
-			      sizeof(why)),
+	check(a.qp->qp_num == aqpn && peer_is(a.qp, &gid2, c.qp->qp_num, 0x301,
+					      0x401, why, sizeof(why)),
 	      "repoint_a_keeps_its_number", "0x%x: %s", aqpn, why);
 	if (gid2_idx != gid_idx) {
 		/* B, on A's old peer address: dropped, never taken by A */
@@ -949,8 +983,9 @@ static void repoint_works(uint64_t flags)
 	      strerror(-err));
 	err = repoint(a.qp->handle, &gid, c.qp->qp_num, 1 << 24, 0x700);
 	i = repoint(a.qp->handle, &gid, c.qp->qp_num, 0x700, 0xffffffff);
-	check(err == -ERANGE && i == -ERANGE, "repoint_psn_out_of_range_refused",
-	      "sq %s, rq %s", strerror(-err), strerror(-i));
+	check(err == -ERANGE && i == -ERANGE,
+	      "repoint_psn_out_of_range_refused", "sq %s, rq %s",
+	      strerror(-err), strerror(-i));
 	{
 		union ibv_gid g = { .raw = { 0xff, 0x0e, [15] = 1 } };
 
@@ -1027,8 +1062,8 @@ static void repoint_concurrent(struct rc *e, struct rc *f)
 		r = transfer(e, f, 49, 48, "E to F after the race");
 	check(!t[0].other && !t[1].other && t[0].ok + t[1].ok > 0 && !*r,
 	      "repoint_concurrent", "done %d, EBUSY %d, other %d; %s",
-	      t[0].ok + t[1].ok, t[0].busy + t[1].busy,
-	      t[0].other + t[1].other, *r ? r : "traffic after");
+	      t[0].ok + t[1].ok, t[0].busy + t[1].busy, t[0].other + t[1].other,
+	      *r ? r : "traffic after");
 }
 
 /*
@@ -1039,9 +1074,12 @@ static void repoint_concurrent(struct rc *e, struct rc *f)
 static void repoint_read_in_flight(struct rc *d)
 {
 	struct rc g = {};
-	struct ibv_sge sge = { .addr = (uintptr_t)tbuf, .length = 64,
+	struct ibv_sge sge = { .addr = (uintptr_t)tbuf,
+			       .length = 64,
 			       .lkey = tmr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 60, .sg_list = &sge, .num_sge = 1,
+	struct ibv_send_wr wr = { .wr_id = 60,
+				  .sg_list = &sge,
+				  .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_READ,
 				  .send_flags = IBV_SEND_SIGNALED,
 				  .wr.rdma = { .remote_addr = (uintptr_t)tbuf,
@@ -1054,7 +1092,8 @@ static void repoint_read_in_flight(struct rc *d)
 	/* d is in RTR: back to RESET, then INIT, where it drops requests */
 	rc_retry_cnt = 2;
 	if (!rc_new(&g, IBV_QPT_RC) ||
-	    ibv_modify_qp(dq, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
+	    ibv_modify_qp(dq,
+			  &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
 			  IBV_QP_STATE) ||
 	    rc_connect(dq, g.qp->qp_num, 1, 1, IBV_QPS_INIT) ||
 	    rc_connect(g.qp, dq->qp_num, 0x30, 0x40, IBV_QPS_RTS) ||
@@ -1070,11 +1109,14 @@ static void repoint_read_in_flight(struct rc *d)
 	err = wait_wc(g.cq, &wc, 10000);
 	check(busy == 5, "repoint_read_in_flight_refused", "%d of 5 EBUSY",
 	      busy);
-	err = err ? -1 : wc.status != IBV_WC_RETRY_EXC_ERR ? -2 :
-		  repoint(g.qp->handle, &gid, dq->qp_num, 0x77, 0x77);
+	err = err ? -1 :
+	      wc.status != IBV_WC_RETRY_EXC_ERR ?
+		    -2 :
+		    repoint(g.qp->handle, &gid, dq->qp_num, 0x77, 0x77);
 	check(err == -EINVAL, "repoint_qp_in_error_refused", "%s",
 	      err == -1 ? "no completion" :
-	      err == -2 ? ibv_wc_status_str(wc.status) : strerror(-err));
+	      err == -2 ? ibv_wc_status_str(wc.status) :
+			  strerror(-err));
 out:
 	rc_free(&g);
 }
@@ -1103,10 +1145,12 @@ static void repoint_refusals(void)
 		goto out;
 	}
 	err = repoint(d.qp->handle, &gid, other, 1, 1);
-	i = rc_connect(d.qp, other, 1, 1, IBV_QPS_INIT) ? -1 :
-	    repoint(d.qp->handle, &gid, other, 1, 1);
-	busy = rc_connect(d.qp, other, 1, 1, IBV_QPS_RTR) ? -1 :
-	       repoint(d.qp->handle, &gid, other, 1, 1);
+	i = rc_connect(d.qp, other, 1, 1, IBV_QPS_INIT) ?
+		    -1 :
+		    repoint(d.qp->handle, &gid, other, 1, 1);
+	busy = rc_connect(d.qp, other, 1, 1, IBV_QPS_RTR) ?
+		       -1 :
+		       repoint(d.qp->handle, &gid, other, 1, 1);
 	check(err == -EINVAL && i == -EINVAL && busy == -EINVAL,
 	      "repoint_not_rts_refused", "RESET %s, INIT %s, RTR %s",
 	      strerror(-err), strerror(-i), strerror(-busy));
@@ -1128,19 +1172,20 @@ static void repoint_refusals(void)
 	}
 	/* sent, RNR NAKed, sent again...: busy every time, for 200 ms */
 	for (busy = 0, i = 0; i < 20; i++, usleep(10000))
-		busy += repoint(e.qp->handle, &gid, d.qp->qp_num, 0x77,
-				0x77) == -EBUSY;
+		busy += repoint(e.qp->handle, &gid, d.qp->qp_num, 0x77, 0x77) ==
+			-EBUSY;
 	check(busy == 20, "repoint_send_not_completed_refused",
 	      "%d of 20 EBUSY", busy);
 	/* (its sq_psn moves between 0x10 and 0x11 with each retry) */
 	check(ibv_poll_cq(e.cq, 1, &wc) == 0 &&
-		      peer_is(e.qp, &gid, f.qp->qp_num, ~0u, 0x20, why, sizeof(why)),
+		      peer_is(e.qp, &gid, f.qp->qp_num, ~0u, 0x20, why,
+			      sizeof(why)),
 	      "repoint_busy_changed_nothing", "%s", why);
 	/* F gets a receive: the send completes, to F */
 	err = post_recv(f.qp, 41);
-	ok = !err && !wait_wc(e.cq, &wc, 5000) &&
-	     wc.status == IBV_WC_SUCCESS && !wait_wc(f.cq, &wc, 5000) &&
-	     wc.status == IBV_WC_SUCCESS && !strcmp(tbuf + 64 * 41, "E to F");
+	ok = !err && !wait_wc(e.cq, &wc, 5000) && wc.status == IBV_WC_SUCCESS &&
+	     !wait_wc(f.cq, &wc, 5000) && wc.status == IBV_WC_SUCCESS &&
+	     !strcmp(tbuf + 64 * 41, "E to F");
 	check(ok, "repoint_busy_send_completes_after", "%s",
 	      err ? strerror(errno) : ibv_wc_status_str(wc.status));
 	/* drained now: both ends re-pointed to each other */
@@ -1151,8 +1196,9 @@ static void repoint_refusals(void)
 	check(!err, "repoint_after_busy", "%s", err ? strerror(-err) : "0");
 	/* three messages: E's PSNs wrap past 0xffffff */
 	for (i = 0, r = ""; i < 3 && !*r; i++)
-		r = post_recv(f.qp, 42 + i) ? "post_recv failed" :
-					      transfer(&e, &f, 45, 42 + i, "E to F, wrapping");
+		r = post_recv(f.qp, 42 + i) ?
+			    "post_recv failed" :
+			    transfer(&e, &f, 45, 42 + i, "E to F, wrapping");
 	check(!*r, "repoint_traffic_psn_wrap", "%s", r);
 	err = post_recv(e.qp, 46);
 	r = err ? "post_recv failed" : transfer(&f, &e, 47, 46, "F to E");
@@ -1194,16 +1240,21 @@ static void fuzz_repoint(const uint64_t *handles, int nh)
 	struct ib_uverbs_attr a[6] = {
 		{ .attr_id = MIGR_RXE_ATTR_REPOINT_QP,
 		  .data = handles[random() % nh] },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DGID, .len = 16,
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DGID,
+		  .len = 16,
 		  .data = (uintptr_t)g.raw },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DEST_QPN, .len = 4,
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_DEST_QPN,
+		  .len = 4,
 		  .data = random() & 0xffffff },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_SQ_PSN, .len = 4,
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_SQ_PSN,
+		  .len = 4,
 		  .data = random() & 0xffffff },
-		{ .attr_id = MIGR_RXE_ATTR_REPOINT_RQ_PSN, .len = 4,
+		{ .attr_id = MIGR_RXE_ATTR_REPOINT_RQ_PSN,
+		  .len = 4,
 		  .data = random() & 0xffffff },
 	};
-	int i, k, n = 5, changes = random() % 4, method = MIGR_RXE_METHOD_QP_REPOINT;
+	int i, k, n = 5, changes = random() % 4,
+		  method = MIGR_RXE_METHOD_QP_REPOINT;
 	int ret;
 
 	for (i = 0; i < 5; i++)
@@ -1222,7 +1273,8 @@ static void fuzz_repoint(const uint64_t *handles, int nh)
 			break;
 		case 3:
 			a[k].data = random() % 2 ? (uint32_t)random() :
-				    ((uint64_t)random() << 32) | (uint32_t)random();
+						   ((uint64_t)random() << 32) |
+							   (uint32_t)random();
 			break;
 		case 4:
 			a[k].data = 0x1000000 + random() % 4;
@@ -1239,7 +1291,8 @@ static void fuzz_repoint(const uint64_t *handles, int nh)
 			break;
 		case 6:
 			a[0].data = random() % 2 ? (uint64_t)random() % 64 :
-				    ((uint64_t)random() << 32) | (uint32_t)random();
+						   ((uint64_t)random() << 32) |
+							   (uint32_t)random();
 			break;
 		case 7:
 			n = random() % 5; /* one or more left out */
@@ -1288,10 +1341,12 @@ static const char *fuzz_results(void)
 
 	for (i = 0; i < 200 && len < sizeof(buf) - 40; i++)
 		if (fuzz_result[i])
-			len += snprintf(buf + len, sizeof(buf) - len, "%s%s %ld",
-					len ? ", " : "",
-					!i ? "done" : i == 199 ? "other" :
-					strerrorname_np(i) ?: "?",
+			len += snprintf(buf + len, sizeof(buf) - len,
+					"%s%s %ld", len ? ", " : "",
+					!i		   ? "done" :
+					i == 199	   ? "other" :
+					strerrorname_np(i) ?:
+							     "?",
 					fuzz_result[i]);
 	return buf;
 }
@@ -1452,7 +1507,8 @@ int main(int argc, char **argv)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
 			ctx = ibv_open_device(list[i]);
 	if (!ctx) {
-		fprintf(stderr, "rxe_methods: cannot open device %s\n", argv[1]);
+		fprintf(stderr, "rxe_methods: cannot open device %s\n",
+			argv[1]);
 		return 2;
 	}
 	pd = ibv_alloc_pd(ctx);
@@ -1470,7 +1526,8 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	check(!err && abi == MIGR_RXE_ABI && (flags & MIGR_RXE_CAP_SET_NEXT),
-	      "caps", "abi %u flags 0x%llx: qpn 0x%x-0x%x, mr 0x%x-0x%x, mw 0x%x-0x%x",
+	      "caps",
+	      "abi %u flags 0x%llx: qpn 0x%x-0x%x, mr 0x%x-0x%x, mw 0x%x-0x%x",
 	      abi, (unsigned long long)flags, ranges[0], ranges[1], ranges[2],
 	      ranges[3], ranges[4], ranges[5]);
 	if (err)

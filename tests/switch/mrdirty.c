@@ -119,8 +119,8 @@ static void check(const char *name, const volatile uint64_t *p, size_t size,
  * The words of [p, p + size) that are not round's: 0, or how many, the
  * first of them and the round it holds printed
  */
-static size_t verify(const char *name, const volatile uint64_t *p,
-		     size_t size, uint64_t round)
+static size_t verify(const char *name, const volatile uint64_t *p, size_t size,
+		     uint64_t round)
 {
 	size_t i, bad = 0, first = 0;
 
@@ -190,7 +190,8 @@ static void *huge_region(void)
 
 	if (p == MAP_FAILED)
 		die("mmap");
-	a = (uint8_t *)(((uintptr_t)p + HUGE_SIZE - 1) & ~(uintptr_t)(HUGE_SIZE - 1));
+	a = (uint8_t *)(((uintptr_t)p + HUGE_SIZE - 1) &
+			~(uintptr_t)(HUGE_SIZE - 1));
 	if (madvise(a, HUGE_SIZE, MADV_HUGEPAGE))
 		die("madvise(MADV_HUGEPAGE)");
 	return a;
@@ -219,7 +220,8 @@ static void post_write(struct ibv_qp *qp, struct ibv_mr *src,
 				  .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_WRITE,
 				  .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = (uintptr_t)dst->addr,
+				  .wr.rdma = { .remote_addr =
+						       (uintptr_t)dst->addr,
 					       .rkey = dst->rkey } };
 	struct ibv_send_wr *bad;
 
@@ -373,8 +375,8 @@ int main(int argc, char **argv)
 				  IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 					  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 			die("INIT");
-		st = rc_loop_connect(t.qp, t.qp->qp_num, gid_index, &gid,
-				     0x100, 0x100, false);
+		st = rc_loop_connect(t.qp, t.qp->qp_num, gid_index, &gid, 0x100,
+				     0x100, false);
 		if (st)
 			die(st);
 	}
@@ -412,7 +414,8 @@ int main(int argc, char **argv)
 				printf("mrdirty: FAIL words the device wrote before the park are wrong after the restore\n");
 				exit(1);
 			}
-			printf("mrdirty: restored words intact round=%" PRIu64 "\n",
+			printf("mrdirty: restored words intact round=%" PRIu64
+			       "\n",
 			       round);
 			if (dereg)
 				register_targets(&t);

@@ -451,8 +451,8 @@ static void bind_window(struct tr_ep *ep, struct tr_qp *q)
 	struct tr_wc wc;
 	unsigned int spins = 0;
 
-	q->mw = ibv_alloc_mw(ep->pd, ep->o->mw == 2 ? IBV_MW_TYPE_2 :
-						       IBV_MW_TYPE_1);
+	q->mw = ibv_alloc_mw(ep->pd,
+			     ep->o->mw == 2 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
 	if (!q->mw)
 		tr_die("%s: ibv_alloc_mw failed: %s", ep->name,
 		       strerror(errno));

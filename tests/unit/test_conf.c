@@ -48,7 +48,8 @@ static void test_conf(void)
 	CHECK(load("max_peers = 1025\n") && strstr(err, "invalid value"));
 	CHECK(c.hold_numbers);
 	CHECK(!conf_load(&c, file("hold.conf", "hold_numbers = no\n", 0644), 1,
-			 err, sizeof(err)) && !c.hold_numbers);
+			 err, sizeof(err)) &&
+	      !c.hold_numbers);
 	CHECK(load("hold_numbers = 0\n") &&
 	      strstr(err, "invalid value for hold_numbers"));
 

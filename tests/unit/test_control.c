@@ -95,12 +95,14 @@ int migr_resume(const char *target, uint64_t token,
 {
 	resume_token = token;
 	memset(rep, 0, sizeof(*rep));
-	snprintf(rep->to, sizeof(rep->to), "%s", target ? target : "migr_test0");
+	snprintf(rep->to, sizeof(rep->to), "%s",
+		 target ? target : "migr_test0");
 	if (resume_lost)
 		snprintf(rep->partner_error, sizeof(rep->partner_error), "%s",
 			 resume_lost);
 	if (!parked_now) {
-		snprintf(rep->error, sizeof(rep->error), "the process is not parked");
+		snprintf(rep->error, sizeof(rep->error),
+			 "the process is not parked");
 		return ENOENT;
 	}
 	parked_now = false;
@@ -276,7 +278,9 @@ static void test_park_requests(void)
 	CHECK(strstr(buf, "\"park\":[") && strstr(buf, "\"ok\":true}"));
 	CHECK(parked_now && park_wait_ms == 1234 && park_lease_ms == 0);
 	CHECK(request_retry(STATUS, buf, sizeof(buf)) > 0);
-	CHECK(strstr(buf, "\"parked\":{\"from\":\"migr_test0\",\"contexts\":1,\"qps\":3}"));
+	CHECK(strstr(
+		buf,
+		"\"parked\":{\"from\":\"migr_test0\",\"contexts\":1,\"qps\":3}"));
 	CHECK(request_retry(LINE(.op = CTL_SWITCH, .nargs = 1, .dev = "rxe1"),
 			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "parked") && strstr(buf, "\"ok\":false"));
@@ -286,16 +290,16 @@ static void test_park_requests(void)
 	CHECK(!parked_now);
 	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "not parked") && strstr(buf, "\"ok\":false}"));
-	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 0),
-			    buf, sizeof(buf)) > 0);
+	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 0), buf,
+			    sizeof(buf)) > 0);
 	CHECK(strstr(buf, "bad request") && !parked_now);
 	/* a migration's park: partners hold for its lease, 10 min at most */
 	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 2, .wait_ms = 1000,
-				   .lease_ms = 600001),
+				 .lease_ms = 600001),
 			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "bad request") && !parked_now);
 	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 2, .wait_ms = 1000,
-				   .lease_ms = 465000),
+				 .lease_ms = 465000),
 			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"ok\":true}"));
 	CHECK(parked_now && park_wait_ms == 1000 && park_lease_ms == 465000);
@@ -305,8 +309,8 @@ static void test_park_requests(void)
 	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
 			    buf, sizeof(buf)) > 0);
 	CHECK(request_retry(LINE(.op = CTL_RESUME, .nargs = 2, .dev = "rxe1",
-				   .token = 0x0123456789abcdefULL), buf,
-			    sizeof(buf)) > 0);
+				 .token = 0x0123456789abcdefULL),
+			    buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"to\":\"rxe1\"") && strstr(buf, "\"ok\":true}"));
 	CHECK(!parked_now && resume_token == 0x0123456789abcdefULL);
 	/*
@@ -315,11 +319,13 @@ static void test_park_requests(void)
 	 */
 	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
 			    buf, sizeof(buf)) > 0);
-	resume_lost = "partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \"gone\"";
+	resume_lost =
+		"partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \"gone\"";
 	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
 	resume_lost = NULL;
 	CHECK(strstr(buf, "\"ok\":true") &&
-	      strstr(buf, "\"partner_error\":\"partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \\\"gone\\\"\""));
+	      strstr(buf,
+		     "\"partner_error\":\"partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): keys: \\\"gone\\\"\""));
 	CHECK(request_retry(LINE(.op = CTL_PARK, .nargs = 1, .wait_ms = 1000),
 			    buf, sizeof(buf)) > 0);
 	CHECK(request_retry(LINE(.op = CTL_RESUME), buf, sizeof(buf)) > 0);
@@ -508,7 +514,8 @@ static int top_keys(const char *s, const char *key, char *vals, int max)
 				s += *s == '\\' && s[1] ? 2 : 1;
 			if (!*s)
 				break;
-			if (depth == 1 && s[1] == ':' && (size_t)(s - start) == klen &&
+			if (depth == 1 && s[1] == ':' &&
+			    (size_t)(s - start) == klen &&
 			    !strncmp(start, key, klen) && n < max)
 				vals[n++] = s[2];
 		}
@@ -523,7 +530,8 @@ static void test_injection(void)
 	ssize_t n;
 
 	n = request_retry(LINE(.op = CTL_SWITCH, .nargs = 2, .dev = "mlx5_9",
-			     .wait_ms = 100), buf, sizeof(buf));
+			       .wait_ms = 100),
+			  buf, sizeof(buf));
 	CHECK(n > 0);
 	if (n <= 0)
 		return;
@@ -599,8 +607,8 @@ static int squatted(void)
 		fprintf(stderr, "squatted: control socket said listening\n");
 		bad |= 1;
 	}
-	if (!strstr(logged, name) || strchr(logged, '\n') !=
-					     logged + strlen(logged) - 1) {
+	if (!strstr(logged, name) ||
+	    strchr(logged, '\n') != logged + strlen(logged) - 1) {
 		fprintf(stderr, "squatted: no one-line error: %s\n", logged);
 		bad |= 2;
 	}

@@ -55,8 +55,8 @@ int main(void)
 	CHECK(!dm->memcpy_to_dm(dm, 0, in, sizeof(in)));
 
 	/* a target with less device memory is refused, naming the sizes */
-	CHECK(migr_dms_precheck(&ctx, &small.vctx.context, why,
-				sizeof(why)) == EOPNOTSUPP);
+	CHECK(migr_dms_precheck(&ctx, &small.vctx.context, why, sizeof(why)) ==
+	      EOPNOTSUPP);
 	CHECK(strstr(why, "64 bytes of device memory") &&
 	      strstr(why, "offers 32"));
 	CHECK(!migr_dms_precheck(&ctx, &to.vctx.context, why, sizeof(why)));

@@ -49,9 +49,10 @@ static struct ibv_send_wr bind_wr(struct migr_mw *m, uint32_t rkey,
 /* Binds and local invalidations, as the lower QPs took them */
 static void test_bind_and_local_inv(void)
 {
-	struct ibv_send_wr b1 = bind_wr(&w1, 0x4106, 64), b2, inv = {
-		.opcode = IBV_WR_LOCAL_INV,
-	};
+	struct ibv_send_wr b1 = bind_wr(&w1, 0x4106, 64), b2,
+			   inv = {
+				   .opcode = IBV_WR_LOCAL_INV,
+			   };
 
 	/* a list: the bind of w1 taken, the one after it refused (stop) */
 	b2 = bind_wr(&w2, 0x5202, 64);

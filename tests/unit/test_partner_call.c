@@ -36,8 +36,7 @@ int migr_peer_tie(struct migr_qp *mqp, uint64_t id)
 	return 0;
 }
 
-void migr_replay_peer_of(const struct migr_qp *mqp,
-			 struct migr_replay_peer *me)
+void migr_replay_peer_of(const struct migr_qp *mqp, struct migr_replay_peer *me)
 {
 	memset(me, 0, sizeof(*me));
 }
@@ -285,8 +284,7 @@ static void test_give(void)
 	CHECK(migr_partner_give(&mqp, 0x11, &gid, 5, 18, err, sizeof(err)) ==
 	      0);
 	snprintf(last, sizeof(last), ",%08x:%08x\n", 199, 199);
-	CHECK(strstr(asked, " give ") &&
-	      strlen(asked) > strlen(last) &&
+	CHECK(strstr(asked, " give ") && strlen(asked) > strlen(last) &&
 	      !strcmp(asked + strlen(asked) - strlen(last), last));
 	/* the last chunk says it is: LAST 1 before its pairs */
 	CHECK(strstr(asked, " 3 1 000000a0:000000a0,"));
@@ -307,12 +305,14 @@ static void test_resume(void)
 	p.prepared = true;
 	p.pid = 974;
 	mqp.vqp.qp.qp_num = 0x17;
-	answer = "{\"v\":1,\"ok\":false,\"error\":\"no migr process with pid 974 on 10.0.0.2\"}\n";
+	answer =
+		"{\"v\":1,\"ok\":false,\"error\":\"no migr process with pid 974 on 10.0.0.2\"}\n";
 	err[0] = 0;
 	CHECK(migr_partners_resume(&p, 1, false, err, sizeof(err)) ==
 	      EREMOTEIO);
 	CHECK(!p.prepared);
-	CHECK(strstr(err, "partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): resume: no migr process with pid 974") !=
+	CHECK(strstr(err,
+		     "partner of QP 0x17 (QP 0x11 at 10.0.0.2, pid 974): resume: no migr process with pid 974") !=
 	      NULL);
 
 	/* one that resumes: nothing to say */

@@ -165,7 +165,10 @@ static void grants(void)
 /* A migration lists an asker's live grants, to give them on its new host */
 static void moved(void)
 {
-	struct pauth_key k = { .pid = 400, .start = 9, .gid = GID, .qpn = 0x11,
+	struct pauth_key k = { .pid = 400,
+			       .start = 9,
+			       .gid = GID,
+			       .qpn = 0x11,
 			       .host = "10.9.0.2" };
 	struct pauth_key other = k;
 	struct req_grant v[4];

@@ -234,7 +234,8 @@ static void test_migrate(void)
 	CHECK(refused("migrd/1 migrate 7 b ../x 0 1\n", "device name"));
 	CHECK(refused("migrd/1 migrate 7 b rxe1 0 0\n", "invalid wait"));
 
-	CHECK(!parse("migrd/1 mig-check " MID " 30000 rxe0 4.1.1 30000,30001 host,-,-,-\n",
+	CHECK(!parse("migrd/1 mig-check " MID
+		     " 30000 rxe0 4.1.1 30000,30001 host,-,-,-\n",
 		     &r));
 	CHECK(r.op == REQ_MIG_CHECK && !strcmp(r.id, MID) && r.pid == 30000 &&
 	      !strcmp(r.dev, "rxe0") && !strcmp(r.version, "4.1.1") &&
@@ -262,31 +263,40 @@ static void test_migrate(void)
 		      "pid namespace"));
 	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,-,-\n",
 		      "namespaces"));
-	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e/1,02:00:0a:09:00:32,1.2.3.4/8\n",
+	CHECK(refused("migrd/1 mig-check " MID
+		      " 9 r 4 9 own,e/1,02:00:0a:09:00:32,1.2.3.4/8\n",
 		      "interface name"));
-	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0A:09:00:32,1.2.3.4/8\n",
+	CHECK(refused("migrd/1 mig-check " MID
+		      " 9 r 4 9 own,e,02:00:0A:09:00:32,1.2.3.4/8\n",
 		      "MAC address"));
-	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3/8\n",
+	CHECK(refused("migrd/1 mig-check " MID
+		      " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3/8\n",
 		      "invalid address"));
-	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3.4/33\n",
+	CHECK(refused("migrd/1 mig-check " MID
+		      " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3.4/33\n",
 		      "invalid address"));
-	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3.4\n",
+	CHECK(refused("migrd/1 mig-check " MID
+		      " 9 r 4 9 own,e,02:00:0a:09:00:32,1.2.3.4\n",
 		      "ADDR/PREFIX"));
 	CHECK(refused("migrd/1 mig-check " MID " 9 r 4 9 own,e,-,-\n",
 		      "MAC address"));
 	CHECK(refused("migrd/1 mig-check 0123 1 rxe0 4.1.1 1 host,-,-,-\n",
 		      "migration id"));
-	CHECK(refused("migrd/1 mig-check 0123456789ABCDEF 1 rxe0 4.1.1 1 host,-,-,-\n",
-		      "migration id"));
-	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,,2 host,-,-,-\n",
+	CHECK(refused(
+		"migrd/1 mig-check 0123456789ABCDEF 1 rxe0 4.1.1 1 host,-,-,-\n",
+		"migration id"));
+	CHECK(refused("migrd/1 mig-check " MID
+		      " 1 rxe0 4.1.1 1,,2 host,-,-,-\n",
 		      "thread id list"));
-	CHECK(refused("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,-2 host,-,-,-\n",
+	CHECK(refused("migrd/1 mig-check " MID
+		      " 1 rxe0 4.1.1 1,-2 host,-,-,-\n",
 		      "thread id list"));
 	/* the tree's migr processes: the root alone unless named */
 	CHECK(!parse("migrd/1 mig-check " MID " 9 rxe0 4.1.1 9 own,-,-,-\n",
 		     &r) &&
 	      r.nmovers == 1 && r.movers[0] == 9);
-	CHECK(!parse("migrd/1 mig-check " MID " 1 rxe0 4.1.1 1,5,7 own,-,-,- 5,7\n",
+	CHECK(!parse("migrd/1 mig-check " MID
+		     " 1 rxe0 4.1.1 1,5,7 own,-,-,- 5,7\n",
 		     &r) &&
 	      r.nmovers == 2 && r.movers[0] == 5 && r.movers[1] == 7);
 	CHECK(req_format(&r, line, sizeof(line)) > 0 &&
@@ -296,16 +306,18 @@ static void test_migrate(void)
 		      "migr process list"));
 	CHECK(refused("migrd/1 mig-check " MID " 1 r 4 1 own,-,-,- 0\n",
 		      "migr process list"));
-	CHECK(refused("migrd/1 mig-check " MID " 1 r 4 1 own,-,-,- 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n",
-		      "at most 16"));
+	CHECK(refused(
+		"migrd/1 mig-check " MID
+		" 1 r 4 1 own,-,-,- 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n",
+		"at most 16"));
 	CHECK(refused("migrd/1 mig-check " MID " 1 r 4 1 own,-,-,- 5 6\n",
 		      "too many words"));
 	/* at most REQ_MIG_TIDS_MAX thread ids */
 	for (i = n = 0; i <= REQ_MIG_TIDS_MAX; i++)
 		n += snprintf(tids + n, sizeof(tids) - n, "%s%d", i ? "," : "",
 			      i + 1);
-	snprintf(line, sizeof(line), "migrd/1 mig-check " MID " 1 r 4 %s host,-,-,-\n",
-		 tids);
+	snprintf(line, sizeof(line),
+		 "migrd/1 mig-check " MID " 1 r 4 %s host,-,-,-\n", tids);
 	CHECK(refused(line, "thread id list"));
 
 	CHECK(!parse("migrd/1 mig-put " MID " pre-1\n", &r) &&
@@ -324,13 +336,15 @@ static void test_migrate(void)
 /* mig-grants: partner grants moving with their asker, read strictly */
 static void test_grants(void)
 {
-	struct req_grant g = { .ppid = 77, .qpn = 0xabc, .gid = G32,
-			       .host = "10.9.0.2" };
+	struct req_grant g = {
+		.ppid = 77, .qpn = 0xabc, .gid = G32, .host = "10.9.0.2"
+	};
 	char line[REQ_MAX], one[REQ_GRANT_TEXT_MAX + 1];
 	struct req r, r2;
 	const char *p;
 
-	CHECK(!parse("migrd/1 mig-grants " MID " 77/abc/" G32 "/10.9.0.2,78/1/" G32 "/-\n",
+	CHECK(!parse("migrd/1 mig-grants " MID " 77/abc/" G32
+		     "/10.9.0.2,78/1/" G32 "/-\n",
 		     &r));
 	CHECK(r.op == REQ_MIG_GRANTS && !strcmp(r.id, MID));
 	p = r.line;
@@ -347,10 +361,11 @@ static void test_grants(void)
 	strcpy(g.host, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255");
 	CHECK(req_grant_format(&g, one, sizeof(one)) > 0);
 	p = one;
-	CHECK(req_grant_next(&p, &g) == 1 &&
-	      g.qpn == 0xffffff && g.ppid == REQ_PID_MAX);
+	CHECK(req_grant_next(&p, &g) == 1 && g.qpn == 0xffffff &&
+	      g.ppid == REQ_PID_MAX);
 	/* with its owner, one of the tree's migr processes */
-	CHECK(!parse("migrd/1 mig-grants " MID " 77/abc/" G32 "/-/12,78/1/" G32 "/-\n",
+	CHECK(!parse("migrd/1 mig-grants " MID " 77/abc/" G32 "/-/12,78/1/" G32
+		     "/-\n",
 		     &r));
 	p = r.line;
 	CHECK(req_grant_next(&p, &g) == 1 && g.owner == 12 && !g.host[0]);
@@ -361,16 +376,25 @@ static void test_grants(void)
 	CHECK(req_grant_format(&g, one, sizeof(one)) > 0);
 	p = one;
 	CHECK(req_grant_next(&p, &g) == 1 && g.owner == REQ_PID_MAX);
-	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/0\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/1/2\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " 0/1/" G32 "/-\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " 1/1000000/" G32 "/-\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/host.example\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/0\n",
+		      "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/1/2\n",
+		      "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 0/1/" G32 "/-\n",
+		      "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1000000/" G32 "/-\n",
+		      "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/host.example\n",
+		      "grant list"));
 	CHECK(refused("migrd/1 mig-grants " MID " 1/1/FE80/-\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/x\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-,\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " ,1/1/" G32 "/-\n", "grant list"));
-	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "\n", "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-/x\n",
+		      "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "/-,\n",
+		      "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " ,1/1/" G32 "/-\n",
+		      "grant list"));
+	CHECK(refused("migrd/1 mig-grants " MID " 1/1/" G32 "\n",
+		      "grant list"));
 }
 
 /* mig-hold: numbers to hold on the destination, hex, at most REQ_HOLD_MAX */
