@@ -12,7 +12,6 @@
 
 #include <stdbool.h>
 
-#include "migrate.h"
 #include "req.h"
 
 struct dest_record {

@@ -2,7 +2,7 @@
 /*
  * The destination of a migration (migrate.h): checks, receives images,
  * restores, and keeps the restored copy only if the source commits.
- * Its table of migrations and what shares it: migrate_dest.h
+ * Its table of migrations: migrate_dest_table.h
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,10 @@
 #include "images.h"
 #include "log.h"
 #include "migr_json.h"
-#include "migrate_dest.h"
+#include "migrate.h"
+#include "migrate_dest_keep.h"
+#include "migrate_dest_sweep.h"
+#include "migrate_dest_table.h"
 #include "netns.h"
 #include "numhold.h"
 #include "peer.h"
@@ -29,111 +32,6 @@
 #include "registry.h"
 #include "reply.h"
 #include "sockio.h"
-
-pthread_mutex_t dest_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-
-static struct dest_mig migs[DEST_MAX];
-
-static struct dest_mig *find(const char *id)
-{
-	int i;
-
-	for (i = 0; i < DEST_MAX; i++)
-		if (migs[i].state != D_FREE && !strcmp(migs[i].id, id))
-			return &migs[i];
-	return NULL;
-}
-
-/* The numbers held for it given back (what its restore did not claim) */
-static void drop_hold(struct dest_mig *m)
-{
-	numhold_close(m->hold);
-	m->hold = NULL;
-}
-
-/* A free slot: stale checks and finished ones are reused */
-static struct dest_mig *slot(void)
-{
-	long long now = io_now_ms();
-	int i;
-
-	for (i = 0; i < DEST_MAX; i++) {
-		struct dest_mig *m = &migs[i];
-
-		if (m->state == D_CHECKED && now - m->born > DEST_STALE_MS) {
-			img_remove(m->id, true);
-			drop_hold(m);
-			m->state = D_FREE;
-		}
-		if (m->state == D_FREE || m->state == D_DONE)
-			return m;
-	}
-	return NULL;
-}
-
-/* sig to the tree of pid as it is now (pid alone if it cannot be read) */
-void dest_signal_tree(int pid, int sig)
-{
-	int pids[MIG_TREE_MAX], tids[MIG_TREE_MAX], np, nt;
-
-	if (ptree_read(pid, pids, &np, tids, &nt, MIG_TREE_MAX))
-		np = 1, pids[0] = pid;
-	ptree_signal(pids, np, sig);
-}
-
-/* The restored tree, if it is still the one restored: killed */
-static void kill_copy(struct dest_mig *m)
-{
-	unsigned long long start;
-
-	if (proc_start(m->pid, &start) || start != m->start)
-		return;
-	dest_signal_tree(m->pid, SIGKILL);
-}
-
-/* A copy that did not stay: the network namespace made for it goes */
-static void drop_netns(struct dest_mig *m)
-{
-	if (m->nsfd >= 0)
-		close(m->nsfd);
-	m->nsfd = -1;
-	if (m->netns[0])
-		netns_delete(m->netns);
-	m->netns[0] = 0;
-}
-
-/* The fence: a restored copy without a commit by its deadline dies */
-static void *fence(void *arg)
-{
-	struct dest_mig *m = arg;
-	struct timespec ts;
-	long long left;
-
-	pthread_mutex_lock(&dest_lock);
-	while (m->state == D_RESTORED && !m->committed &&
-	       (left = m->deadline - io_now_ms()) > 0) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += left / 1000;
-		ts.tv_nsec += (left % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&changed, &dest_lock, &ts);
-	}
-	if (m->state == D_RESTORED && !m->committed) {
-		log_warn(
-			"migration %s: no commit from %s in time: its restored copy (pid %d) is killed",
-			m->id, m->who, m->pid);
-		kill_copy(m);
-		drop_netns(m);
-		img_remove(m->id, true);
-		m->state = D_DONE;
-	}
-	pthread_mutex_unlock(&dest_lock);
-	return NULL;
-}
 
 static bool tid_free(const char *list, char *taken, size_t len)
 {
@@ -179,10 +77,10 @@ static struct dest_mig *take_slot(const struct req *r, const struct client *c)
 	struct dest_mig *m;
 
 	pthread_mutex_lock(&dest_lock);
-	m = find(r->id) ? NULL : slot();
+	m = dest_find(r->id) ? NULL : dest_slot();
 	if (m) {
 		free(m->grants);
-		drop_hold(m);
+		dest_drop_hold(m);
 		memset(m, 0, sizeof(*m));
 		m->state = D_CHECKED;
 		snprintf(m->id, sizeof(m->id), "%s", r->id);
@@ -253,22 +151,6 @@ refuse:
 	reply_error(out, err);
 }
 
-/* The migration id in state want, or an error reply */
-struct dest_mig *dest_get(const char *id, enum dest_state want,
-			  struct sbuf *out)
-{
-	struct dest_mig *m;
-
-	pthread_mutex_lock(&dest_lock);
-	m = find(id);
-	if (m && m->state != want)
-		m = NULL;
-	pthread_mutex_unlock(&dest_lock);
-	if (!m)
-		reply_error(out, "no such migration in this state here");
-	return m;
-}
-
 static void do_put(const struct req *r, const struct client *c,
 		   struct sbuf *out)
 {
@@ -286,57 +168,6 @@ static void do_put(const struct req *r, const struct client *c,
 		 bytes);
 	sb_printf(out, "{\"v\":%d,\"ok\":true,\"bytes\":%" PRIu64 "}",
 		  REQ_VERSION, bytes);
-}
-
-/*
- * A resumed copy an earlier migrd left, taken back as it was (restored,
- * waiting for the commit), its fence running again to the same deadline;
- * false if it cannot be (no record, the copy gone, no slot or thread)
- */
-bool dest_take_back(const char *id, const char *dir)
-{
-	struct dest_record rec;
-	struct dest_mig *m;
-	char path[64];
-	pthread_t th;
-
-	if (!dest_record_alive(dir, &rec))
-		return false;
-	pthread_mutex_lock(&dest_lock);
-	m = slot();
-	if (!m) {
-		pthread_mutex_unlock(&dest_lock);
-		return false;
-	}
-	memset(m, 0, sizeof(*m));
-	snprintf(m->id, sizeof(m->id), "%s", id);
-	snprintf(m->who, sizeof(m->who), "%s", rec.who);
-	snprintf(m->netns, sizeof(m->netns), "%s", rec.netns);
-	m->pid = rec.pid;
-	m->start = rec.start;
-	m->nmovers = rec.nmovers;
-	memcpy(m->hpids, rec.hpids, sizeof(m->hpids));
-	memcpy(m->hstarts, rec.hstarts, sizeof(m->hstarts));
-	m->born = io_now_ms();
-	m->deadline = rec.deadline;
-	m->ns = rec.ns;
-	snprintf(path, sizeof(path), "/run/netns/%s", rec.netns);
-	m->nsfd = rec.netns[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	m->state = D_RESTORED;
-	if ((rec.netns[0] && m->nsfd < 0) ||
-	    pthread_create(&th, NULL, fence, m)) {
-		if (m->nsfd >= 0)
-			close(m->nsfd);
-		m->state = D_FREE;
-		pthread_mutex_unlock(&dest_lock);
-		return false;
-	}
-	pthread_detach(th);
-	pthread_mutex_unlock(&dest_lock);
-	log_warn(
-		"migration %s: pid %d resumed here before migrd stopped: it waits for the commit from %s again, for %d s at most",
-		id, rec.pid, rec.who, io_left_ms(rec.deadline) / 1000);
-	return true;
 }
 
 /*
@@ -645,13 +476,13 @@ static void do_restore(const struct req *r, const struct client *c,
 	ret = restore(m, r->dev, deadline, &ms, &report, err, sizeof(err));
 	/* claimed by the restored processes, or no longer needed */
 	pthread_mutex_lock(&dest_lock);
-	drop_hold(m);
+	dest_drop_hold(m);
 	pthread_mutex_unlock(&dest_lock);
 	if (ret)
 		goto fail;
 	pthread_mutex_lock(&dest_lock);
 	m->state = D_RESTORED;
-	if (pthread_create(&th, NULL, fence, m)) {
+	if (pthread_create(&th, NULL, dest_fence, m)) {
 		m->state = D_RESTORING;
 		pthread_mutex_unlock(&dest_lock);
 		snprintf(err, sizeof(err), "cannot start the fence thread");
@@ -673,8 +504,8 @@ fail:
 	log_warn("migration %s: %s; the restored copy, if any, is killed",
 		 r->id, err);
 	pthread_mutex_lock(&dest_lock);
-	kill_copy(m);
-	drop_netns(m);
+	dest_kill_copy(m);
+	dest_drop_netns(m);
 	m->state = D_DONE;
 	pthread_mutex_unlock(&dest_lock);
 	img_remove(r->id, true);
@@ -733,8 +564,8 @@ static void end_commit(struct dest_mig *m, char *err, size_t len)
 		log_warn(
 			"migration %s: %s: its restored copy (pid %d) is killed",
 			m->id, err, m->pid);
-		kill_copy(m);
-		drop_netns(m);
+		dest_kill_copy(m);
+		dest_drop_netns(m);
 		img_remove(m->id, true);
 		m->state = D_DONE;
 	} else if (waits) {
@@ -767,11 +598,11 @@ static void end_abort(struct dest_mig *m, char *err, size_t len)
 		snprintf(err, len, "already committed");
 	} else if (m) {
 		if (m->state == D_RESTORED || m->state == D_RESTORING)
-			kill_copy(m);
+			dest_kill_copy(m);
 		/* a restore under way drops it on its own failure */
 		if (m->state != D_RESTORING) {
-			drop_netns(m);
-			drop_hold(m);
+			dest_drop_netns(m);
+			dest_drop_hold(m);
 		}
 		log_info("migration %s: aborted by the source", m->id);
 		img_remove(m->id, true);
@@ -790,7 +621,7 @@ static void do_end(const struct req *r, struct sbuf *out)
 	if (!strcmp(r->line, "commit"))
 		test_hold("commit"); /* not under the lock */
 	pthread_mutex_lock(&dest_lock);
-	m = find(r->id);
+	m = dest_find(r->id);
 	if (!strcmp(r->line, "commit"))
 		end_commit(m, err, sizeof(err));
 	else if (!strcmp(r->line, "abort"))
@@ -799,7 +630,7 @@ static void do_end(const struct req *r, struct sbuf *out)
 		state = m->committed ? "committed" : names[m->state];
 	else if (dest_was_committed(r->id))
 		state = "committed"; /* by a migrd before this one */
-	pthread_cond_broadcast(&changed);
+	pthread_cond_broadcast(&dest_changed);
 	pthread_mutex_unlock(&dest_lock);
 	if (err[0]) {
 		reply_error(out, err);

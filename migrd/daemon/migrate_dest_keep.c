@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The destination of a migration (migrate_dest.h): what the coming
+ * The destination of a migration (migrate_dest_table.h): what the coming
  * process keeps until its restore, its partner grants (mig-grants) and
  * the numbers held for it on the device (mig-hold)
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "migrate_dest.h"
+#include "migrate_dest_keep.h"
 #include "pauth.h"
 #include "reply.h"
 #include "sockio.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The destination of a migration (migrate_dest.h): what outlives migrd,
+ * The destination of a migration (migrate_dest_table.h): what outlives migrd,
  * the mark of a commit, and at start the sweep of a copy an earlier
  * migrd restored and never saw committed (one that had resumed is taken
  * back: dest_take_back())
@@ -12,7 +12,8 @@
 #include "criu_run.h"
 #include "images.h"
 #include "log.h"
-#include "migrate_dest.h"
+#include "migrate.h"
+#include "migrate_dest_sweep.h"
 #include "registry.h"
 
 /*

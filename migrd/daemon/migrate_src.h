@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "migr_json.h"
-#include "migrate.h"
+#include "migrate_bounds.h"
 #include "netns.h"
 #include "peer.h"
 
@@ -72,7 +72,10 @@ struct mig {
 	char err[512];
 };
 
-/* migrate.c */
+/* migrate_state.c */
+/* One process may be moved at a time: false if it is being moved */
+bool mig_claim(int pid);
+void mig_unclaim(int pid);
 /* m->err, formatted; -1 */
 int mig_fail(struct mig *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * The destination of a migration (migrate.h), inside: its table of
- * migrations, shared by
- *   migrate_dest.c        the table, its fence, each mig-* request, the
- *                         restore
+ * migrations (migrate_dest_table.c), at the bottom of the files that
+ * share it:
+ *   migrate_dest.c        each mig-* request, the restore, the commit
  *   migrate_dest_keep.c   what the coming process keeps until its restore:
  *                         its partner grants, its numbers held
  *   migrate_dest_sweep.c  what outlives migrd: the commit's mark, and the
  *                         sweep at start of a copy never committed
  */
-#ifndef MIGRD_MIGRATE_DEST_H
-#define MIGRD_MIGRATE_DEST_H
+#ifndef MIGRD_MIGRATE_DEST_TABLE_H
+#define MIGRD_MIGRATE_DEST_TABLE_H
 
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "migrate.h"
+#include "migrate_bounds.h"
 #include "netns.h"
 #include "numhold.h"
 
@@ -54,28 +54,32 @@ struct dest_mig {
 	int nsfd;
 };
 
-/* Guards every dest_mig */
+/* Guards every dest_mig; broadcast when one changes */
 extern pthread_mutex_t dest_lock;
+extern pthread_cond_t dest_changed;
 
-/* migrate_dest.c */
-/* The migration id in state want, or an error reply */
-struct dest_mig *dest_get(const char *id, enum dest_state want,
-			  struct sbuf *out);
+/* migrate_dest_table.c; under dest_lock unless said */
+struct dest_mig *dest_find(const char *id);
+/* A free slot: stale checks and finished ones are reused */
+struct dest_mig *dest_slot(void);
+/* The numbers held for it given back (what its restore did not claim) */
+void dest_drop_hold(struct dest_mig *m);
 /* sig to the tree of pid as it is now (pid alone if it cannot be read) */
 void dest_signal_tree(int pid, int sig);
+/* The restored tree, if it is still the one restored: killed */
+void dest_kill_copy(struct dest_mig *m);
+/* A copy that did not stay: the network namespace made for it goes */
+void dest_drop_netns(struct dest_mig *m);
+/* The fence's thread: a restored copy without a commit by its deadline dies */
+void *dest_fence(void *arg);
+/* The migration id in state want, or an error reply (takes dest_lock) */
+struct dest_mig *dest_get(const char *id, enum dest_state want,
+			  struct sbuf *out);
 /*
  * A resumed copy an earlier migrd left (its record in dir: dest_record.h)
- * back in the table, under its fence; false if it cannot be
+ * back in the table, under its fence; false if it cannot be (takes
+ * dest_lock)
  */
 bool dest_take_back(const char *id, const char *dir);
-
-/* migrate_dest_keep.c */
-void dest_grants(const struct req *r, struct sbuf *out);
-void dest_give_grants(struct dest_mig *m, int k);
-void dest_hold(const struct req *r, struct sbuf *out);
-
-/* migrate_dest_sweep.c */
-void dest_mark_committed(const struct dest_mig *m);
-bool dest_was_committed(const char *id);
 
 #endif
