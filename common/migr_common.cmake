@@ -9,7 +9,8 @@
 #   ctl_resume.c  who resumes a process CRIU restored parked
 #   proc_ns.c     a process's numbers in its pid namespaces (NSpid)
 #   sockio.c      bounded socket I/O (migrd, migrctl, the client)
-# migr_ctl, a static library of them and of the provider's migr_json.c,
+#   migr_json.c   JSON read and written (over jansson), by all of them
+# migr_ctl, a static library of them,
 # position-independent: the plugin is a shared object.
 if (NOT TARGET migr_ctl)
   set(MIGR_COMMON_DIR "${CMAKE_CURRENT_LIST_DIR}")
@@ -18,9 +19,9 @@ if (NOT TARGET migr_ctl)
     "${MIGR_COMMON_DIR}/ctl_line.c" "${MIGR_COMMON_DIR}/ctl_reply.c"
     "${MIGR_COMMON_DIR}/ctl_client.c" "${MIGR_COMMON_DIR}/ctl_resume.c"
     "${MIGR_COMMON_DIR}/proc_ns.c" "${MIGR_COMMON_DIR}/sockio.c"
-    "${PROJECT_SOURCE_DIR}/providers/migr/agent/migr_json.c")
+    "${MIGR_COMMON_DIR}/migr_json.c")
   set_target_properties(migr_ctl PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_include_directories(migr_ctl PUBLIC "${MIGR_COMMON_DIR}"
-    "${PROJECT_SOURCE_DIR}/providers/migr/agent" ${JANSSON_INCLUDE_DIRS})
+    ${JANSSON_INCLUDE_DIRS})
   target_link_libraries(migr_ctl PUBLIC ${JANSSON_LINK_LIBRARIES})
 endif()

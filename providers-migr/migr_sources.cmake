@@ -8,7 +8,6 @@ set(MIGR_PROVIDER_SOURCES
   agent/control.c
   agent/control_ops.c
   agent/fence.c
-  agent/migr_json.c
   agent/migrd_call.c
   agent/register.c
   datapath/cq.c
@@ -69,13 +68,14 @@ set(MIGR_PROVIDER_SOURCES
 # top, the others in their layer's folder.
 set(MIGR_PROVIDER_INCLUDE_SUBDIRS . agent datapath partner switch ud verbs)
 
-# The control socket's lines (ctl_line.c) are common/'s, which migrd and
+# The control socket's lines (ctl_line.c) and JSON (migr_json.c) are common/'s, which migrd and
 # the CRIU plugin read and write with too: at the top of the rdma-core
 # tree (buildlib/upstream.sh), as of this repository
 if (NOT MIGR_COMMON_DIR)
   set(MIGR_COMMON_DIR "${PROJECT_SOURCE_DIR}/common")
 endif()
-list(APPEND MIGR_PROVIDER_SOURCES "${MIGR_COMMON_DIR}/ctl_line.c")
+list(APPEND MIGR_PROVIDER_SOURCES "${MIGR_COMMON_DIR}/ctl_line.c"
+  "${MIGR_COMMON_DIR}/migr_json.c")
 
 # Absolute paths of both, for users outside this directory
 set(MIGR_PROVIDER_ROOT "${CMAKE_CURRENT_LIST_DIR}")
