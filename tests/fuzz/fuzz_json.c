@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * JSON as the library, migrd and migrctl read and write it
- * (providers-migr/agent/migr_json.c over jansson). The input is read as a
+ * (common/migr_json.c over jansson). The input is read as a
  * reply line: parsed, then every member of every object through the
  * getters the readers use, checking what they promise (ranges, ASCII text,
  * one value per key); what parsed must write and read back the same. Then the input
