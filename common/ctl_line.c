@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl_line.h"
+#include "line_err.h"
 
 /* What an argument is, and so how it is read, bounded and written */
 enum ctl_arg { A_DEV, A_WAIT, A_LEASE, A_TOKEN, A_FENCE, A_LINE };
@@ -32,17 +33,6 @@ static const struct ctl_spec specs[CTL_OPS] = {
 const char *ctl_op_name(enum ctl_op op)
 {
 	return op < CTL_OPS ? specs[op].name : "?";
-}
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /* A device name: 1 to CTL_DEV_MAX printable ASCII bytes, no space */
@@ -121,28 +111,30 @@ static int parse_args(const struct ctl_spec *s, char *args, struct ctl_req *q,
 
 	if (s->min == 1 && s->max == 1 && s->arg[0] == A_LINE) {
 		if (!args)
-			return fail(err, errlen, "%s needs its line", s->name);
+			return line_err(err, errlen, "%s needs its line",
+					s->name);
 		q->line = args;
 		q->nargs = 1;
 		return 0;
 	}
 	while (w) {
 		if (q->nargs == s->max)
-			return fail(err, errlen,
-				    "%s takes at most %u arguments", s->name,
-				    s->max);
+			return line_err(err, errlen,
+					"%s takes at most %u arguments",
+					s->name, s->max);
 		sp = strchr(w, ' ');
 		if (sp)
 			*sp = 0;
 		if (parse_arg(s->arg[q->nargs], w, q))
-			return fail(err, errlen, "%s: argument %u is invalid",
-				    s->name, q->nargs + 1);
+			return line_err(err, errlen,
+					"%s: argument %u is invalid", s->name,
+					q->nargs + 1);
 		q->nargs++;
 		w = sp ? sp + 1 : NULL;
 	}
 	if (q->nargs < s->min)
-		return fail(err, errlen, "%s needs %u arguments", s->name,
-			    s->min);
+		return line_err(err, errlen, "%s needs %u arguments", s->name,
+				s->min);
 	return 0;
 }
 
@@ -156,10 +148,11 @@ int ctl_parse(char *buf, size_t len, struct ctl_req *q, char *err,
 	memset(q, 0, sizeof(*q));
 	q->wait_ms = CTL_WAIT_DEFAULT_MS;
 	if (!len || len > CTL_LINE_MAX || buf[len - 1] != '\n')
-		return fail(err, errlen, "not one line of at most %d bytes",
-			    CTL_LINE_MAX);
+		return line_err(err, errlen, "not one line of at most %d bytes",
+				CTL_LINE_MAX);
 	if (memchr(buf, 0, len) || memchr(buf, '\n', len - 1))
-		return fail(err, errlen, "a NUL byte or more than one line");
+		return line_err(err, errlen,
+				"a NUL byte or more than one line");
 	buf[len - 1] = 0;
 	n = strcspn(buf, " ");
 	args = buf[n] ? buf + n + 1 : NULL;
@@ -168,7 +161,7 @@ int ctl_parse(char *buf, size_t len, struct ctl_req *q, char *err,
 		    !memcmp(buf, specs[op].name, n))
 			break;
 	if (op == CTL_OPS)
-		return fail(err, errlen, "unknown request");
+		return line_err(err, errlen, "unknown request");
 	buf[n] = 0;
 	q->op = op;
 	return parse_args(&specs[op], args, q, err, errlen);

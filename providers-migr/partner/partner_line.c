@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "line_err.h"
 #include "partner_line.h"
 
 static const char *const steps[] = {
@@ -13,17 +14,6 @@ static const char *const steps[] = {
 	[PLINE_RECVS] = "recvs",     [PLINE_FETCH] = "fetch",
 	[PLINE_FACES] = "faces",     [PLINE_GIVE] = "give",
 };
-
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 const char *pline_step_name(enum pline_step step)
 {
@@ -63,19 +53,20 @@ int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
 
 	memset(pl, 0, sizeof(*pl));
 	if (strlen(line) > PLINE_LINE_MAX)
-		return fail(err, errlen, "partner line longer than %d bytes",
-			    PLINE_LINE_MAX);
+		return line_err(err, errlen,
+				"partner line longer than %d bytes",
+				PLINE_LINE_MAX);
 	n = strcspn(p, " ");
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
 		if (n == strlen(steps[i]) && !strncmp(p, steps[i], n))
 			break;
 	if (i == sizeof(steps) / sizeof(steps[0]) || p[n] != ' ')
-		return fail(err, errlen, "partner line has no known step");
+		return line_err(err, errlen, "partner line has no known step");
 	pl->step = i;
 	p += n + 1;
 	if (strlen(p) <= PLINE_GID_LEN || p[PLINE_GID_LEN] != ' ' ||
 	    (gid ? strncmp(p, gid, PLINE_GID_LEN) : !valid_gid(p)))
-		return fail(
+		return line_err(
 			err, errlen,
 			gid ? "partner line names another GID than the request" :
 			      "partner line has no valid GID");
@@ -85,21 +76,22 @@ int pline_parse(const char *line, const char *gid, struct pline *pl, char *err,
 		/* the pairs, then " . " before the first QP */
 		dot = strstr(p, " . ");
 		if (!dot || dot == p)
-			return fail(err, errlen,
-				    "partner keys line without QPs");
+			return line_err(err, errlen,
+					"partner keys line without QPs");
 		pl->pairs = p;
 		pl->pairs_len = dot - p;
 		p = dot + 3;
 	}
 	for (;;) {
 		if (pl->nqp == PLINE_QPS_MAX)
-			return fail(err, errlen,
-				    "partner line names more than %d QPs",
-				    PLINE_QPS_MAX);
+			return line_err(err, errlen,
+					"partner line names more than %d QPs",
+					PLINE_QPS_MAX);
 		pl->at[pl->nqp] = p;
 		if (parse_qpn(p, &pl->qpn[pl->nqp]))
-			return fail(err, errlen,
-				    "partner line has an invalid QP number");
+			return line_err(
+				err, errlen,
+				"partner line has an invalid QP number");
 		pl->nqp++;
 		dot = strstr(p, " . ");
 		if (!dot)
