@@ -170,7 +170,7 @@ if wanted dead_partner; then
 		NAME=dead_partner_mover_connected ok connected "$WP"
 		refused dead_partner_move_fails "is back on rxe0, but a partner was not reconnected (pid $WP: partner of QP" \
 			--pid "$WP" --to "$B_IP"
-		NAME=dead_partner_mover_runs_here ok runs_here "$WP"
+		NAME=dead_partner_mover_back_here ok back_here "$WP" "$dlog-mover.log"
 		say dead.checked
 		kill -KILL "$WP" 2>/dev/null
 		wait "$NS_HOLDER" 2>/dev/null

@@ -6,6 +6,14 @@ ok() { if "$@"; then pass "$NAME"; else fail "$NAME"; fi; }
 # runs_here PID: a migr process of this host's migrd, on rxe0, not parked
 runs_here() { migrctl status --pid "$1" --json | grep -q '"lower":"rxe0"'; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
+# back_here PID LOG: PID was resumed here after a failed move: it runs on
+# rxe0, or it already ended on its own, its log (LOG) saying it saw its
+# dead peer's side channel close (a migr-traffic whose peer is gone ends
+# when the peer's FIN reaches it: when, the test cannot choose)
+back_here() {
+	runs_here "$1" && return 0
+	gone_soon "$1" && grep -Eq 'peer closed the side channel|side channel to the peer lost' "$2"
+}
 gone_soon() { for _ in $(seq 100); do gone "$1" && return 0; sleep 0.1; done; return 1; }
 
 # port_of ARGS: the TCP port a program's -p or --port names in ARGS
