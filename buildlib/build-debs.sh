@@ -144,7 +144,7 @@ gen_patch() {
 		die "the generated $name.patch lacks $check"
 	rm -rf "$gen"
 }
-gen_patch providers-migr providers/migr providers-migr verbs/device.c "the migr stacking verbs provider"
+gen_patch providers-migr providers/migr providers-migr device.c "the migr stacking verbs provider"
 gen_patch migrd migrd migrd daemon/migrd.c "migrd and migrctl, migr's daemon and tool"
 gen_patch criu criu criu migr_plugin.c "migr's CRIU plugin"
 gen_patch common common common ctl_line.c "what migr's provider, migrd and CRIU plugin share"

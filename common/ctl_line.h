@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * The lines of a migr process's control socket ("@migr/<pid>", served by
- * providers-migr/agent/control.c), as one grammar for the library that
+ * providers-migr/serve/control.c), as one grammar for the library that
  * reads them and for migrd, the CRIU plugin and the tests that write them:
  * a line written one way in one place and read another way in another
  * would be a hole at a trust boundary (partner_line.h is the same for the

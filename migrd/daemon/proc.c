@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * migrd's side of a migr process's control socket
- * (providers-migr/agent/control.c)
+ * (providers-migr/serve/control.c)
  */
 #define _GNU_SOURCE /* struct ucred */
 #include <errno.h>

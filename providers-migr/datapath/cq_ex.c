@@ -15,7 +15,6 @@
 #include "cq_watch.h"
 #include "datapath.h"
 #include "migr.h"
-#include "verbs.h"
 
 static __thread struct migr_cq *shadow_session
 	__attribute__((tls_model("initial-exec")));

@@ -11,6 +11,21 @@
 
 #include "migr.h"
 
+/* slow.c: the flag the fast path tests, recomputed after a change */
+void migr_qp_update_slow(struct migr_qp *mqp);
+/* a suspension ends, in the same store */
+void migr_qp_unsuspend(struct migr_qp *mqp);
+
+/* cq_poll.c: ibv_poll_cq(), ibv_req_notify_cq() */
+int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* cq_ex.c, qp_ex.c: the extended CQ and QP ops, and which a switch carries */
+void migr_cq_ex_set_ops(struct migr_cq *mcq);
+bool migr_cq_ex_movable(const struct ibv_cq_init_attr_ex *attr);
+void migr_qp_ex_set_ops(struct migr_qp *mqp);
+bool migr_qp_ex_movable(uint64_t send_ops_flags);
+
 /* slog.c: the send log and the completion counts replay needs */
 bool migr_replay_wanted(void);
 int migr_replay_init(struct migr_context *ctx);
@@ -36,7 +51,8 @@ int migr_rlog_repost(struct migr_rlog *log, uint64_t n, post_recv_fn post,
 int migr_rlog_unused(const struct migr_rlog *log, uint64_t used,
 		     uint64_t *unused);
 
-/* shadow.c */
+/* shadow.c; migr_channel_raise(): an event owed on mch for mcq */
+int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq);
 int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc);
 void migr_poll_idle(void);
 void migr_shadow_pop(struct migr_cq *mcq);

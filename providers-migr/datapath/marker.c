@@ -8,7 +8,6 @@
 
 #include "datapath.h"
 #include "marker.h"
-#include "verbs.h"
 
 /* The PD's landing byte for markers, registered on its first use */
 static struct ibv_mr *marker_mr(struct migr_pd *mpd)

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "datapath.h"
 #include "migr.h"
 #include "peer.h"
-#include "verbs.h"
 
 struct migr_peer {
 	struct list_node entry;

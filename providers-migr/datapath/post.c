@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "datapath.h"
-#include "ud_peers.h"
+#include "ud_redirect.h"
 
 #define WR_BATCH 16
 #define SGE_BATCH 256

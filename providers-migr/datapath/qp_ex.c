@@ -10,8 +10,7 @@
 #include <errno.h>
 
 #include "datapath.h"
-#include "ud_peers.h"
-#include "verbs.h"
+#include "ud_redirect.h"
 
 /*
  * A scatter list must reach the lower QP in one wr_set_sge_list() call (a

@@ -10,12 +10,12 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cq_watch.h"
 #include "datapath.h"
 #include "marker.h"
 #include "migr.h"
-#include "verbs.h"
 
 static int shadow_push(struct migr_shadow *sh, const struct ibv_wc *wc)
 {
@@ -218,6 +218,32 @@ int migr_poll_slow(struct migr_cq *mcq, int num_entries, struct ibv_wc *wc)
 	if (!n && !ret)
 		migr_poll_idle();
 	return n ? n : (ret < 0 ? ret : 0);
+}
+
+/* Owe the application an event for mcq on this channel (after a switch) */
+int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq)
+{
+	uint64_t one = 1;
+	int ret;
+
+	pthread_mutex_lock(&mch->synth_lock);
+	if (mch->nsynth == mch->synth_cap) {
+		unsigned int cap = mch->synth_cap ? mch->synth_cap * 2 : 8;
+		struct migr_cq **n = realloc(mch->synth, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&mch->synth_lock);
+			return ENOMEM;
+		}
+		mch->synth = n;
+		mch->synth_cap = cap;
+	}
+	mch->synth[mch->nsynth++] = mcq;
+	/* Under the lock: the eventfd is readable exactly while owed */
+	ret = write(mch->synth_fd, &one, sizeof(one)) == sizeof(one) ? 0 :
+								       errno;
+	pthread_mutex_unlock(&mch->synth_lock);
+	return ret;
 }
 
 int migr_req_notify_slow(struct migr_cq *mcq, int solicited_only)

@@ -22,7 +22,7 @@
 #include "rebuild.h"
 #include "switch_objects.h"
 #include "u32map.h"
-#include "ud_peers.h"
+#include "ud_redirect.h"
 #include "verbs.h"
 
 static bool has_ud(struct migr_context *ctx)

@@ -19,14 +19,15 @@
 #include "clock.h"
 #include "datapath.h"
 #include "marker.h"
-#include "partner.h"
+#include "partner_call.h"
+#include "partner_steps.h"
 #include "qp_phase.h"
 #include "rebuild.h"
 #include "replay.h"
 #include "switch.h"
 #include "switch_objects.h"
 #include "switch_set.h"
-#include "ud_peers.h"
+#include "ud_announce.h"
 #include "verbs.h"
 
 /* Post the held WRs in order, then let posts through again */

@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "datapath.h"
-#include "partner.h"
+#include "partner_call.h"
+#include "partner_steps.h"
 #include "qp_phase.h"
 #include "switch_objects.h"
 #include "switch_set.h"

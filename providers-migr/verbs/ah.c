@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ud_peers.h"
+#include "ud_redirect.h"
 #include "verbs.h"
 
 struct ibv_ah *migr_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)

@@ -150,32 +150,6 @@ out:
 	return ret;
 }
 
-/* Owe the application an event for mcq on this channel (after a switch) */
-int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq)
-{
-	uint64_t one = 1;
-	int ret;
-
-	pthread_mutex_lock(&mch->synth_lock);
-	if (mch->nsynth == mch->synth_cap) {
-		unsigned int cap = mch->synth_cap ? mch->synth_cap * 2 : 8;
-		struct migr_cq **n = realloc(mch->synth, cap * sizeof(*n));
-
-		if (!n) {
-			pthread_mutex_unlock(&mch->synth_lock);
-			return ENOMEM;
-		}
-		mch->synth = n;
-		mch->synth_cap = cap;
-	}
-	mch->synth[mch->nsynth++] = mcq;
-	/* Under the lock: the eventfd is readable exactly while owed */
-	ret = write(mch->synth_fd, &one, sizeof(one)) == sizeof(one) ? 0 :
-								       errno;
-	pthread_mutex_unlock(&mch->synth_lock);
-	return ret;
-}
-
 /* An event a switch owes, oldest first; NULL when none is owed */
 static struct migr_cq *take_synth(struct migr_comp_channel *mch)
 {

@@ -8,6 +8,7 @@
 #ifndef MIGR_VERBS_H
 #define MIGR_VERBS_H
 
+#include "datapath.h"
 #include "migr.h"
 
 /*
@@ -38,7 +39,6 @@ extern const struct migr_agent_hooks *migr_agent;
 /* events.c: completion channels, async events, waits for acks */
 int migr_event_fd_add(int epfd, int lower_fd);
 void migr_event_fd_del(int epfd, int lower_fd);
-int migr_channel_raise(struct migr_comp_channel *mch, struct migr_cq *mcq);
 struct ibv_comp_channel *migr_create_comp_channel(struct ibv_context *context);
 int migr_destroy_comp_channel(struct ibv_comp_channel *channel);
 int migr_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
@@ -140,14 +140,10 @@ struct ibv_cq *migr_create_cq(struct ibv_context *context, int cqe,
 struct ibv_cq_ex *migr_create_cq_ex(struct ibv_context *context,
 				    struct ibv_cq_init_attr_ex *attr);
 int migr_destroy_cq(struct ibv_cq *cq);
-int migr_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
-int migr_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int migr_resize_cq(struct ibv_cq *cq, int cqe);
 void migr_cq_sender_add(struct ibv_cq *cq);
 void migr_cq_sender_del(struct ibv_cq *cq);
 int migr_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
-void migr_cq_ex_set_ops(struct migr_cq *mcq);
-bool migr_cq_ex_movable(const struct ibv_cq_init_attr_ex *attr);
 
 /* qp.c */
 struct ibv_qp *migr_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
@@ -169,10 +165,6 @@ int migr_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 		      uint16_t lid);
 int migr_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 		      uint16_t lid);
-void migr_qp_ex_set_ops(struct migr_qp *mqp);
-bool migr_qp_ex_movable(uint64_t send_ops_flags);
-void migr_qp_update_slow(struct migr_qp *mqp);
-void migr_qp_unsuspend(struct migr_qp *mqp);
 struct ibv_qp *migr_qp_create_lower(struct migr_qp *mqp,
 				    struct ibv_context *lower_ctx,
 				    struct ibv_qp_init_attr_ex *lattr);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The control socket (providers-migr/agent/control.c) against hostile
+ * The control socket (providers-migr/serve/control.c) against hostile
  * clients: another user's connections, clients that vanish before their
  * reply or never send, a reply carrying injected JSON, a squatted socket
  * name.
@@ -27,7 +27,7 @@
 #include "park.h"
 #include "partner.h"
 #include "switch.h"
-#include "ud_peers.h"
+#include "ud_serve.h"
 #include "unit.h"
 #include "unit_migrd.h"
 #include "verbs.h"

@@ -151,7 +151,7 @@ static void test_duplicates(void)
 }
 
 /*
- * What the library's reader did before (providers-migr/agent/migrd_call.c):
+ * What the library's reader did before (providers-migr/calls/migrd_call.c):
  * the text after the first "key": anywhere in the line, so a key in a
  * nested object, or the tail of another key, answered for the line.
  */

@@ -17,7 +17,8 @@
 
 #include "agent.h"
 #include "marker.h"
-#include "partner.h"
+#include "partner_call.h"
+#include "partner_steps.h"
 #include "peer.h"
 #include "replay.h"
 #include "unit.h"

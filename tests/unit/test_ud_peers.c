@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Unit tests for a UD peer's side of a move (providers-migr/ud/ud_redirect.c
+ * Unit tests for a UD peer's side of a move (providers-migr/datapath/ud_redirect.c
  * and migr_ud_dest()), over the fake lower device (tests/fake), whose AHs
  * remember the GID they name: where a WR goes after the peer elsewhere moved once, twice
  * and back, AHs made later, the numbers completions show, and this
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fake_lower.h"
-#include "ud_peers.h"
+#include "ud_redirect.h"
 #include "unit.h"
 
 static struct fake_dev fdev; /* the lower device */

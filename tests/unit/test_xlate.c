@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Unit tests for migr's translation tables
- * (providers-migr/datapath/xlate.c)
+ * (providers-migr/core/xlate.c)
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "xlate.h"
 #include "unit.h"
+#include "xlate.h"
 
 static void test_map_basic(void)
 {

@@ -19,7 +19,8 @@
 #include "datapath.h"
 #include "marker.h"
 #include "switch_objects.h"
-#include "ud_peers.h"
+#include "ud_announce.h"
+#include "ud_redirect.h"
 #include "verbs.h"
 
 static bool is_ud(const struct migr_qp *mqp)

@@ -11,7 +11,7 @@
 
 #include "marker.h"
 #include "migrd_call.h"
-#include "partner_call.h"
+#include "partner_steps.h"
 #include "peer.h"
 #include "replay.h"
 #include "verbs.h"

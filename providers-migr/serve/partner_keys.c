@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partner.h"
+#include "partner_call.h"
 #include "partner_serve.h"
 #include "peer.h"
 #include "verbs.h"

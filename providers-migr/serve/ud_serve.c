@@ -20,7 +20,8 @@
 #include "contexts.h"
 #include "migr_json.h"
 #include "partner.h"
-#include "ud_peers.h"
+#include "ud_redirect.h"
+#include "ud_serve.h"
 
 #define LOCK_MS 300
 #define MAX_CTXS 64

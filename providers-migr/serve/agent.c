@@ -8,6 +8,7 @@
 #include "agent.h"
 #include "contexts.h"
 #include "partner.h"
+#include "partner_call.h"
 #include "verbs.h"
 
 /* A context opened: the control socket serves it, migrd learns of it */

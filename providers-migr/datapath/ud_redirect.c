@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "migr.h"
-#include "ud_peers.h"
+#include "ud_redirect.h"
 
 /* Unicast: a multicast group's members do not move with one sender */
 static bool unicast(const struct migr_ah *mah)

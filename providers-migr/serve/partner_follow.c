@@ -17,7 +17,7 @@
 #include "datapath.h"
 #include "marker.h"
 #include "migr_json.h"
-#include "partner.h"
+#include "partner_call.h"
 #include "partner_serve.h"
 #include "peer.h"
 #include "qp_phase.h"

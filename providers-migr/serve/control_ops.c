@@ -18,7 +18,7 @@
 #include "park.h"
 #include "partner.h"
 #include "switch.h"
-#include "ud_peers.h"
+#include "ud_serve.h"
 #include "verbs.h"
 
 static void json_report(FILE *out, const char *dev, int ret,

@@ -19,8 +19,8 @@
  * points the QPN at it. Lower AHs are kept until the AH is destroyed, and
  * replaced when this process moves itself (release and rebuild).
  */
-#ifndef MIGR_UD_PEERS_H
-#define MIGR_UD_PEERS_H
+#ifndef MIGR_UD_REDIRECT_H
+#define MIGR_UD_REDIRECT_H
 
 #include <stdio.h>
 
@@ -99,19 +99,4 @@ void migr_ud_redir_release(struct migr_ah *mah);
 int migr_ud_redir_rebuild(struct migr_ah *mah);
 void migr_ud_redir_free(struct migr_ah *mah);
 
-/* ud_serve.c: "ud LINE" on the control socket, from migrd's relay */
-void migr_ud_serve(FILE *out, const char *line);
-
-/*
- * ud_announce.c, the moving side. Before anything is touched: the UD QPs
- * of the migr processes on the hosts ctx's AHs name (their lower numbers,
- * at most max, into known), and each UD QP's number now. After the
- * rebuild (or the rollback's): those hosts learn where each UD QP went.
- */
-int migr_ud_probe(struct migr_context *ctx, uint32_t *known, unsigned int max,
-		  unsigned int *n, char *why, size_t why_len);
-int migr_ud_announce(struct migr_context *ctx,
-		     const struct migr_gid_history *moves, bool rollback,
-		     char *why, size_t why_len);
-
-#endif /* MIGR_UD_PEERS_H */
+#endif /* MIGR_UD_REDIRECT_H */

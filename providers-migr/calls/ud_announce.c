@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "migrd_call.h"
-#include "ud_peers.h"
+#include "ud_announce.h"
+#include "ud_redirect.h"
 
 #define UD_TIMEOUT_S 40 /* migrd asks every process there, over a hop */
 #define UD_REPLY_MAX (1 << 16)

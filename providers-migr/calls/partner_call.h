@@ -7,6 +7,11 @@
  * process's new keys, replace that QP's lower QP by one connected to the
  * rebuilt QP, and resume. See docs/architecture.md, "Partners".
  *
+ * This is the asking side: a step is one request line per partner process
+ * to this host's migrd, which relays it (partner_call.c); the switch's
+ * steps (switch/partner_steps.c) and a connect's fetch and give
+ * (partner_fetch.c) are made of it. The answering side is serve/partner.h.
+ *
  * Requests to the partner process (its control socket): "partner OP GID
  * QPN ARGS [. QPN ARGS]...", each QPN one of its QPs as we know it, GID
  * their port's GID in hex; one JSON line back with a result per QP:
@@ -66,10 +71,10 @@
  * process's claim to the QP only if the kernel says the process owns that
  * QP (and, for prepare, faces and give, it is PARTNER_PHYS).
  */
-#ifndef MIGR_PARTNER_H
-#define MIGR_PARTNER_H
+#ifndef MIGR_PARTNER_CALL_H
+#define MIGR_PARTNER_CALL_H
 
-#include <stdio.h>
+#include <jansson.h>
 
 #include "marker.h"
 #include "migr.h"
@@ -107,28 +112,6 @@ struct migr_partner {
 };
 
 /*
- * partner_call.c: the moving side, for n partners at once (one request per
- * partner process and step). 0, EBUSY (a partner is switching itself), or
- * an errno with err set naming the QP, the partner and the reason.
- */
-int migr_partner_init(struct migr_partner *p, struct migr_qp *mqp, char *err,
-		      size_t errlen);
-/* Each partner's session ends by itself after lease_ms without news */
-int migr_partners_prepare(struct migr_partner *v, unsigned int n,
-			  unsigned int lease_ms, char *err, size_t errlen);
-int migr_partners_suspend(struct migr_partner *v, unsigned int n,
-			  unsigned int wait_ms, char *err, size_t errlen);
-/* RECVs held from now on; what each took from us and was given */
-int migr_partners_recvs(struct migr_partner *v, unsigned int n, char *err,
-			size_t errlen);
-/* v[] in runs of one context of ours: its keys go to their contexts */
-int migr_partners_reconnect(struct migr_partner *v, unsigned int n, char *err,
-			    size_t errlen);
-/* 0, or an errno with err: a partner that did not resume (or abort) */
-int migr_partners_resume(struct migr_partner *v, unsigned int n, bool abort,
-			 char *err, size_t errlen);
-
-/*
  * Before mqp (our lower QP our_phys) is connected by attr to a QP in
  * another process: ask that process (through migrd) for its lower QP and,
  * once per change of its tables, its rkeys. The replica of its tables that
@@ -153,11 +136,33 @@ int migr_partner_give(struct migr_qp *mqp, uint32_t dest_qpn,
 		      const union ibv_gid *dgid, uint32_t our_phys,
 		      uint32_t partner_phys, char *err, size_t errlen);
 
-/* partner_serve.c: the partner side, one request line (after "partner ") */
-void migr_partner_serve(FILE *out, const char *line);
-/* The context's control path, for writing, within LOCK_MS or not at all */
-bool migr_ctl_lock_briefly(struct migr_context *ctx);
-/* A context closes: its sessions end (the contexts' list held) */
-void migr_partner_forget_ctx(struct migr_context *ctx);
+/* rkey pairs per "keys" request: well under migrd's line limit */
+#define KEYS_PER_LINE 160
+/* A connect waits this long at most for what its peer says (fetch) */
+#define FETCH_TIMEOUT_S 3
 
-#endif /* MIGR_PARTNER_H */
+/* What a step sends per QP, and takes from its answer */
+struct migr_pcall_step {
+	const char *op;
+	const char *head; /* keys: the pairs, before the QPs */
+	int (*args)(struct migr_partner *p, char *buf, size_t len, void *arg);
+	int (*take)(struct migr_partner *p, const json_t *res, void *arg,
+		    char *err, size_t errlen);
+	void *arg;
+	bool prepare; /* QPs a process disowns are looked for elsewhere */
+	bool only_prepared; /* resume, abort: partners that said yes */
+	unsigned int timeout_s; /* 0: migrd_call()'s default */
+};
+
+/*
+ * A step for every partner in v[] (those st->args accepts), one request
+ * per partner process and at most 24 QPs. 0, EBUSY, or an errno with err.
+ */
+int migr_pcall_step(struct migr_partner *v, unsigned int n,
+		    const struct migr_pcall_step *st, char *err, size_t errlen);
+/* The same, again every 100 ms up to tries times while a partner is busy */
+int migr_pcall_patient(struct migr_partner *v, unsigned int n,
+		       const struct migr_pcall_step *st, unsigned int tries,
+		       char *err, size_t errlen);
+
+#endif /* MIGR_PARTNER_CALL_H */

@@ -38,7 +38,7 @@
 #include "contexts.h"
 #include "control_ops.h"
 #include "ctl_line.h"
-#include "partner.h"
+#include "partner_call.h"
 #include "verbs.h"
 
 /* A park's lease is bounded where partners bound it */
