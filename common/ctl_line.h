@@ -15,7 +15,7 @@
  *   fence MS
  *   commit
  *   partner LINE            (partner_line.h)
- *   ud LINE                 (ud_peers.h)
+ *   ud LINE                 (serve/ud_serve.c)
  *
  * One line ending in '\n', single spaces between words, numbers in
  * decimal, TOKEN 1 to 16 lowercase hex digits, DEV printable ASCII
@@ -32,7 +32,7 @@
 #define CTL_DEV_MAX 256 /* bytes of a device name */
 #define CTL_WAIT_DEFAULT_MS 5000 /* a drain's bound unless given */
 #define CTL_WAIT_MAX_MS 600000
-#define CTL_LEASE_MAX_MS 600000 /* MIGR_PARTNER_LEASE_MAX_MS (partner.h) */
+#define CTL_LEASE_MAX_MS 600000 /* MIGR_PARTNER_LEASE_MAX_MS (partner_call.h) */
 #define CTL_FENCE_MAX_MS 600000 /* migrd's restore bound, the source's lease */
 #define CTL_TOKEN_DIGITS 16
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * The lines of the partner protocol (partner.h), as one parser reads them
+ * The lines of the partner protocol (partner_call.h), as one parser reads them
  * in the library (partner_serve.c) and in migrd (which relays them, and
  * checks who may send which): a line read one way in one place and another
  * way in the other would be a hole at a trust boundary.

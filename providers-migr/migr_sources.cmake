@@ -66,7 +66,7 @@ set(MIGR_PROVIDER_SOURCES
   serve/ud_serve.c
   )
 # Every header is included by its name alone, from its floor's folder
-# (docs/architecture.md, "Floors"): calls go down only.
+# (docs/architecture.md, "The provider's floors"): calls go down only.
 set(MIGR_PROVIDER_INCLUDE_SUBDIRS core datapath verbs calls switch serve)
 
 # The control socket's and the partner protocol's lines (ctl_line.c,

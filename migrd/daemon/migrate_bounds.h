@@ -16,7 +16,7 @@
 /*
  * Partners in other processes hold their posts toward a parked process
  * this long without news: its final dump, the restore there (or the
- * rollback here) and the way of the requests; at most 600 s (partner.h)
+ * rollback here) and the way of the requests; at most 600 s (partner_call.h)
  */
 #define MIG_PARTNER_HOLD_MS (MIG_DUMP_MS + MIG_FENCE_MS + MIG_MARGIN_MS)
 #define MIG_TREE_MAX 512 /* processes, and threads, of a tree */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The moving side of the partner protocol (partner.h): one request line to
+ * The moving side of the partner protocol (partner_call.h): one request line to
  * this host's migrd per step, which relays it to the partner's host and
  * process and answers with one JSON line. The library never holds migrd's
  * key; without migrd a partner in another process cannot be reached and

@@ -5,7 +5,7 @@
  * it, through migrd (which relays to the partner's host and process), to
  * prepare, suspend and drain the one QP that faces it, take the moved
  * process's new keys, replace that QP's lower QP by one connected to the
- * rebuilt QP, and resume. See docs/architecture.md, "Partners".
+ * rebuilt QP, and resume. See docs/switch.md, "Partners in other processes".
  *
  * This is the asking side: a step is one request line per partner process
  * to this host's migrd, which relays it (partner_call.c); the switch's

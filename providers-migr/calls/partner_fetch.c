@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * A connect to a QP in another process (partner.h): "fetch" asks that
+ * A connect to a QP in another process (partner_call.h): "fetch" asks that
  * process for its lower QP and, once per change of its tables, its rkeys;
  * "give" hands ours to a QP that withheld its question until connected.
  * Hosts that did not answer are not asked again for a while.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The moving side of a UD move (ud_peers.h). A UD QP's peers are the hosts
+ * The moving side of a UD move (ud_redirect.h). A UD QP's peers are the hosts
  * its process's address handles name (RoCE v2 GIDs hold their address)
  * and the hosts datagrams came from: each RECV buffer of a UD QP starts
  * with the 40 bytes of a GRH, which on RoCE v2 over IPv4 hold the IP

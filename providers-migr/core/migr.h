@@ -86,7 +86,8 @@ struct migr_ctx_peers {
 
 /*
  * What the switches of partners in other processes hold of a context
- * (partner/: the partner's side; the QP phases retire a QP with it)
+ * (serve/partner_follow.c: the partner's side; the QP phases retire a QP
+ * with it)
  */
 struct migr_ctx_partner {
 	unsigned int sessions; /* QPs of it a partner's switch holds */
@@ -135,7 +136,7 @@ struct migr_context {
 	unsigned int n_ud_src; /* MIGR_UD_SRC_MAX + 1: more than that */
 	/* where a switch tells UD peers it moved: found by its precheck */
 	struct migr_ud_hosts ud_hosts;
-	/* UD peers elsewhere that moved (ud_peers.h); under ctl_lock */
+	/* UD peers elsewhere that moved (ud_redirect.h); under ctl_lock */
 	struct migr_ud_moves *ud_moves;
 	struct list_node entry; /* in the process's list of contexts */
 	/* MIGR_REPLAY=1: what replaying after the wait bound needs (slog.c) */
@@ -518,7 +519,7 @@ struct migr_ah {
 	struct ibv_ah *lower;
 	struct list_node entry;
 	struct ibv_ah_attr attr;
-	/* UD peers elsewhere that moved (ud_peers.h); NULL while none did */
+	/* UD peers elsewhere that moved (ud_redirect.h); NULL while none did */
 	struct migr_ud_redir *redir;
 	/*
 	 * It leads to this device: the QPN a UD WR names may be a QP of this

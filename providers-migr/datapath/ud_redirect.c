@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The peer's side of a UD move (ud_peers.h): each AH's redirect table,
+ * The peer's side of a UD move (ud_redirect.h): each AH's redirect table,
  * filled when a UD peer elsewhere says where its QP went, and its lower
  * AHs, which follow this process's own switches.
  */

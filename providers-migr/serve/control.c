@@ -43,7 +43,7 @@
 
 /* A park's lease is bounded where partners bound it */
 _Static_assert(CTL_LEASE_MAX_MS == MIGR_PARTNER_LEASE_MAX_MS,
-	       "ctl_line.h's lease bound is partner.h's");
+	       "ctl_line.h's lease bound is partner_call.h's");
 /*
  * Connections served at once, each on a thread of its own. Without a cap
  * a client that connects and never sends makes one thread per connection

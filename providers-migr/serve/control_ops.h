@@ -19,7 +19,7 @@ ctl_handler ctl_do_park; /* the switch's first half, kept (park.h) */
 ctl_handler ctl_do_resume; /* its second half, here or on the device left */
 ctl_handler ctl_do_fence; /* a restored copy's own fence armed (fence.h) */
 ctl_handler ctl_do_commit; /* ...and disarmed */
-ctl_handler ctl_do_partner; /* a moving partner's step (partner.h) */
-ctl_handler ctl_do_ud; /* a UD peer's (ud_peers.h) */
+ctl_handler ctl_do_partner; /* a moving partner's step (partner_call.h) */
+ctl_handler ctl_do_ud; /* a UD peer's (ud_redirect.h) */
 
 #endif /* MIGR_CONTROL_OPS_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * What migrd's UD relay asks a migr process (ud_peers.h), on its control
+ * What migrd's UD relay asks a migr process (ud_redirect.h), on its control
  * socket as "ud LINE", one JSON line back:
  *
  *   probe             its UD QPs' lower numbers: {"ok":true,"ud":[N,...]}

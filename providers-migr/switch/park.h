@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * Park and resume: a live switch split in two around a move between
- * hosts (docs/architecture.md, "Migration between hosts"). A parked
+ * hosts (docs/migration.md). A parked
  * process holds no device file or mapping, so an unmodified CRIU dumps
  * it; it keeps running meanwhile (posts held, polls served from the
  * shadow CQs) until CRIU freezes it. Both run on one thread (the control

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * The moving side's steps of a switch (partner.h), for all its partners
+ * The moving side's steps of a switch (partner_call.h), for all its partners
  * at once: prepare, suspend, recvs, keys and reconnect, resume or abort.
  * Each is a request and a reply per partner process (partner_call.c).
  */

@@ -3,7 +3,7 @@
  * A QP's own phases in a move (qp_phase.h), in their order: suspend,
  * drain, retire, reconnect, repost, replay, resume. A switch takes them
  * for each QP of its contexts (switch.c, rebuild.c), a partner's side for
- * the one QP that faces the mover (partner/). Knows nothing of either.
+ * the one QP that faces the mover (serve/partner_follow.c). Knows nothing of either.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -2,7 +2,7 @@
 /*
  * A QP's own phases in a move (qp_phase.c), in their order: suspend,
  * drain, retire, reconnect, repost, replay, resume. A switch takes them
- * for every QP of its contexts; a partner's side (partner/) takes them
+ * for every QP of its contexts; a partner's side (serve/partner_follow.c) takes them
  * for the one QP that faces the mover, while its other QPs run on.
  */
 #ifndef MIGR_QP_PHASE_H

@@ -513,7 +513,7 @@ int migr_set_unpark(struct sw_set *set, struct migr_switch_report *rep)
 }
 
 /*
- * The switch, phase after phase (docs/architecture.md, "Live switch"):
+ * The switch, phase after phase (docs/architecture.md, "A switch, phase by phase"):
  * check, prepare, suspend, drain, count, save, release, rebuild, replay.
  * A failure before the release rolls back (roll_back()); after it, the
  * rebuild goes back to the original device.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * A live switch: the whole RDMA state of a migr context moves to another
- * device while the application runs (see docs/architecture.md, "Live
- * switch"). Phases: suspend, drain, release, rebuild, replay.
+ * device while the application runs (see docs/switch.md, "The
+ * phases"). Phases: suspend, drain, release, rebuild, replay.
  */
 #ifndef MIGR_SWITCH_H
 #define MIGR_SWITCH_H

@@ -5,7 +5,7 @@
  * queue drains behind a marker while completions go to the shadows (or
  * what did not complete is planned for a replay), then RECVs are held
  * and each QP's unused ones counted. Each QP through its phases
- * (qp_phase.h), partners elsewhere through their steps (partner.h).
+ * (qp_phase.h), partners elsewhere through their steps (partner_call.h).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * order behind the application's WRs), and its unused RECVs are the ones
  * its lower QP flushes when put in error. Datagrams in flight while the
  * switch releases are lost, as UD allows. Senders in other processes
- * learn the new address through migrd (ud_peers.h); a switch is refused
+ * learn the new address through migrd (ud_announce.h); a switch is refused
  * while a datagram came, since the last switch, from a QP that would not
  * learn it (polls note the senders: migr_cq_watch()).
  */
