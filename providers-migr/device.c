@@ -169,6 +169,26 @@ static const struct verbs_context_ops migr_ctx_ops = {
 	.unimport_pd = migr_unimport_pd,
 };
 
+/* A new context's own state over its lower context; 0 or -1 */
+static int init_context(struct migr_context *ctx, struct ibv_context *lower)
+{
+	ctx->lower = lower;
+	migr_quirks_init(ctx);
+	migr_xlate_init(&ctx->xlate);
+	migr_xlate_init(&ctx->remote);
+	migr_peers_init(ctx);
+	migr_record_init(&ctx->rec);
+	pthread_rwlock_init(&ctx->ctl_lock, NULL);
+	pthread_rwlock_init(&ctx->ev_lock, NULL);
+	pthread_mutex_init(&ctx->ud_src_lock, NULL);
+	ctx->lower_async_fd = lower->async_fd;
+	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
+	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);
+	if (ctx->vctx.context.async_fd < 0)
+		return -1;
+	return migr_replay_init(ctx) ? -1 : 0;
+}
+
 static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 						int cmd_fd, void *private_data)
 {
@@ -200,21 +220,7 @@ static struct verbs_context *migr_alloc_context(struct ibv_device *device,
 	if (!ctx)
 		goto err_lower;
 
-	ctx->lower = lower;
-	migr_quirks_init(ctx);
-	migr_xlate_init(&ctx->xlate);
-	migr_xlate_init(&ctx->remote);
-	migr_peers_init(ctx);
-	migr_record_init(&ctx->rec);
-	pthread_rwlock_init(&ctx->ctl_lock, NULL);
-	pthread_rwlock_init(&ctx->ev_lock, NULL);
-	pthread_mutex_init(&ctx->ud_src_lock, NULL);
-	ctx->lower_async_fd = lower->async_fd;
-	ctx->vctx.context.num_comp_vectors = lower->num_comp_vectors;
-	ctx->vctx.context.async_fd = migr_event_fd_init(lower->async_fd);
-	if (ctx->vctx.context.async_fd < 0)
-		goto err_ctx;
-	if (migr_replay_init(ctx))
+	if (init_context(ctx, lower))
 		goto err_ctx;
 
 	verbs_set_ops(&ctx->vctx, &migr_ctx_ops);

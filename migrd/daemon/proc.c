@@ -107,18 +107,16 @@ static int check_holder(int fd, int pid, char *err, size_t errlen)
 	return 0;
 }
 
-static int request(int pid, const char *line, int timeout_ms, char **reply,
-		   char *err, size_t errlen)
+/*
+ * A connection to pid's control socket, its holder checked; -1 with err.
+ * The agent binds "migr/<its own getpid()>" in its own network namespace:
+ * a socket made there, named by its pid there (the same two as migrd's
+ * for a process in migrd's namespaces)
+ */
+static int connect_checked(int pid, int timeout_ms, char *err, size_t errlen)
 {
-	long long deadline = io_now_ms() + timeout_ms;
-	size_t n;
 	int fd, nspid;
 
-	/*
-	 * The agent binds "migr/<its own getpid()>" in its own network
-	 * namespace: a socket made there, named by its pid there (the
-	 * same two as migrd's for a process in migrd's namespaces)
-	 */
 	nspid = ns_pid(pid);
 	if (nspid <= 0) {
 		snprintf(err, errlen, "pid %d: the process is gone", pid);
@@ -131,7 +129,6 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 			 strerror(errno));
 		return -1;
 	}
-	/* One bound for connect, write and read together */
 	fd = ctl_connect(fd, nspid,
 			 timeout_ms < PROC_CONNECT_MS ? timeout_ms :
 							PROC_CONNECT_MS);
@@ -145,6 +142,20 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+/* One bound for connect, write and read together */
+static int request(int pid, const char *line, int timeout_ms, char **reply,
+		   char *err, size_t errlen)
+{
+	long long deadline = io_now_ms() + timeout_ms;
+	size_t n;
+	int fd;
+
+	fd = connect_checked(pid, timeout_ms, err, errlen);
+	if (fd < 0)
+		return -1;
 	switch (ctl_exchange(fd, line, deadline, 2000, PROC_REPLY_MAX, reply,
 			     &n)) {
 	case CTL_CALL_SEND:
