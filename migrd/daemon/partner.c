@@ -18,7 +18,7 @@
 #include "log.h"
 #include "migr_json.h"
 #include "migrd.h"
-#include "pauth.h"
+#include "partner_relay.h"
 #include "peer.h"
 #include "registry.h"
 #include "reply.h"
@@ -33,26 +33,11 @@
 #define SEARCH_REPLY_MAX (256 << 10)
 #define OP_LOG_MAX 32 /* only the line's first word is logged */
 
-/* One relayed request, for the replies and the log */
-struct relay {
-	const struct req *r;
-	const char *where; /* HOST as given, or "this host" */
-	char who[48]; /* the requester */
-	int op_len;
-	long long t0; /* when it came: the logs say how long it took */
-	int asker; /* a local asker's process, never its own partner; or 0 */
-};
-
 /* What a process's reply says about itself */
 struct verdict {
 	bool ok, notmine;
 	char error[256];
 };
-
-#define rlog(x, fmt, ...)                                                      \
-	log_dbg("partner %.*s for QP 0x%x on %s from %s: " fmt, (x)->op_len,   \
-		(x)->r->line, (x)->r->qpn, (x)->where, (x)->who,               \
-		##__VA_ARGS__)
 
 static void read_verdict(const char *reply, struct verdict *v)
 {
@@ -87,7 +72,7 @@ static void wrap(struct sbuf *out, int pid, const char *reply,
 	sb_printf(out, ",\"pid\":%d,\"reply\":%s}", pid, reply);
 }
 
-static void refuse(const struct relay *x, struct sbuf *out, const char *err)
+void relay_refuse(const struct relay *x, struct sbuf *out, const char *err)
 {
 	rlog(x, "%s", err);
 	reply_error(out, err);
@@ -252,7 +237,7 @@ static void ask_checked(const struct relay *x, int pid, int timeout_ms,
 	struct claims c;
 
 	if (ask(x, pid, timeout_ms, &reply, &v, err, sizeof(err))) {
-		refuse(x, out, err);
+		relay_refuse(x, out, err);
 		return;
 	}
 	check_claims(x, pid, reply, &c);
@@ -260,7 +245,7 @@ static void ask_checked(const struct relay *x, int pid, int timeout_ms,
 		log_warn("partner %.*s: %s; refused", x->op_len, x->r->line,
 			 c.why);
 		free(reply);
-		refuse(x, out, c.why);
+		relay_refuse(x, out, c.why);
 		return;
 	}
 	answered(x, out, pid, reply, &v);
@@ -275,7 +260,7 @@ static void to_pid(const struct relay *x, struct sbuf *out)
 	if (!registry_find(x->r->pid, &p)) {
 		snprintf(err, sizeof(err), "no migr process with pid %d on %s",
 			 x->r->pid, x->where);
-		refuse(x, out, err);
+		relay_refuse(x, out, err);
 		return;
 	}
 	ask_checked(x, p.pid, PARTNER_TIMEOUT_MS, out);
@@ -339,7 +324,7 @@ static int search_pick(const struct relay *x, struct proc_ask *v, int k,
 				v[owner].pid, v[i].pid, x->r->qpn, x->where);
 			log_warn("partner %.*s: %s", x->op_len, x->r->line,
 				 err);
-			refuse(x, out, err);
+			relay_refuse(x, out, err);
 			return -2;
 		} else if (c.backed) {
 			owner = i;
@@ -368,7 +353,7 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 	struct verdict verdict;
 
 	if (!all || !v) {
-		refuse(x, out, "out of memory");
+		relay_refuse(x, out, "out of memory");
 		goto out;
 	}
 	n = registry_list(all, REG_MAX);
@@ -387,7 +372,7 @@ static void search_all(const struct relay *x, struct sbuf *out, int asked,
 		answered(x, out, v[owner].pid, v[owner].reply, &verdict);
 		v[owner].reply = NULL;
 	} else if (owner == -1) {
-		refuse(x, out, unsure[0] ? unsure : none);
+		relay_refuse(x, out, unsure[0] ? unsure : none);
 	}
 out:
 	for (i = 0; v && i < k; i++)
@@ -414,7 +399,7 @@ static bool holder_settles(const struct relay *x, struct sbuf *out, int pid)
 		free(reply);
 		log_warn("partner %.*s: %s; refused", x->op_len, x->r->line,
 			 c.why);
-		refuse(x, out, c.why);
+		relay_refuse(x, out, c.why);
 		return true;
 	}
 	if (c.backed || c.whole) {
@@ -445,14 +430,15 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 	int pid, rc;
 
 	if (pline_parse(x->r->line, x->r->gid, &pl, e, sizeof(e))) {
-		refuse(x, out, e);
+		relay_refuse(x, out, e);
 		return;
 	}
 	prepare = pline_names_partner(pl.step);
 	key = expected_phys(&pl, 0);
 	if (!key && prepare) {
-		refuse(x, out,
-		       "partner prepare line does not say which QP it faces");
+		relay_refuse(
+			x, out,
+			"partner prepare line does not say which QP it faces");
 		return;
 	}
 	if (!key)
@@ -463,7 +449,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		snprintf(err, sizeof(err),
 			 "cannot tell who owns QP 0x%x on %s: %s", key,
 			 x->where, e);
-		refuse(x, out, err);
+		relay_refuse(x, out, err);
 		return;
 	}
 	holder_migr = !rc && pid && pid != x->asker && registry_find(pid, &p);
@@ -478,7 +464,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
 			 x->where, key);
 	if (prepare)
-		refuse(x, out, err);
+		relay_refuse(x, out, err);
 	else if (!holder_migr || !holder_settles(x, out, pid))
 		search_all(x, out, holder_migr ? pid : 0, err);
 }
@@ -492,12 +478,12 @@ static void to_peer(const struct relay *x, struct sbuf *out)
 
 	fwd.host[0] = 0;
 	if (req_format(&fwd, line, sizeof(line)) < 0) {
-		refuse(x, out, "partner request too long to relay");
+		relay_refuse(x, out, "partner request too long to relay");
 		return;
 	}
 	if (peer_call(x->r->host, line, PARTNER_PEER_TIMEOUT_MS, out, err,
 		      sizeof(err))) {
-		refuse(x, out, err);
+		relay_refuse(x, out, err);
 		return;
 	}
 	read_verdict(out->p ? out->p : "", &v);
@@ -506,8 +492,7 @@ static void to_peer(const struct relay *x, struct sbuf *out)
 	     v.ok ? "" : v.error);
 }
 
-/* The request, relayed: to HOST's migrd, the named pid, or its owner */
-static void relay(const struct relay *x, bool remote, struct sbuf *out)
+void relay_to(const struct relay *x, bool remote, struct sbuf *out)
 {
 	if (remote)
 		to_peer(x, out);
@@ -521,309 +506,13 @@ static void relay(const struct relay *x, bool remote, struct sbuf *out)
  * A relayed reply parsed into *j (NULL if it is not JSON; json_decref()
  * it): its "pid", and its process's "results", or NULL without them.
  */
-static const json_t *reply_results(const struct sbuf *out, json_t **j, int *pid)
+const json_t *relay_results(const struct sbuf *out, json_t **j, int *pid)
 {
 	const char *s = out->p ? out->p : "";
 
 	*j = migr_json_parse(s, strlen(s));
 	*pid = migr_json_int(*j, "pid", 0, INT_MAX, 0);
 	return json_object_get(json_object_get(*j, "reply"), "results");
-}
-
-static bool res_ok(const json_t *res)
-{
-	return migr_json_true(res, "ok");
-}
-
-/*
- * The partner's faces results (arr, from pid ppid) for the QPs of pl:
- * each it answers for must face a QP of tgid's by the kernel, set in
- * *verified; 0, or -1 with err
- */
-static int faces_verify(const struct relay *x, const struct pline *pl, int tgid,
-			const json_t *arr, int ppid, uint64_t *verified,
-			char *err, size_t errlen)
-{
-	char gid[REQ_GID_LEN + 2], e[256];
-	const json_t *res;
-	double phys;
-	int i, n;
-
-	for (i = 0, n = 0; i < pl->nqp; i++) {
-		res = json_array_get(arr, i);
-		if (migr_json_true(res, "notmine"))
-			continue;
-		phys = migr_json_num(res, "peer_phys", -1);
-		if (!res_ok(res) || phys < 1 || phys > 0xffffff ||
-		    phys != (uint32_t)phys ||
-		    !migr_json_text(res, "peer_gid", gid, sizeof(gid)) ||
-		    strlen(gid) != REQ_GID_LEN ||
-		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN) {
-			snprintf(
-				err, errlen,
-				"partner pid %d on %s did not say which QP its QP 0x%x faces (does its migr library know the faces step?)",
-				ppid, x->where, pl->qpn[i]);
-			return -1;
-		}
-		switch (asker_owns(tgid, gid, phys, e, sizeof(e))) {
-		case 1:
-			*verified |= 1ULL << i;
-			n++;
-			break;
-		case 0:
-			snprintf(
-				err, errlen,
-				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own (%s)",
-				pl->qpn[i], x->where, (uint32_t)phys, gid, tgid,
-				e);
-			return -1;
-		default:
-			snprintf(err, errlen,
-				 "cannot tell who owns QP 0x%x with GID %s: %s",
-				 (uint32_t)phys, gid, e);
-			return -1;
-		}
-	}
-	if (!n) {
-		snprintf(err, errlen, "no process on %s owns QP 0x%x", x->where,
-			 x->r->qpn);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Before a prepare from a process that is not root: the partner says,
- * step "faces", which QP (physical number, GID) each of its QPs named is
- * connected to; each must be the asker's by the kernel. The QPs that pass
- * are in *verified; the partner's pid in *ppid. 0; 1 if the partner is
- * busy, with its reply in busy; or -1 with err.
- */
-static int check_faces(const struct relay *x, bool remote,
-		       const struct pline *pl, int tgid, uint64_t *verified,
-		       int *ppid, struct sbuf *busy, char *err, size_t errlen)
-{
-	struct req q = *x->r;
-	struct relay fx = *x;
-	struct sbuf out = {};
-	const json_t *arr;
-	json_t *j = NULL;
-	int ret = -1;
-	char e[256];
-	size_t len;
-
-	/*
-	 * The prepare's own arguments: a QP that does not face the QP they
-	 * name answers notmine (numbers repeat across processes), and the
-	 * search goes on to the process whose QP does
-	 */
-	len = snprintf(q.line, sizeof(q.line), "faces%s",
-		       x->r->line + strcspn(x->r->line, " "));
-	if (len >= sizeof(q.line)) {
-		snprintf(err, errlen, "partner request too long to check");
-		return -1;
-	}
-	fx.r = &q;
-	relay(&fx, remote, &out);
-	*verified = 0;
-	arr = reply_results(&out, &j, ppid);
-	/*
-	 * Switching itself: the mover backs off and asks again (a process
-	 * busy as a whole answers with no result per QP)
-	 */
-	if (migr_json_true(json_object_get(j, "reply"), "busy")) {
-		*busy = out;
-		memset(&out, 0, sizeof(out));
-		ret = 1;
-	} else if (!arr || *ppid <= 0) {
-		/* migrd's own refusal (no owner...) is the answer */
-		if (!migr_json_text(j, "error", e, sizeof(e)))
-			snprintf(e, sizeof(e), "no answer to the faces step");
-		snprintf(err, errlen, "%s", e);
-	} else {
-		ret = faces_verify(x, pl, tgid, arr, *ppid, verified, err,
-				   errlen);
-	}
-	json_decref(j);
-	sb_free(&out);
-	return ret;
-}
-
-/*
- * A step of a partner session, from a process that is not root: every QP
- * must be granted to its asker (k) with the partner pid named; 0, or -1
- * with the request refused
- */
-static int granted(const struct relay *x, const struct pline *pl,
-		   struct pauth_key *k, struct sbuf *out)
-{
-	char err[512];
-	int i;
-
-	for (i = 0; i < pl->nqp; i++) {
-		k->qpn = pl->qpn[i];
-		if (pauth_check(k, x->r->pid, io_now_ms()))
-			continue;
-		snprintf(
-			err, sizeof(err),
-			"permission denied: pid %d has no partner session with pid %d on %s for QP 0x%x (a prepare opens one for the QPs that face its own)",
-			k->pid, x->r->pid, x->where, k->qpn);
-		refuse(x, out, err);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The partner reconnects to a QP of the asker's (k), or to none; 0, or
- * -1 with the request refused
- */
-static int reconnect_owned(const struct relay *x, const struct pline *pl,
-			   const struct pauth_key *k, struct sbuf *out)
-{
-	char gid[REQ_GID_LEN + 1], e[256], err[512];
-	uint32_t nq;
-	int i;
-
-	for (i = 0; i < pl->nqp; i++) {
-		if (pline_reconnect(pl->at[i], &nq, gid)) {
-			refuse(x, out, "partner reconnect line is invalid");
-			return -1;
-		}
-		switch (asker_owns(k->pid, gid, nq, e, sizeof(e))) {
-		case 1:
-			continue;
-		case 0:
-			snprintf(
-				err, sizeof(err),
-				"permission denied: QP 0x%x on %s would reconnect to QP 0x%x with GID %s, which pid %d does not own (%s)",
-				pl->qpn[i], x->where, nq, gid, k->pid, e);
-			break;
-		default:
-			snprintf(err, sizeof(err),
-				 "cannot tell who owns QP 0x%x with GID %s: %s",
-				 nq, gid, e);
-		}
-		refuse(x, out, err);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * A later step of a session a prepare opened (suspend ... abort), for
- * the QPs granted to the asker k; a resume or abort that succeeds ends
- * their grants
- */
-static void session_step(const struct relay *x, bool remote,
-			 const struct pline *pl, struct pauth_key *k,
-			 struct sbuf *out)
-{
-	json_t *j;
-	int i, pid;
-
-	if (granted(x, pl, k, out))
-		return;
-	if (pl->step == PLINE_RECONNECT && reconnect_owned(x, pl, k, out))
-		return;
-	relay(x, remote, out);
-	if (pl->step != PLINE_RESUME && pl->step != PLINE_ABORT)
-		return;
-	reply_results(out, &j, &pid);
-	if (migr_json_true(j, "ok"))
-		for (i = 0; i < pl->nqp; i++) {
-			k->qpn = pl->qpn[i];
-			pauth_drop(k, x->r->pid);
-		}
-	json_decref(j);
-}
-
-/*
- * A prepare (or give) for the asker k: relayed only to the partner whose
- * QPs face the asker's (check_faces()); a prepare's QPs so verified are
- * granted to the asker with that partner pid
- */
-static void prepare_step(const struct relay *x, bool remote,
-			 const struct pline *pl, struct pauth_key *k,
-			 struct sbuf *out)
-{
-	struct relay px = *x;
-	const json_t *arr;
-	uint64_t verified;
-	int i, ppid, pid;
-	char err[512];
-	struct req q;
-	json_t *j;
-
-	i = check_faces(x, remote, pl, k->pid, &verified, &ppid, out, err,
-			sizeof(err));
-	if (i > 0)
-		return;
-	if (i) {
-		refuse(x, out, err);
-		return;
-	}
-	rlog(x, "the QPs named face QPs of pid %d (partner pid %d)", k->pid,
-	     ppid);
-	/* The prepare goes to the process that answered, and only there */
-	q = *x->r;
-	q.pid = ppid;
-	px.r = &q;
-	relay(&px, remote, out);
-	/* A give is one step, not a session */
-	if (pl->step == PLINE_GIVE)
-		return;
-	arr = reply_results(out, &j, &pid);
-	for (i = 0; i < pl->nqp; i++) {
-		if (!res_ok(json_array_get(arr, i)))
-			continue;
-		k->qpn = pl->qpn[i];
-		if (!(verified & (1ULL << i)) ||
-		    pauth_grant(k, ppid, io_now_ms()))
-			rlog(x, "QP 0x%x prepared without a grant", k->qpn);
-	}
-	json_decref(j);
-}
-
-/*
- * A local migr process that is not root: prepare only for partner QPs that
- * face a QP of its own (check_faces), which grants them to it; every later
- * step only for QPs granted to it, with that partner pid. A give (its
- * rkeys, to the QPs that connected to its QP first) is checked as a
- * prepare is, and grants nothing.
- */
-static void checked(const struct relay *x, const struct client *c, bool remote,
-		    struct sbuf *out)
-{
-	const struct req *r = x->r;
-	struct pauth_key k = {};
-	struct pline pl;
-	char err[512];
-
-	if (pline_parse(r->line, r->gid, &pl, err, sizeof(err))) {
-		refuse(x, out, err);
-		return;
-	}
-	if (pl.step == PLINE_FACES) {
-		refuse(x, out, "permission denied: faces is migrd's own step");
-		return;
-	}
-	if (pl.step == PLINE_FETCH) {
-		relay(x, remote, out);
-		return;
-	}
-	k.pid = proc_tgid(c->pid);
-	if (proc_start(k.pid, &k.start)) {
-		refuse(x, out, "the asking process is gone");
-		return;
-	}
-	/* the partner's host as the asker names it, wherever the asker runs */
-	snprintf(k.host, sizeof(k.host), "%s", r->host);
-	memcpy(k.gid, r->gid, sizeof(k.gid));
-	if (pl.step != PLINE_PREPARE && pl.step != PLINE_GIVE)
-		session_step(x, remote, &pl, &k, out);
-	else
-		prepare_step(x, remote, &pl, &k, out);
 }
 
 /*
@@ -858,10 +547,11 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 	if (!c->peer && c->pid > 0)
 		x.asker = proc_tgid(c->pid);
 	if (!may_ask(r, c)) {
-		refuse(&x, out,
-		       c->peer ?
-			       "request not allowed from a peer" :
-			       "permission denied: partner requests come from migr processes");
+		relay_refuse(
+			&x, out,
+			c->peer ?
+				"request not allowed from a peer" :
+				"permission denied: partner requests come from migr processes");
 		return;
 	}
 	/*
@@ -874,9 +564,9 @@ void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
 		char err[256];
 
 		if (pline_parse(r->line, r->gid, &pl, err, sizeof(err)))
-			refuse(&x, out, err);
+			relay_refuse(&x, out, err);
 		else
-			relay(&x, remote, out);
+			relay_to(&x, remote, out);
 	} else
-		checked(&x, c, remote, out);
+		partner_checked(&x, c, remote, out);
 }

@@ -21,7 +21,11 @@
 
 /*
  * Requests in flight to one pid: a process that never answers holds at
- * most this many migrd threads, whatever its owner sends.
+ * most this many migrd threads, whatever its owner sends. Twice: for the
+ * requests any migr process or peer may cause (partner and UD steps,
+ * relayed for others), and for the operator's (status, switch, park...,
+ * from root or the process's owner), so that a flood of the first kind
+ * (fetches) cannot keep root's status from a process.
  */
 #define PROC_INFLIGHT_MAX 4
 /* A live process accepts at once; a longer request still connects fast */
@@ -29,46 +33,68 @@
 /* Distinct pids with requests in flight: more than migrd has threads */
 #define PROC_TARGETS_MAX 2048
 
+enum proc_class { PROC_OPERATOR, PROC_RELAYED, PROC_CLASSES };
+
 static pthread_mutex_t inflight_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int pid;
-	int n;
+	int n[PROC_CLASSES];
 } inflight[PROC_TARGETS_MAX];
 
-/* Count one more request to pid; -1 if it has too many already */
-static int inflight_get(int pid)
+static bool slot_used(int i)
+{
+	return inflight[i].n[PROC_OPERATOR] || inflight[i].n[PROC_RELAYED];
+}
+
+/* Count one more request of class k to pid; -1 if it has too many */
+static int inflight_get(int pid, enum proc_class k)
 {
 	int i, slot = -1, ret = -1;
 
 	pthread_mutex_lock(&inflight_lock);
 	for (i = 0; i < PROC_TARGETS_MAX; i++) {
-		if (inflight[i].n && inflight[i].pid == pid) {
+		if (slot_used(i) && inflight[i].pid == pid) {
 			slot = i;
 			break;
 		}
-		if (!inflight[i].n && slot < 0)
+		if (!slot_used(i) && slot < 0)
 			slot = i;
 	}
-	if (slot >= 0 && inflight[slot].n < PROC_INFLIGHT_MAX) {
+	if (slot >= 0 && inflight[slot].n[k] < PROC_INFLIGHT_MAX) {
 		inflight[slot].pid = pid;
-		inflight[slot].n++;
+		inflight[slot].n[k]++;
 		ret = 0;
 	}
 	pthread_mutex_unlock(&inflight_lock);
 	return ret;
 }
 
-static void inflight_put(int pid)
+static void inflight_put(int pid, enum proc_class k)
 {
 	int i;
 
 	pthread_mutex_lock(&inflight_lock);
 	for (i = 0; i < PROC_TARGETS_MAX; i++)
-		if (inflight[i].n && inflight[i].pid == pid) {
-			inflight[i].n--;
+		if (inflight[i].n[k] && inflight[i].pid == pid) {
+			inflight[i].n[k]--;
 			break;
 		}
 	pthread_mutex_unlock(&inflight_lock);
+}
+
+/* A partner or UD step: relayed for another process or a peer */
+static enum proc_class class_of(const char *line)
+{
+	static const enum ctl_op relayed[] = { CTL_PARTNER, CTL_UD };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++) {
+		n = strlen(ctl_op_name(relayed[i]));
+		if (!strncmp(line, ctl_op_name(relayed[i]), n) &&
+		    line[n] == ' ')
+			return PROC_RELAYED;
+	}
+	return PROC_OPERATOR;
 }
 
 /*
@@ -184,9 +210,10 @@ static int request(int pid, const char *line, int timeout_ms, char **reply,
 int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 		 char *err, size_t errlen)
 {
+	enum proc_class k = class_of(line);
 	int ret;
 
-	if (inflight_get(pid)) {
+	if (inflight_get(pid, k)) {
 		snprintf(
 			err, errlen,
 			"pid %d: %d requests to it are already in flight; try again later",
@@ -194,7 +221,7 @@ int proc_request(int pid, const char *line, int timeout_ms, char **reply,
 		return -1;
 	}
 	ret = request(pid, line, timeout_ms, reply, err, errlen);
-	inflight_put(pid);
+	inflight_put(pid, k);
 	return ret;
 }
 

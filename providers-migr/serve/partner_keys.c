@@ -104,6 +104,28 @@ static void gid_moved(struct migr_context *ctx, const union ibv_gid *gid,
 }
 
 /*
+ * A connected QP says which lower QP, on which GID, it is connected to, as
+ * in the faces step: migrd relays its answer to a fetch only to the process
+ * the kernel says holds that QP (the asker's own word is not enough)
+ */
+static void faces_of(const struct migr_qp *mqp, char *out, size_t len)
+{
+	char hex[33];
+
+	*out = 0;
+	if (mqp->attr.qp_state < IBV_QPS_RTR)
+		return;
+	/* no GID (a path by LID): migrd cannot check it, and refuses */
+	if (!mqp->attr.ah_attr.is_global) {
+		snprintf(out, len, ",\"peer_phys\":%u", mqp->partner.dest_phys);
+		return;
+	}
+	migr_gid_hex(&mqp->attr.ah_attr.grh.dgid, hex);
+	snprintf(out, len, ",\"peer_phys\":%u,\"peer_gid\":\"%s\"",
+		 mqp->partner.dest_phys, hex);
+}
+
+/*
  * A QP of another process is being connected to this one (partner.h,
  * fetch): say which lower QP it must connect to, and, unless the asker
  * has them from generation GEN, our rkeys, MIGR_FETCH_KEYS at a time from
@@ -116,7 +138,8 @@ static void fetch_one(struct serve_entry *e, const union ibv_gid *gid)
 {
 	struct migr_qp *mqp = e->mqp;
 	struct migr_context *ctx = e->ctx;
-	char keys[MIGR_FETCH_KEYS * 18 + 1] = "", moved[48] = "";
+	char keys[MIGR_FETCH_KEYS * 18 + 1] = "", moved[48] = "",
+					 faces[96] = "";
 	bool wanted, withheld;
 	struct fetch_args f;
 	unsigned int k = 0;
@@ -150,12 +173,13 @@ static void fetch_one(struct serve_entry *e, const union ibv_gid *gid)
 	if (wanted && !withheld)
 		k = migr_rkey_pairs(ctx, f.start, MIGR_FETCH_KEYS, keys);
 	gid_moved(ctx, gid, moved, sizeof(moved));
+	faces_of(mqp, faces, sizeof(faces));
 	/* "phys", its lower QP, is in every result (reply()) */
 	RESULT(e, true,
 	       "{\"ok\":true,\"peer\":\"%016" PRIx64 "\",\"gen\":%" PRIu64
-	       ",\"keys\":\"%s\",\"next\":%lu%s%s}",
+	       ",\"keys\":\"%s\",\"next\":%lu%s%s%s}",
 	       ctx->peers.id, ours, keys,
-	       k == MIGR_FETCH_KEYS ? f.start + k : 0, moved,
+	       k == MIGR_FETCH_KEYS ? f.start + k : 0, moved, faces,
 	       withheld ? ",\"withheld\":true" : "");
 }
 

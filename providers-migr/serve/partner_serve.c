@@ -57,9 +57,16 @@ bool migr_pserve_faces_other(struct serve_entry *e, uint32_t peer_qpn,
 	    (!partner_phys ||
 	     (mqp->lower && mqp->lower->qp_num == partner_phys)))
 		return false;
-	NOT_MINE(e, "QP 0x%x here faces QP 0x%x (0x%x now), not 0x%x (0x%x)",
-		 mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
-		 mqp->partner.dest_phys, peer_qpn, peer_phys);
+	/*
+	 * The numbers it faces are for this process's log only: a refusal
+	 * that named them would tell the asker what to say next time
+	 */
+	verbs_debug(
+		&e->ctx->vctx,
+		"partner: QP 0x%x faces QP 0x%x (0x%x now), not 0x%x (0x%x)\n",
+		mqp->vqp.qp.qp_num, mqp->attr.dest_qp_num,
+		mqp->partner.dest_phys, peer_qpn, peer_phys);
+	NOT_MINE(e, "QP 0x%x here faces another QP", e->qpn);
 	return true;
 }
 

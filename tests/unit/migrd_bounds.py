@@ -17,7 +17,7 @@ and, as root,
   address holds at most 4, and a handshake has one deadline in all;
 - without --listen, migrd does not listen for peers.
 Exits 77 when not root (the root-only parts skipped). usage:
-migrd_bounds.py MIGRD; MIGRD_BOUNDS_ONLY=stuck,status,squat,owner,peers
+migrd_bounds.py MIGRD; MIGRD_BOUNDS_ONLY=stuck,status,flood,squat,owner,peers
 runs only those parts.
 """
 import json
@@ -33,7 +33,8 @@ from migrd_harness import (NOBODY, ROOT, Checks, ask_as, free_port,  # noqa: E40
                            setup, start_migrd)
 
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
-ONLY = os.environ.get("MIGRD_BOUNDS_ONLY", "stuck,status,squat,owner,peers")
+ONLY = os.environ.get("MIGRD_BOUNDS_ONLY",
+                      "stuck,status,flood,squat,owner,peers")
 
 check = Checks()
 
@@ -233,6 +234,38 @@ def stuck_process(tmp, sa, ok1, fakes):
     fakes.remove(stuck)
 
 
+def relay_flood(tmp, sa, fakes):
+    """Partner steps fill a process's slots for relayed requests; the
+    operator's own (status) still reach it (issue 34: 31 of 102 of root's
+    status requests failed during a fetch flood)"""
+    GID = "20010db8000000000000000000000001"
+    slow = Standin(tmp, "flooded", "ok", NOBODY, 0, 3)
+    fakes.append(slow)
+    res = []
+
+    def one():
+        res.append(ask(sa, f"migrd/1 partner - {slow.pid} 17 {GID} "
+                           f"suspend {GID} 17 5000\n", timeout=25))
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(1)
+    r, took = ask(sa, f"migrd/1 status {slow.pid}\n", timeout=25)
+    e = entry(r, slow.pid)
+    check("flood: status answered while partner steps fill its slots",
+          e is not None and (e.get("status") or {}).get("ok") is True,
+          (r, took))
+    for t in threads:
+        t.join()
+    in_flight = f"pid {slow.pid}: 4 requests to it are already in flight"
+    check("flood: the partner steps past 4 refused",
+          sum(1 for x in res if in_flight in (x[0] or {}).get("error", ""))
+          == 4, [x[0] for x in res])
+    slow.stop()
+    fakes.remove(slow)
+
+
 def status_bounds(tmp, sa, ok1, fakes):
     """One status: 10 s and 8 MiB of replies at most"""
     slow = [Standin(tmp, f"slow{i}", "ok", NOBODY, 0, 4.5) for i in range(3)]
@@ -407,6 +440,8 @@ def main():
             stuck_process(tmp, sa, ok1, fakes)
         if "status" in ONLY:
             status_bounds(tmp, sa, ok1, fakes)
+        if "flood" in ONLY:
+            relay_flood(tmp, sa, fakes)
         if ROOT:
             if "squat" in ONLY:
                 squatter(tmp, sa, fakes)

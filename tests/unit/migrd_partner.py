@@ -86,6 +86,16 @@ def real(op, rest):
         elif len(w) > 2 and w[1] == "big":
             res.append({"phys": phys, "ok": True, "op": op,
                         "pad": "y" * int(w[2])})
+        elif op == "fetch" and q == "18":
+            # not connected yet: its lower number, its keys withheld
+            res.append({"phys": phys, "ok": True, "op": op, "keys": "",
+                        "withheld": True})
+        elif op == "fetch" and q in ("17", "24"):
+            # connected to QP 1000 + N with PEER_GID: its keys, and what
+            # it faces, for migrd to check against the kernel
+            res.append({"phys": phys, "ok": True, "op": op,
+                        "keys": "1a:2b", "peer_phys": 1000 + int(q),
+                        "peer_gid": "20010db8000000000000000000000099"})
         elif q == "23":
             # moved to another device: its GID now is MOVED_GID
             res.append({"phys": phys, "ok": True, "op": op,
@@ -288,13 +298,38 @@ def owned_by(tmp, sa, f1, f2, fakes, host):
         f"pid {f2.pid} on {where} for QP 0x11 (a prepare opens one for the "
         f"QPs that face its own)"), r)
     # fetch (a connect asks its peer's QP) needs no grant, and goes to the
-    # process that claims the QP; nothing else is asked of it
+    # process that claims the QP; nothing else is asked of it. f2's QP 17
+    # is connected to QP 1017 with PEER_GID: its answer (its keys) goes
+    # only to the process the kernel says holds that QP, whatever the
+    # asker says it is (issue 34: two fetches gave anyone the keys)
+    fetch17 = f"fetch {GID} 17 77 1077 00000000000000aa 0 -"
+    refused = (f"permission denied: the QP asked for on {where} is not "
+               f"connected to a QP of the asker's")
+    r = step(fetch17, 0)
+    check(tag + "fetch of a QP facing nobody's QP: refused", denied(
+        r, refused), r)
+    check(tag + "fetch refusal names no number",
+          "0x" not in r.get("error", "") and "1017" not in r.get("error", "")
+          and "keys" not in json.dumps(r), r)
+    own((1017, f3.pid))
+    r = step(fetch17, 0)
+    check(tag + "fetch of a QP facing another process's QP: refused",
+          denied(r, refused), r)
+    own((1017, f1.pid))
     before = f2.lines()
-    r = step(f"fetch {GID} 17 77 1077 00000000000000aa 0 -", 0)
+    r = step(fetch17, 0)
     check(tag + "fetch without a session", relayed_to_f2(r, "fetch"), r)
     check(tag + "fetch relayed as it is", f2.lines()[len(before):] ==
           f"partner fetch {GID} 17 77 1077 00000000000000aa 0 -\n",
           f2.lines()[len(before):])
+    own()
+    # A QP not connected yet answers anyone its lower number, no keys:
+    # the asker needs it to connect
+    r = step(f"fetch {GID} 18 77 1078 00000000000000aa 0 -", 0)
+    res = r.get("reply", {}).get("results", [{}])[0]
+    check(tag + "fetch of an unconnected QP: its number, no keys",
+          r.get("ok") is True and res.get("withheld") is True and
+          res.get("keys") == "", r)
     # The line must say what migrd reads
     r = step(f"suspend {PEER_GID} 17 5000")
     check(tag + "other GID in the line", denied(
