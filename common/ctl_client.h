@@ -25,6 +25,16 @@ void ctl_sock_path(int nspid, char *buf, size_t len);
  */
 int ctl_connect(int fd, int nspid, int timeout_ms);
 
+/*
+ * Anyone may bind "@migr/<pid>" first: only the process itself may get
+ * what is sent there. On the connected fd: 0 if the listener is pid
+ * itself (SO_PEERCRED names it by its pid in the caller's pid namespace,
+ * whatever namespace it is in) with the process's uid now, or root's (a
+ * process that opened its device as root and dropped privileges); else -1
+ * with err naming who holds the socket.
+ */
+int ctl_check_holder(int fd, int pid, char *err, size_t errlen);
+
 /* How a call failed, for the caller's own words */
 enum ctl_call_err {
 	CTL_CALL_SEND = 1, /* the line did not go out (errno) */

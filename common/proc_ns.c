@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
-/* NSpid, read once for migrd and the plugin (proc_ns.h) */
+/* NSpid and the uid, read once for migrd and the plugin (proc_ns.h) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,4 +54,25 @@ int migr_nspid(int pid, int *depth)
 	free(line);
 	fclose(f);
 	return last;
+}
+
+int migr_proc_euid(int pid, unsigned int *uid)
+{
+	char path[64], line[256];
+	unsigned int r, e;
+	int ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &r, &e) == 2) {
+			*uid = e;
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
 }

@@ -18,4 +18,7 @@ int migr_nspid(int pid, int *depth);
 /* The NSpid line's fields (after "NSpid:") as above: the last, or -1 */
 int migr_nspid_parse(const char *fields, int *depth);
 
+/* pid's effective uid now (the Uid line's second field): 0, or -1 */
+int migr_proc_euid(int pid, unsigned int *uid);
+
 #endif /* MIGR_PROC_NS_H */

@@ -66,7 +66,7 @@ static int child(pid_t pid, pid_t ns_pid, const char *req, int out,
 		 int timeout_ms, size_t max)
 {
 	long long deadline = io_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	char path[64], *reply;
+	char path[64], err[256], *reply;
 	size_t n;
 	int fd;
 
@@ -82,6 +82,11 @@ static int child(pid_t pid, pid_t ns_pid, const char *req, int out,
 	if (fd < 0) {
 		dprintf(out, "pid %d serves no migr control socket: %s", pid,
 			strerror(errno));
+		return 1;
+	}
+	/* a squatter on the name gets no park, resume or status of root's */
+	if (ctl_check_holder(fd, pid, err, sizeof(err))) {
+		dprintf(out, "%s", err);
 		return 1;
 	}
 	switch (ctl_exchange(fd, req, deadline + SEND_MS, SEND_MS, max,

@@ -98,42 +98,6 @@ static enum proc_class class_of(const char *line)
 }
 
 /*
- * Anyone may bind "@migr/<pid>" first: only the process pid itself may get
- * what migrd sends there. SO_PEERCRED names the holder by its pid in
- * migrd's pid namespace, whatever namespace it is in itself.
- */
-static int check_holder(int fd, int pid, char *err, size_t errlen)
-{
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	uid_t uid;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
-		snprintf(err, errlen,
-			 "pid %d: cannot tell who holds its control socket: %s",
-			 pid, strerror(errno));
-		return -1;
-	}
-	if (proc_uid(pid, &uid)) {
-		snprintf(err, errlen, "pid %d: the process is gone", pid);
-		return -1;
-	}
-	/*
-	 * The listener must be the process itself: a name held by anyone
-	 * else is a squatter's. Its uid is the process's now, or root's (a
-	 * process that opened its device as root and dropped privileges)
-	 */
-	if (cred.pid != pid || (cred.uid != uid && cred.uid != 0)) {
-		snprintf(
-			err, errlen,
-			"pid %d: its control socket is held by pid %d uid %u, not by the process",
-			pid, (int)cred.pid, (unsigned int)cred.uid);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * A connection to pid's control socket, its holder checked; -1 with err.
  * The agent binds "migr/<its own getpid()>" in its own network namespace:
  * a socket made there, named by its pid there (the same two as migrd's
@@ -164,7 +128,7 @@ static int connect_checked(int pid, int timeout_ms, char *err, size_t errlen)
 			 strerror(errno));
 		return -1;
 	}
-	if (check_holder(fd, pid, err, errlen)) {
+	if (ctl_check_holder(fd, pid, err, errlen)) {
 		close(fd);
 		return -1;
 	}

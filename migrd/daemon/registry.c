@@ -10,6 +10,7 @@
 #include "log.h"
 #include "migrd.h"
 #include "netns.h"
+#include "proc_ns.h"
 #include "registry.h"
 
 struct entry {
@@ -67,23 +68,12 @@ bool proc_ended(int pid, unsigned long long start)
 
 int proc_uid(int pid, uid_t *uid)
 {
-	char path[64], line[256];
-	unsigned int r, e;
-	int ret = -1;
-	FILE *f;
+	unsigned int u;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (migr_proc_euid(pid, &u))
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u %u", &r, &e) == 2) {
-			*uid = e;
-			ret = 0;
-			break;
-		}
-	fclose(f);
-	return ret;
+	*uid = u;
+	return 0;
 }
 
 int proc_tgid(int tid)
