@@ -3,6 +3,7 @@
  * from SO_PEERCRED, never from what it sends. */
 #define _GNU_SOURCE /* struct ucred */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,21 @@
 #include "migrd.h"
 #include "reply.h"
 #include "sockio.h"
+
+/*
+ * A client sends its line at once (migrctl, the library): one that says
+ * nothing for a second gives its slot back, so that idle connections
+ * cannot hold the pool
+ */
+#define FIRST_BYTE_MS 1000
+#define LINE_MS 5000
+
+static bool speaks(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, FIRST_BYTE_MS) == 1;
+}
 
 static void reply(int fd, struct sbuf *out)
 {
@@ -37,7 +53,13 @@ void local_serve(int fd)
 	}
 	c.uid = cred.uid;
 	c.pid = cred.pid;
-	n = io_read_line(fd, &line, REQ_MAX, 5000);
+	if (!speaks(fd)) {
+		log_dbg("local pid %d uid %u: no request within %d ms", c.pid,
+			(unsigned int)c.uid, FIRST_BYTE_MS);
+		close(fd);
+		return;
+	}
+	n = io_read_line(fd, &line, REQ_MAX, LINE_MS);
 	if (n < 0) {
 		snprintf(err, sizeof(err),
 			 errno == EMSGSIZE ? "request longer than %d bytes" :

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /* migrd's main: options, listeners, one thread per accepted connection */
-#define _GNU_SOURCE /* ppoll */
+#define _GNU_SOURCE /* ppoll, struct ucred */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +24,7 @@
 #include "peer.h"
 #include "qpowner.h"
 #include "registry.h"
+#include "slots.h"
 #include "sockio.h"
 #include "tls.h"
 
@@ -31,24 +32,11 @@
 
 struct migrd migrd;
 
-#define PEERS_PER_ADDR 4 /* peer connections at once from one address */
-
 static volatile sig_atomic_t stop;
-/*
- * Local clients and peers have pools of their own: unauthenticated TCP
- * connections must not keep local requests out, and one address must not
- * take every peer slot.
- */
-static pthread_mutex_t nconn_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int nlocal, npeers;
-static struct {
-	char addr[INET6_ADDRSTRLEN];
-	unsigned int n;
-} peer_addrs[1024]; /* max_peers is at most 1024 */
 
 struct conn {
 	int fd;
-	bool peer;
+	struct slot_owner o;
 	char who[64];
 };
 
@@ -65,105 +53,44 @@ static void usage(FILE *f)
 		"             [--test-qp-owners FILE] [--test-own-netns] [--test-hold DIR]\n");
 }
 
-/* Take a slot for a connection; 0, or -1 with why it gets none */
-static int slot_get(bool peer, const char *who, char *why, size_t len)
-{
-	int i, slot = -1;
-
-	if (!peer) {
-		if (nlocal >= migrd.conf.max_clients) {
-			snprintf(why, len, "%u local connections busy", nlocal);
-			return -1;
-		}
-		nlocal++;
-		return 0;
-	}
-	if (npeers >= migrd.conf.max_peers) {
-		snprintf(why, len, "%u peer connections busy", npeers);
-		return -1;
-	}
-	for (i = 0; i < (int)(sizeof(peer_addrs) / sizeof(peer_addrs[0]));
-	     i++) {
-		if (peer_addrs[i].n && !strcmp(peer_addrs[i].addr, who)) {
-			slot = i;
-			break;
-		}
-		if (!peer_addrs[i].n && slot < 0)
-			slot = i;
-	}
-	if (slot < 0 || peer_addrs[slot].n >= PEERS_PER_ADDR) {
-		snprintf(why, len, "%d connections from it busy",
-			 PEERS_PER_ADDR);
-		return -1;
-	}
-	snprintf(peer_addrs[slot].addr, sizeof(peer_addrs[slot].addr), "%s",
-		 who);
-	peer_addrs[slot].n++;
-	npeers++;
-	return 0;
-}
-
-static void slot_put(bool peer, const char *who)
-{
-	unsigned int i;
-
-	pthread_mutex_lock(&nconn_lock);
-	if (!peer) {
-		nlocal--;
-	} else {
-		npeers--;
-		for (i = 0; i < sizeof(peer_addrs) / sizeof(peer_addrs[0]); i++)
-			if (peer_addrs[i].n &&
-			    !strcmp(peer_addrs[i].addr, who)) {
-				peer_addrs[i].n--;
-				break;
-			}
-	}
-	pthread_mutex_unlock(&nconn_lock);
-}
-
 static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
 
-	if (c->peer)
+	if (c->o.peer)
 		peer_serve(c->fd, c->who);
 	else
 		local_serve(c->fd);
-	slot_put(c->peer, c->who);
+	slot_put(&c->o);
 	free(c);
 	return NULL;
 }
 
-static void spawn(int fd, bool peer, const char *who)
+static void spawn(int fd, struct slot_owner *o, const char *who)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	pthread_attr_t attr;
 	char why[64];
 	pthread_t th;
-	int busy;
 
 	if (!c) {
 		close(fd);
 		return;
 	}
-	pthread_mutex_lock(&nconn_lock);
-	busy = slot_get(peer, who, why, sizeof(why));
-	pthread_mutex_unlock(&nconn_lock);
-	if (busy) {
-		log_warn("%s%s refused: %s", peer ? "peer " : "", who, why);
+	if (slot_get(o, why, sizeof(why))) {
+		log_warn("%s%s refused: %s", o->peer ? "peer " : "", who, why);
 		free(c);
 		close(fd);
 		return;
 	}
 	c->fd = fd;
-	c->peer = peer;
+	c->o = *o;
 	snprintf(c->who, sizeof(c->who), "%s", who);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, conn_thread, c)) {
 		close(fd);
-		slot_put(peer, c->who);
+		slot_put(&c->o);
 		free(c);
 	}
 	pthread_attr_destroy(&attr);
@@ -387,9 +314,11 @@ static int load_key(void)
 
 static void accept_one(int lfd, bool peer)
 {
+	struct slot_owner o = { .peer = peer };
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	char who[64] = "local client", host[INET6_ADDRSTRLEN] = "?";
+	char who[64] = "local client";
+	struct ucred cred;
 	int fd;
 
 	fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
@@ -398,15 +327,25 @@ static void accept_one(int lfd, bool peer)
 	if (peer) {
 		if (ss.ss_family == AF_INET)
 			inet_ntop(AF_INET,
-				  &((struct sockaddr_in *)&ss)->sin_addr, host,
-				  sizeof(host));
+				  &((struct sockaddr_in *)&ss)->sin_addr,
+				  o.addr, sizeof(o.addr));
 		else
 			inet_ntop(AF_INET6,
 				  &((struct sockaddr_in6 *)&ss)->sin6_addr,
-				  host, sizeof(host));
-		snprintf(who, sizeof(who), "%s", host);
+				  o.addr, sizeof(o.addr));
+		snprintf(who, sizeof(who), "%s", o.addr);
+	} else {
+		/* the pool a local client takes a slot from is its user's */
+		len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+			close(fd);
+			return;
+		}
+		o.uid = cred.uid;
+		snprintf(who, sizeof(who), "local client uid %u",
+			 (unsigned int)cred.uid);
 	}
-	spawn(fd, peer, who);
+	spawn(fd, &o, who);
 }
 
 /* The local socket, and the peers' unless listen is none; 0 or -1 */

@@ -17,7 +17,7 @@ and, as root,
   address holds at most 4, and a handshake has one deadline in all;
 - without --listen, migrd does not listen for peers.
 Exits 77 when not root (the root-only parts skipped). usage:
-migrd_bounds.py MIGRD; MIGRD_BOUNDS_ONLY=stuck,status,flood,squat,owner,peers
+migrd_bounds.py MIGRD; MIGRD_BOUNDS_ONLY=stuck,status,flood,slots,squat,owner,peers
 runs only those parts.
 """
 import json
@@ -34,7 +34,7 @@ from migrd_harness import (NOBODY, ROOT, Checks, ask_as, free_port,  # noqa: E40
 
 MIGRD = sys.argv[1] if len(sys.argv) > 1 else "migrd"
 ONLY = os.environ.get("MIGRD_BOUNDS_ONLY",
-                      "stuck,status,flood,squat,owner,peers")
+                      "stuck,status,flood,slots,squat,owner,peers")
 
 check = Checks()
 
@@ -266,6 +266,61 @@ def relay_flood(tmp, sa, fakes):
     fakes.remove(slow)
 
 
+# As nobody: N connections to migrd's socket, each sending the start of a
+# line and nothing more for HOLD s (the slowest client migrd still
+# serves); prints how many migrd kept open, then holds them
+HOG = r"""
+import os, socket, sys, time
+os.setgid(65534)
+os.setuid(65534)
+path, n, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+socks = []
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    try:
+        s.sendall(b"migrd/1 sta")
+    except OSError:  # closed at once: refused
+        pass
+    socks.append(s)
+time.sleep(0.5)
+kept = 0
+for s in socks:
+    s.setblocking(False)
+    try:
+        kept += s.recv(1) != b""
+    except BlockingIOError:
+        kept += 1
+    except OSError:
+        pass
+print(kept, flush=True)
+time.sleep(hold)
+"""
+
+
+def local_slots(tmp, sa):
+    """One user holds at most a quarter of max_clients (64); root has
+    slots beyond the pool; a client that says nothing for 1 s is let go
+    (issue 34: one user held all 64, 53 of 74 of root's requests failed)"""
+    hog = subprocess.Popen([sys.executable, "-c", HOG, sa, "70", "4"],
+                           stdout=subprocess.PIPE, text=True)
+    kept = int(hog.stdout.readline() or -1)
+    check("slots: one user gets a quarter of the pool", kept == 16, kept)
+    res = [ask(sa, "migrd/1 hello\n", timeout=10) for _ in range(20)]
+    check("slots: root served while one user holds its share",
+          all(r and r.get("ok") is True for r, _ in res),
+          [r for r, _ in res if not (r and r.get("ok"))][:3])
+    hog.wait()
+    idle = socket.socket(socket.AF_UNIX)
+    idle.settimeout(5)
+    idle.connect(sa)
+    t0 = time.monotonic()
+    gone = idle.recv(1) == b""
+    check("slots: a client silent for 1 s is let go",
+          gone and time.monotonic() - t0 < 3, time.monotonic() - t0)
+    idle.close()
+
+
 def status_bounds(tmp, sa, ok1, fakes):
     """One status: 10 s and 8 MiB of replies at most"""
     slow = [Standin(tmp, f"slow{i}", "ok", NOBODY, 0, 4.5) for i in range(3)]
@@ -442,6 +497,8 @@ def main():
             status_bounds(tmp, sa, ok1, fakes)
         if "flood" in ONLY:
             relay_flood(tmp, sa, fakes)
+        if "slots" in ONLY and ROOT:
+            local_slots(tmp, sa)
         if ROOT:
             if "squat" in ONLY:
                 squatter(tmp, sa, fakes)
