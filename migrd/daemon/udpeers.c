@@ -18,8 +18,9 @@
  * on TOGID must be its own, by the kernel's resource tracking, so it can
  * point other processes' datagrams at nothing but itself; and each FROM
  * must be a QP the kernel said it owned when it probed (or one it moved to
- * since), with the KNOWN number recorded for it then, so it cannot take
- * over the datagrams other processes send to someone else's QP.
+ * since), with the KNOWN number recorded for it then, and that no other
+ * process holds now, so it cannot take over the datagrams other processes
+ * send to someone else's QP.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -345,6 +346,55 @@ static bool rec_check(int tgid, const char *fromgid, uint32_t from,
 	return found;
 }
 
+/* QP from on fromgid is not the asker's any more: forget it */
+static void rec_drop(int tgid, const char *fromgid, uint32_t from)
+{
+	unsigned long long start;
+	struct rec *r;
+	int i;
+
+	if (proc_start(tgid, &start))
+		return;
+	pthread_mutex_lock(&rec_lock);
+	r = rec_of(tgid, start, false);
+	for (i = 0; r && i < r->n; i++)
+		if (r->q[i].qpn == from &&
+		    place_has_gid(r->q[i].place, fromgid))
+			r->q[i--] = r->q[--r->n];
+	pthread_mutex_unlock(&rec_lock);
+}
+
+/*
+ * The record is what the asker held when it probed; the kernel says what
+ * its FROM is now. Released (a move destroys the QPs it leaves) or still
+ * its own (a rollback's announcement): 0. Another process's now (the
+ * device gave the number out again): its datagrams must not be taken
+ * over, the record is dropped, -1 with err; -1 too if the kernel cannot
+ * say.
+ */
+static int from_still_free(int tgid, const char *from, uint32_t a, char *err,
+			   size_t errlen)
+{
+	char kern[64], e[256];
+	int pid, rc;
+
+	rc = kernel_holder(from, a, &pid, kern, sizeof(kern), e, sizeof(e));
+	if (rc > 0 || (!rc && pid == tgid))
+		return 0;
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "cannot tell who owns QP 0x%x with GID %s: %s", a,
+			 from, e);
+		return -1;
+	}
+	rec_drop(tgid, from, a);
+	snprintf(
+		err, errlen,
+		"permission denied: QP 0x%x with GID %s, which pid %d held when it probed, is another process's now",
+		a, from, tgid);
+	return -1;
+}
+
 /* One hex number up to 24 bits at *p, ended by one of ends */
 static bool hex24(const char **p, const char *ends, uint32_t *v)
 {
@@ -409,6 +459,8 @@ static int asker_owns_targets(const struct req *r, int tgid, char *err,
 					a, from, k, tgid);
 				return -1;
 			}
+			if (from_still_free(tgid, from, a, err, errlen))
+				return -1;
 			switch (asker_owns(tgid, to, b, e, sizeof(e))) {
 			case 1:
 				continue;

@@ -609,6 +609,20 @@ def udpeers(tmp, sa, f1, fakes, host):
                                      "echo": moved}, r)
     check(tag + "moved verbatim", f4.lines().endswith(f"ud {moved}\n"),
           f4.lines())
+    # The device gave 0x11 out again, to f4, since f1's probe: a move from
+    # it would take over datagrams meant for f4's QP (issue 34). Refused,
+    # and f1's record of it dropped: refused still once f4 let it go
+    table(tmp, (GID, 0x11, f4.pid), (PEER_GID, 42, f1.pid))
+    r = f1.ask(f"migrd/1 udpeers {host} moved {GID} {PEER_GID} 11:2a:11\n")
+    check(tag + "moved from a number another process holds now refused",
+          r.get("error") == f"permission denied: QP 0x11 with GID {GID}, "
+          f"which pid {f1.pid} held when it probed, is another process's now"
+          and "procs" not in r, r)
+    table(tmp, (PEER_GID, 42, f1.pid))
+    r = f1.ask(f"migrd/1 udpeers {host} moved {GID} {PEER_GID} 11:2a:11\n")
+    check(tag + "its record dropped", "was not pid" in r.get("error", ""), r)
+    table(tmp, (GID, 0x11, f1.pid), (GID, 0x12, f1.pid),
+          (PEER_GID, 42, f1.pid), (PEER_GID, 43, f1.pid))
     # From where it moved to, under the number its peers know (a rollback)
     r = f1.ask(f"migrd/1 udpeers {host} moved {PEER_GID} {GID} 2a:11:11\n")
     check(tag + "moved back from where it went", r.get("ok") is True, r)
