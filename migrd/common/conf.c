@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,29 @@ fail:
 	return -1;
 }
 
+/*
+ * How many bits of secret a key holds at most, estimated from how its
+ * bytes are spread (their Shannon entropy times its length): a phrase of
+ * a few words, a byte repeated, a short text key fall short; 32 random
+ * bytes, as base64 or hex, do not
+ */
+unsigned int key_bits(const uint8_t *key, size_t len)
+{
+	unsigned int count[256] = { 0 };
+	double h = 0, p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		count[key[i]]++;
+	for (i = 0; i < 256; i++) {
+		if (!count[i])
+			continue;
+		p = (double)count[i] / len;
+		h -= p * log2(p);
+	}
+	return (unsigned int)(h * len);
+}
+
 int key_load(const char *path, uint8_t *key, size_t *len, char *err,
 	     size_t errlen)
 {
@@ -182,6 +206,13 @@ int key_load(const char *path, uint8_t *key, size_t *len, char *err,
 		snprintf(err, errlen,
 			 "key file %s must hold %d to %d bytes (has %zd)", path,
 			 WIRE_KEY_MIN, WIRE_KEY_MAX, n);
+		goto fail;
+	}
+	if (key_bits(key, n) < KEY_BITS_MIN) {
+		snprintf(
+			err, errlen,
+			"key file %s is too weak (about %u bits, at least %d): make one with head -c 32 /dev/urandom | base64",
+			path, key_bits(key, n), KEY_BITS_MIN);
 		goto fail;
 	}
 	*len = n;

@@ -42,6 +42,9 @@ int conf_load(struct conf *c, const char *path, int required, char *err,
  * The shared peer key: a regular file of WIRE_KEY_MIN..WIRE_KEY_MAX bytes
  * (trailing newline dropped), owned by root, mode 0600, nothing looser.
  */
+/* A key's bits of secret at most, by how its bytes spread; the least taken */
+#define KEY_BITS_MIN 128
+unsigned int key_bits(const uint8_t *key, size_t len);
 int key_load(const char *path, uint8_t *key, size_t *len, char *err,
 	     size_t errlen);
 

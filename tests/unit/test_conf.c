@@ -89,6 +89,20 @@ static void test_key(void)
 	CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
 	k = file("short.key", "short\n", 0600);
 	CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
+	/* weak: a byte repeated, a short phrase (issue 34: accepted before) */
+	k = file("same.key", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		 0600);
+	CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
+	CHECK(geteuid() != 0 || strstr(err, "too weak") != NULL);
+	k = file("phrase.key", "migr a test key\n", 0600);
+	CHECK(key_load(k, key, &len, err, sizeof(err)) == -1);
+	CHECK(key_bits((const uint8_t *)"aaaaaaaaaaaaaaaa", 16) == 0);
+	CHECK(key_bits((const uint8_t *)"migr two-guest test key 2026", 28) <
+	      KEY_BITS_MIN);
+	/* 32 bytes as base64 (44 characters) and as hex pass */
+	CHECK(key_bits((const uint8_t
+				*)"1k14GPmAzoJxQ+vBBL62y+S4G98vGvs47LcfefOmne4=",
+		       44) >= KEY_BITS_MIN);
 	k = file("good.key", "0123456789abcdef0123456789abcdef\n", 0600);
 	if (geteuid() == 0) {
 		CHECK(!key_load(k, key, &len, err, sizeof(err)));
