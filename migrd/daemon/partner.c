@@ -416,9 +416,12 @@ static bool holder_settles(const struct relay *x, struct sbuf *out, int pid)
  * the number asked for is a virtual one, its process's own name for a QP
  * that may have moved since (and whose number the device gave another QP
  * since: rxe reuses them). Its holder is asked first if it is a migr
- * process and keeps its claim if the kernel backs it; else every other
- * migr process is asked (search_all()); if none claims it, the error says
- * who holds the number.
+ * process and keeps its claim if the kernel backs it. A holder without
+ * migr (or the kernel) ends it: the error says who holds the number, and
+ * no other process is asked (one that claimed it would take a connection
+ * meant for that holder's QP). Only a number nobody holds, or one its migr
+ * holder does not claim, is searched for among the other migr processes
+ * (search_all()).
  */
 static void find_owner(const struct relay *x, struct sbuf *out)
 {
@@ -463,7 +466,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 	else
 		snprintf(err, sizeof(err), "no process on %s owns QP 0x%x",
 			 x->where, key);
-	if (prepare)
+	if (prepare || (!rc && !holder_migr))
 		relay_refuse(x, out, err);
 	else if (!holder_migr || !holder_settles(x, out, pid))
 		search_all(x, out, holder_migr ? pid : 0, err);

@@ -478,11 +478,16 @@ def claims(tmp, asker, f2, fakes, sa):
     table(tmp, (GID, 7777, plain.pid), (GID, 23, plain.pid),
           (GID, 19, plain.pid))
     # A fetch names a virtual number, which the device may have given a
-    # plain process since the QP moved: the mover's backed claim counts
+    # plain process since the QP moved: no migr process is asked for it
+    # (issue 34: whoever claimed it took the connection meant for the
+    # plain process's QP, and then the server's keys)
+    before = f2.lines()
     r = asker(f"migrd/1 partner - 0 23 {GID} fetch {GID} 23 77 1077 "
               f"00000000000000aa 0 -\n")
-    check("fetch: number reused by a plain process", r.get("ok") is True
-          and r.get("pid") == f2.pid, r)
+    check("fetch: number held by a plain process refused, nobody asked",
+          r.get("error", "").startswith(f"QP 0x17 on this host is owned by "
+                                        f"pid {plain.pid} (sleep") and
+          f2.lines() == before, r)
     r = asker(f"migrd/1 partner - 0 19 {GID} fetch {GID} 19 77 1077 "
               f"00000000000000aa 0 -\n")
     check("fetch: held by a plain process, claimed by none",
