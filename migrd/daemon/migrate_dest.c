@@ -542,12 +542,18 @@ static int commit_copy(struct dest_mig *m, char *err, size_t errlen)
 
 /*
  * At the commit, and not before: its interface takes its MAC and answers
- * ARP, and its peers hear where it is now; 0 or -1 with err
+ * ARP, and its peers hear where it is now; 0 or -1 with err. A copy
+ * already runs with its partners reconnected to it, and a refusal kills
+ * it: an ip command that did not answer in its bound (a guest starved of
+ * CPU took over 10 s) is asked once more, the first failure logged.
  */
 static int announce(struct dest_mig *m, char *err, size_t errlen)
 {
 	if (!m->ns.own_netns || m->nsfd < 0)
 		return 0;
+	if (!netns_announce(m->nsfd, &m->ns, err, errlen))
+		return 0;
+	log_warn("migration %s: %s; trying once more", m->id, err);
 	return netns_announce(m->nsfd, &m->ns, err, errlen);
 }
 
