@@ -25,8 +25,7 @@ mkdir -p "$RUN"
 printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
 
 # The same key on both hosts (a demonstration key, root's, 0600)
-install -m 0600 /dev/null "$RUN/key"
-echo "migr demonstration key" >"$RUN/key"
+test_key "$RUN/key" "migr demonstration key"
 migrd -f --config "$RUN/migrd.conf" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$LOGDIR/demo-two-migrd-$role.log" 2>&1 &
 MIGRD=$!
 for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done

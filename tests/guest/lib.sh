@@ -155,14 +155,21 @@ two_host_env() {
 	rm -f "$VERBS_LOG_FILE"
 }
 
+# test_key FILE TEXT: a peer key both guests make alike from TEXT (a test
+# key, not a secret): root's, 0600, 256 bits as hex (migrd refuses a
+# phrase as too weak)
+test_key() {
+	install -m 0600 /dev/null "$1"
+	printf '%s' "$2" | sha256sum | cut -d' ' -f1 >"$1"
+}
+
 # start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
 # its key in $RUN/key (the same NAME in both guests: the same key), peers
 # on every address (not migrd's default); sets MIGRD and returns once the
 # socket is there. MIGRD_CONF: a migrd.conf of the test's (default none);
 # MIGRD_ARGS: options of the test's (default none)
 start_test_migrd() {
-	install -m 0600 /dev/null "$RUN/key"
-	echo "migr $1 test key" >"$RUN/key"
+	test_key "$RUN/key" "migr $1 test key"
 	# a migrd killed by SIGKILL leaves its socket: waiting for that one
 	# would return before this migrd has started
 	rm -f "$MIGRD_SOCKET"

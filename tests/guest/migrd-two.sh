@@ -17,8 +17,7 @@ export MIGRD_SOCKET=$SOCK VERBS_LOG_LEVEL=3
 mkdir -p "$RUN"
 
 # The same key on both hosts (a test key, not a secret); root's, 0600
-key() { install -m 0600 /dev/null "$1"; echo "$2" >"$1"; }
-key "$RUN/key" "migr two-guest test key $(date +%Y)"
+test_key "$RUN/key" "migr two-guest test key $(date +%Y)"
 : >"$MLOG"
 migrd -f --debug --config /dev/null --socket "$SOCK" --listen 0.0.0.0 --key "$RUN/key" >>"$MLOG" 2>&1 &
 MIGRD=$!
@@ -56,7 +55,7 @@ except ConnectionResetError:
     pass
 PY
 	# A second migrd here with another key: A refuses it
-	key "$RUN/key2" "another key, not A's $(date +%s)"
+	test_key "$RUN/key2" "another key, not A's $(date +%s)"
 	migrd -f --config /dev/null --socket "$RUN/other.sock" --listen none --key "$RUN/key2" >>"$MLOG" 2>&1 &
 	OTHER=$!
 	for _ in $(seq 50); do [ -S "$RUN/other.sock" ] && break; sleep 0.1; done
