@@ -105,8 +105,7 @@ refused() {
 	sed -n '1p' "$LOGDIR/$name.out" | cut -c1-300 | sed 's/^/    /'
 }
 
-key() { install -m 0600 /dev/null "$1"; echo "$2" >"$1"; }
-key "$RUN/key" "migr partner test key $(date +%Y)"
+test_key "$RUN/key" "migr partner test key $(date +%Y)"
 : >"$MLOG"
 start_migrd && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"
 ensure_rxe1 && pass "rxe1_active_$role" || fail "rxe1_active_$role"
