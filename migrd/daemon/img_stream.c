@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /* An image stream's frames read without I/O (img_stream.h) */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,8 +42,8 @@ static enum img_step data(struct img_rx *rx, size_t n, char *err, size_t errlen)
 }
 
 /* The end line: does it add up? */
-static enum img_step end(struct img_rx *rx, unsigned int nfiles, uint64_t total,
-			 char *err, size_t errlen)
+static enum img_step end_line(struct img_rx *rx, unsigned int nfiles,
+			      uint64_t total, char *err, size_t errlen)
 {
 	if (nfiles == rx->files && total == rx->bytes)
 		return IMG_DONE;
@@ -53,43 +54,100 @@ static enum img_step end(struct img_rx *rx, unsigned int nfiles, uint64_t total,
 	return IMG_FAIL;
 }
 
+/*
+ * A number as the sender writes it (PRIu64): decimal digits only, up to
+ * max. strtoull() and sscanf() would take "-1" as 2^64 - 1.
+ */
+static bool number(const char *s, uint64_t max, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned int d;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return false;
+	for (; *s; s++) {
+		d = *s - '0';
+		if (d > max || x > (max - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return true;
+}
+
+/* "file NAME SIZE": SIZE no more than a file can hold (off_t) */
+static enum img_step file_line(struct img_rx *rx, char *name, const char *size,
+			       char *err, size_t errlen)
+{
+	if (!img_name_ok(name) || ++rx->files > IMG_FILES_MAX)
+		return IMG_BAD;
+	strcpy(rx->name, name);
+	if (!number(size, INT64_MAX, &rx->size)) {
+		snprintf(err, errlen,
+			 "image %s announces an invalid size (0 to %" PRId64
+			 " bytes)",
+			 name, INT64_MAX);
+		return IMG_FAIL;
+	}
+	rx->left = rx->size;
+	return IMG_FILE;
+}
+
+/* "link NAME ../DIR" */
+static enum img_step link_line(struct img_rx *rx, const char *name,
+			       const char *target)
+{
+	if (!img_name_ok(name) || !target_ok(target) ||
+	    ++rx->files > IMG_FILES_MAX)
+		return IMG_BAD;
+	strcpy(rx->name, name);
+	strcpy(rx->target, target);
+	return IMG_LINK;
+}
+
 enum img_step img_rx_frame(struct img_rx *rx, uint8_t *buf, size_t n, char *err,
 			   size_t errlen)
 {
-	const char *line = (const char *)buf;
-	unsigned int nfiles;
-	uint64_t total;
+	char *p = (char *)buf, *w[3];
+	uint64_t files, total;
+	int k;
 
 	if (rx->left)
 		return data(rx, n, err, errlen);
 	buf[n] = 0;
-	if (strlen(line) != n)
+	if (strlen(p) != n)
 		return IMG_BAD;
-	if (sscanf(line, "file %127s %" SCNu64, rx->name, &rx->size) == 2) {
-		if (!img_name_ok(rx->name) || ++rx->files > IMG_FILES_MAX)
+	/* three words, as the sender writes them: single spaces */
+	for (k = 0; k < 3; k++)
+		if (!(w[k] = strsep(&p, " ")) || !*w[k])
 			return IMG_BAD;
-		rx->left = rx->size;
-		return IMG_FILE;
-	}
-	if (sscanf(line, "link %127s %127s", rx->name, rx->target) == 2) {
-		if (!img_name_ok(rx->name) || !target_ok(rx->target) ||
-		    ++rx->files > IMG_FILES_MAX)
-			return IMG_BAD;
-		return IMG_LINK;
-	}
-	if (sscanf(line, "end %u %" SCNu64, &nfiles, &total) == 2)
-		return end(rx, nfiles, total, err, errlen);
+	if (p)
+		return IMG_BAD;
+	if (!strcmp(w[0], "file"))
+		return file_line(rx, w[1], w[2], err, errlen);
+	if (!strcmp(w[0], "link"))
+		return link_line(rx, w[1], w[2]);
+	if (!strcmp(w[0], "end") && number(w[1], UINT_MAX, &files) &&
+	    number(w[2], UINT64_MAX, &total))
+		return end_line(rx, files, total, err, errlen);
 	return IMG_BAD;
 }
 
+/*
+ * Room for size bytes and the spare, compared without adding: a size
+ * near 2^64 would wrap the sum past zero and pass
+ */
 int img_room(uint64_t avail, uint64_t size, const char *dir, char *err,
 	     size_t errlen)
 {
-	if (avail >= size + IMG_SPARE)
+	if (size <= avail && avail - size >= IMG_SPARE)
 		return 0;
+	/* in MiB, rounded up: what it takes, which may be past 2^64 bytes */
 	snprintf(err, errlen,
 		 "no room for the images: %" PRIu64 " MiB more needed, %" PRIu64
 		 " MiB free in %s",
-		 (uint64_t)(size + IMG_SPARE) >> 20, avail >> 20, dir);
+		 (size >> 20) + !!(size & ((1 << 20) - 1)) +
+			 (uint64_t)(IMG_SPARE >> 20),
+		 avail >> 20, dir);
 	return -1;
 }

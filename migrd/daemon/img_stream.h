@@ -31,7 +31,7 @@ struct img_rx {
 	unsigned int files; /* files and links so far */
 	uint64_t bytes; /* of the files, so far */
 	uint64_t size, left; /* the file being received: announced, to come */
-	char name[IMG_NAME_MAX], target[IMG_NAME_MAX];
+	char name[IMG_NAME_MAX], target[IMG_NAME_MAX + 3]; /* "../NAME" */
 };
 
 /* A file's or a link's name: one of CRIU's, never a path, no dot first */
@@ -42,14 +42,16 @@ void img_rx_init(struct img_rx *rx, const char *sub);
 
 /*
  * The next frame, n bytes in buf: data while a file's bytes are to come,
- * else a line, for which buf has room for one more byte (a NUL)
+ * else a line of three words, for which buf has room for one more byte
+ * (a NUL). A size past what a file can hold is refused (IMG_FAIL).
  */
 enum img_step img_rx_frame(struct img_rx *rx, uint8_t *buf, size_t n, char *err,
 			   size_t errlen);
 
 /*
  * The disk-space guard: may a file of size bytes come, with avail bytes
- * free in dir? 0, or -1 with err
+ * free in dir and IMG_SPARE left after it? Any size, 2^64 - 1 too. 0, or
+ * -1 with err
  */
 int img_room(uint64_t avail, uint64_t size, const char *dir, char *err,
 	     size_t errlen);
