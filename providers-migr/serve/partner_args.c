@@ -28,6 +28,12 @@ unsigned int migr_pserve_cut(const struct pline *pl, char *copy,
 	return pl->nqp;
 }
 
+/* QP numbers are 24 bits: "%u" would take "-1" and 2^24 too */
+static bool qpn_ok(unsigned int qpn)
+{
+	return qpn <= 0xffffff;
+}
+
 bool migr_pserve_read_prepare(const char *entry, const char *args,
 			      struct prepare_args *a)
 {
@@ -35,6 +41,7 @@ bool migr_pserve_read_prepare(const char *entry, const char *args,
 	return sscanf(args, "%u %u %d %x %" SCNx64 " %u %" SCNx64, &a->peer_qpn,
 		      &a->lease, &a->access, &a->mkey, &a->maddr, &a->peer_phys,
 		      &a->peer_id) == 7 &&
+	       qpn_ok(a->peer_qpn) && qpn_ok(a->peer_phys) &&
 	       !pline_word(entry, PLINE_PARTNER_PHYS_WORD, &a->partner_phys) &&
 	       a->partner_phys;
 }
@@ -44,7 +51,8 @@ bool migr_pserve_read_fetch(const char *args, struct fetch_args *f)
 	char from[16], *end;
 
 	if (sscanf(args, "%u %u %" SCNx64 " %" SCNu64 " %15s", &f->peer_qpn,
-		   &f->peer_phys, &f->peer_id, &f->gen, from) != 5)
+		   &f->peer_phys, &f->peer_id, &f->gen, from) != 5 ||
+	    !qpn_ok(f->peer_qpn) || !qpn_ok(f->peer_phys))
 		return false;
 	/* FROM "-": no keys, only what the asker needs to know if it has them */
 	f->probe = !strcmp(from, "-");
@@ -59,12 +67,12 @@ bool migr_pserve_read_give(const char *entry, const char *args,
 			   struct prepare_args *a, uint64_t *gen, int *last,
 			   const char **pairs)
 {
-	int n;
+	int n = -1;
 
 	if (!migr_pserve_read_prepare(entry, args, a) ||
 	    sscanf(args, "%*u %*u %*d %*x %*x %*u %*x %*u %" SCNu64 " %d %n",
 		   gen, last, &n) != 2 ||
-	    !*gen || (*last != 0 && *last != 1))
+	    n < 0 || !*gen || (*last != 0 && *last != 1))
 		return false;
 	*pairs = args + n;
 	return true;
@@ -72,8 +80,13 @@ bool migr_pserve_read_give(const char *entry, const char *args,
 
 bool migr_pserve_read_suspend(const char *args, unsigned int *wait_ms)
 {
-	return sscanf(args, "%u", wait_ms) == 1 && *wait_ms &&
-	       *wait_ms <= 600000;
+	unsigned int v;
+
+	/* *wait_ms kept if not: the drain of the others is bounded by it */
+	if (sscanf(args, "%u", &v) != 1 || !v || v > 600000)
+		return false;
+	*wait_ms = v;
+	return true;
 }
 
 bool migr_pserve_read_recvs(const char *args, int *counted, uint64_t *recvs,

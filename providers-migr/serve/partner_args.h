@@ -33,6 +33,7 @@ struct prepare_args {
 	uint64_t maddr, peer_id;
 };
 
+/* Its QP numbers 24 bits, PARTNER_PHYS not 0 */
 bool migr_pserve_read_prepare(const char *entry, const char *args,
 			      struct prepare_args *a);
 
@@ -44,6 +45,7 @@ struct fetch_args {
 	unsigned long start;
 };
 
+/* Its QP numbers 24 bits, START at most 2^32 - 1 */
 bool migr_pserve_read_fetch(const char *args, struct fetch_args *f);
 
 /*
@@ -54,7 +56,7 @@ bool migr_pserve_read_give(const char *entry, const char *args,
 			   struct prepare_args *a, uint64_t *gen, int *last,
 			   const char **pairs);
 
-/* A suspend's: its drain's bound, 1 to 600000 ms */
+/* A suspend's: its drain's bound, 1 to 600000 ms; else *wait_ms stays */
 bool migr_pserve_read_suspend(const char *args, unsigned int *wait_ms);
 
 /* A recvs': the mover's RECVs, counted or not, completed and posted */
