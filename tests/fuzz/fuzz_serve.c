@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_line.h"
 #include "fuzz.h"
 #include "partner_args.h"
 #include "ud_args.h"
@@ -153,8 +154,12 @@ static void ud(const char *line)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *line = malloc(size + 1);
+	char *line;
 
+	/* the control socket reads no more (serve/control.c) */
+	if (size > CTL_LINE_MAX)
+		size = CTL_LINE_MAX;
+	line = malloc(size + 1);
 	if (!line)
 		abort();
 	memcpy(line, data, size);
