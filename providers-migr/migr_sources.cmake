@@ -58,11 +58,13 @@ set(MIGR_PROVIDER_SOURCES
   serve/control.c
   serve/control_ops.c
   serve/fence.c
+  serve/partner_args.c
   serve/partner_follow.c
   serve/partner_keys.c
   serve/partner_serve.c
   serve/partner_session.c
   serve/register.c
+  serve/ud_args.c
   serve/ud_serve.c
   )
 # Every header is included by its name alone, from its floor's folder

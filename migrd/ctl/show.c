@@ -369,6 +369,7 @@ void show_migrate(const json_t *j)
 	};
 	const json_t *phases = json_object_get(j, "phases_ms");
 	char to[256], dev[64], from[64];
+	int partners;
 	size_t i;
 
 	str(j, "to", to, sizeof(to));
@@ -381,11 +382,12 @@ void show_migrate(const json_t *j)
 		       migr_json_num(phases, ph[i].key, 0));
 	printf("  %-40s %10.1f ms\n", "blackout (park to resumed there)",
 	       migr_json_num(j, "blackout_ms", 0));
-	if (migr_json_num(j, "partners", 0) > 0)
+	/* in int's range: a double cast past it is undefined */
+	partners = migr_json_int(j, "partners", 0, INT_MAX, 0);
+	if (partners > 0)
 		printf("  %-40s %10.1f ms (%d QPs)\n",
 		       "blackout seen from the partners",
-		       migr_json_num(j, "partner_blackout_ms", 0),
-		       (int)migr_json_num(j, "partners", 0));
+		       migr_json_num(j, "partner_blackout_ms", 0), partners);
 	printf("  %-40s %10.1f ms\n", "total", migr_json_num(j, "total_ms", 0));
 	show_numbers(json_object_get(j, "numbers"));
 	printf("  pre-copy rounds %zu, %.1f MiB; final images %.1f MiB\n",

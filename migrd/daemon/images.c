@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "images.h"
+#include "img_stream.h"
 #include "migr_json.h"
 #include "migrd.h"
 #include "peer.h"
@@ -22,17 +23,6 @@
 #include "wire.h"
 
 #define IMG_FRAME_MS 30000 /* between two frames of a stream */
-#define IMG_FILES_MAX 4096 /* in one directory */
-#define IMG_SPARE (64ULL << 20) /* left free on the destination */
-
-static bool name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n && n < 128 && s[0] != '.' &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789._-") == n;
-}
 
 static int mkdir_ok(const char *p)
 {
@@ -126,7 +116,7 @@ void img_sweep(bool (*each)(const char *id))
 	if (!d)
 		return;
 	while ((e = readdir(d)))
-		if (e->d_type == DT_DIR && name_ok(e->d_name)) {
+		if (e->d_type == DT_DIR && img_name_ok(e->d_name)) {
 			if (!each(e->d_name))
 				img_remove(e->d_name, true);
 		}
@@ -271,7 +261,7 @@ static int send_entries(struct peer_conn *pc, DIR *d, uint8_t *buf,
 
 	while ((e = readdir(d))) {
 		/* CRIU's logs stay here; everything else is the image */
-		if (!name_ok(e->d_name) || is_log(e->d_name))
+		if (!img_name_ok(e->d_name) || is_log(e->d_name))
 			continue;
 		if (e->d_type == DT_LNK) {
 			n = readlinkat(dirfd(d), e->d_name, target,
@@ -362,57 +352,42 @@ out:
 static int room_for(int dfd, uint64_t size, char *err, size_t errlen)
 {
 	struct statvfs v;
-	uint64_t avail;
 
 	if (fstatvfs(dfd, &v))
 		return 0;
-	avail = (uint64_t)v.f_bavail * v.f_frsize;
-	if (avail >= size + IMG_SPARE)
-		return 0;
-	snprintf(err, errlen,
-		 "no room for the images: %" PRIu64 " MiB more needed, %" PRIu64
-		 " MiB free in %s",
-		 (uint64_t)(size + IMG_SPARE) >> 20, avail >> 20,
-		 migrd.conf.state_dir);
-	return -1;
+	return img_room((uint64_t)v.f_bavail * v.f_frsize, size,
+			migrd.conf.state_dir, err, errlen);
 }
 
-static int recv_file(struct peer_link *l, int dfd, const char *name,
-		     uint64_t size, uint8_t *buf, uint64_t *bytes, char *err,
-		     size_t errlen)
+/* The file rx announced, its bytes from the frames that follow */
+static int recv_file(struct peer_link *l, int dfd, struct img_rx *rx,
+		     uint8_t *buf, char *err, size_t errlen)
 {
 	int fd;
 	long n;
 
-	if (room_for(dfd, size, err, errlen))
+	if (room_for(dfd, rx->size, err, errlen))
 		return -1;
-	fd = openat(dfd, name,
+	fd = openat(dfd, rx->name,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create image %s: %s", name,
+		snprintf(err, errlen, "cannot create image %s: %s", rx->name,
 			 strerror(errno));
 		return -1;
 	}
-	while (size) {
+	while (rx->left) {
 		n = peer_link_read(l, buf, WIRE_DATA_MAX, IMG_FRAME_MS, err,
 				   errlen);
-		if (n < 0)
+		if (n < 0 || img_rx_frame(rx, buf, n, err, errlen) != IMG_DATA)
 			goto fail;
-		if ((uint64_t)n > size) {
-			snprintf(err, errlen,
-				 "image %s is longer than announced", name);
-			goto fail;
-		}
 		if (write(fd, buf, n) != n) {
-			snprintf(err, errlen, "writing image %s: %s", name,
+			snprintf(err, errlen, "writing image %s: %s", rx->name,
 				 strerror(errno));
 			goto fail;
 		}
-		size -= n;
-		*bytes += n;
 	}
 	if (close(fd)) {
-		snprintf(err, errlen, "writing image %s: %s", name,
+		snprintf(err, errlen, "writing image %s: %s", rx->name,
 			 strerror(errno));
 		return -1;
 	}
@@ -420,12 +395,6 @@ static int recv_file(struct peer_link *l, int dfd, const char *name,
 fail:
 	close(fd);
 	return -1;
-}
-
-/* A link's target: another directory of this migration, "../NAME" */
-static bool target_ok(const char *t)
-{
-	return !strncmp(t, "../", 3) && name_ok(t + 3);
 }
 
 /* sub's directory of migration id, made for a stream; its fd or -1 */
@@ -451,54 +420,35 @@ static int recv_dir(const char *id, const char *sub, char *err, size_t errlen)
 
 /*
  * One frame of the stream, of n bytes in buf (room for one more), into
- * dfd: 1 for more, 0 at its end, -1 with err, RECV_BAD if it is not one
+ * dfd: 1 for more, 0 at its end, -1 with err, IMG_BAD if it is not one
  */
-#define RECV_BAD (-2)
-static int recv_frame(struct peer_link *l, int dfd, uint8_t *buf, long n,
-		      const char *sub, unsigned int *files, uint64_t *bytes,
-		      char *err, size_t errlen)
+static int recv_frame(struct peer_link *l, int dfd, struct img_rx *rx,
+		      uint8_t *buf, long n, char *err, size_t errlen)
 {
-	char name[128], target[128];
-	unsigned int nfiles;
-	uint64_t size, total;
-
-	buf[n] = 0;
-	if (strlen((char *)buf) != (size_t)n)
-		return RECV_BAD;
-	if (sscanf((char *)buf, "file %127s %" SCNu64, name, &size) == 2) {
-		if (!name_ok(name) || ++*files > IMG_FILES_MAX)
-			return RECV_BAD;
-		if (recv_file(l, dfd, name, size, buf, bytes, err, errlen))
-			return -1;
-	} else if (sscanf((char *)buf, "link %127s %127s", name, target) == 2) {
-		if (!name_ok(name) || !target_ok(target) ||
-		    ++*files > IMG_FILES_MAX)
-			return RECV_BAD;
-		if (symlinkat(target, dfd, name)) {
-			snprintf(err, errlen, "cannot link %s: %s", name,
+	switch (img_rx_frame(rx, buf, n, err, errlen)) {
+	case IMG_FILE:
+		return recv_file(l, dfd, rx, buf, err, errlen) ? -1 : 1;
+	case IMG_LINK:
+		if (symlinkat(rx->target, dfd, rx->name)) {
+			snprintf(err, errlen, "cannot link %s: %s", rx->name,
 				 strerror(errno));
 			return -1;
 		}
-	} else if (sscanf((char *)buf, "end %u %" SCNu64, &nfiles, &total) ==
-		   2) {
-		if (nfiles == *files && total == *bytes)
-			return 0;
-		snprintf(err, errlen,
-			 "stream of %s ended with %u files, %" PRIu64
-			 " bytes; it announced %u, %" PRIu64,
-			 sub, *files, *bytes, nfiles, total);
+		return 1;
+	case IMG_DONE:
+		return 0;
+	case IMG_FAIL:
 		return -1;
-	} else {
-		return RECV_BAD;
+	default:
+		return IMG_BAD;
 	}
-	return 1;
 }
 
 int img_recv(struct peer_link *l, const char *id, const char *sub,
 	     uint64_t *bytes, char *err, size_t errlen)
 {
 	uint8_t *buf = malloc(WIRE_DATA_MAX + 1);
-	unsigned int files = 0;
+	struct img_rx rx;
 	int dfd, ret = 1;
 	long n;
 
@@ -507,15 +457,15 @@ int img_recv(struct peer_link *l, const char *id, const char *sub,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	img_rx_init(&rx, sub);
 	dfd = recv_dir(id, sub, err, errlen);
 	while (dfd >= 0 && ret > 0) {
 		n = peer_link_read(l, buf, WIRE_DATA_MAX, IMG_FRAME_MS, err,
 				   errlen);
-		ret = n < 0 ? -1 :
-			      recv_frame(l, dfd, buf, n, sub, &files, bytes,
-					 err, errlen);
+		ret = n < 0 ? -1 : recv_frame(l, dfd, &rx, buf, n, err, errlen);
 	}
-	if (ret == RECV_BAD)
+	*bytes = rx.bytes;
+	if (ret == IMG_BAD)
 		snprintf(err, errlen, "invalid image stream from %s (%s)",
 			 peer_link_who(l), sub);
 	if (dfd >= 0)

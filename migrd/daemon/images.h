@@ -6,13 +6,15 @@
  * directory after its "mig-put ID NAME" request, as frames of at most
  * WIRE_DATA_MAX bytes on the same connection:
  *
- *   "file NAME SIZE"     then SIZE bytes in frames of their own
+ *   "file NAME SIZE"     then SIZE bytes in frames of their own (SIZE in
+ *                        decimal, at most 2^63 - 1, what a file can hold)
  *   "link NAME ../DIR"   a symlink to another directory of the migration
  *   "end FILES BYTES"    then the destination answers (one JSON reply)
  *
- * NAME is one file name of CRIU's ([A-Za-z0-9._-], not starting with a
- * dot); files are created, never replaced or followed. CRIU's logs stay
- * where they were written.
+ * Each line is three words apart by single spaces. NAME is one file name
+ * of CRIU's ([A-Za-z0-9._-], not starting with a dot); files are
+ * created, never replaced or followed. CRIU's logs stay where they were
+ * written.
  */
 #ifndef MIGRD_IMAGES_H
 #define MIGRD_IMAGES_H

@@ -149,8 +149,7 @@ static unsigned int hold_posts(struct serve_entry *v, unsigned int n)
 
 		if (!e->mqp || !e->s)
 			continue;
-		if (sscanf(e->args, "%u", &wait_ms) != 1 || !wait_ms ||
-		    wait_ms > 600000) {
+		if (!migr_pserve_read_suspend(e->args, &wait_ms)) {
 			FAILED(e, "bad suspend request");
 			continue;
 		}
@@ -265,8 +264,8 @@ static void recvs_one(struct serve_entry *e)
 	replay = !e->s->undrained;
 	if (!replay) {
 		/* the mover's RECVs are held and counted: decide */
-		if (sscanf(e->args, "%d %" SCNu64 " %" SCNu64, &counted,
-			   &mover.recvs, &mover.posted) != 3)
+		if (!migr_pserve_read_recvs(e->args, &counted, &mover.recvs,
+					    &mover.posted))
 			snprintf(why, sizeof(why),
 				 "QP 0x%x: no RECV count of the mover's",
 				 e->qpn);
@@ -422,9 +421,9 @@ static void reconnect_one(struct serve_entry *e)
 	char gidhex[33];
 	int ret;
 
-	if (sscanf(e->args, "%u %32s %" SCNu64, &new_qpn, gidhex, &consumers) !=
-		    3 ||
-	    migr_gid_parse(gidhex, &gid) || !new_qpn || new_qpn >> 24) {
+	if (!migr_pserve_read_reconnect(e->args, &new_qpn, gidhex,
+					&consumers) ||
+	    migr_gid_parse(gidhex, &gid)) {
 		FAILED(e, "bad reconnect request");
 		return;
 	}

@@ -62,30 +62,6 @@ void migr_pserve_keys(struct serve_entry *v, unsigned int n, const char *pairs,
 	}
 }
 
-/* A fetch's arguments: FROM "-" is a probe, else the first key's index */
-struct fetch_args {
-	unsigned int peer_qpn, peer_phys;
-	uint64_t peer_id, gen;
-	bool probe;
-	unsigned long start;
-};
-
-static bool read_fetch(const char *args, struct fetch_args *f)
-{
-	char from[16], *end;
-
-	if (sscanf(args, "%u %u %" SCNx64 " %" SCNu64 " %15s", &f->peer_qpn,
-		   &f->peer_phys, &f->peer_id, &f->gen, from) != 5)
-		return false;
-	/* FROM "-": no keys, only what the asker needs to know if it has them */
-	f->probe = !strcmp(from, "-");
-	f->start = 0;
-	if (f->probe)
-		return true;
-	f->start = strtoul(from, &end, 10);
-	return !*end && f->start <= UINT32_MAX;
-}
-
 /* The GID that replaced gid, if ours before a switch: a key of the reply */
 static void gid_moved(struct migr_context *ctx, const union ibv_gid *gid,
 		      char *moved, size_t len)
@@ -145,7 +121,7 @@ static void fetch_one(struct serve_entry *e, const union ibv_gid *gid)
 	unsigned int k = 0;
 	uint64_t ours;
 
-	if (!read_fetch(e->args, &f)) {
+	if (!migr_pserve_read_fetch(e->args, &f)) {
 		FAILED(e, "bad fetch request");
 		return;
 	}
@@ -205,12 +181,10 @@ static void give_one(struct serve_entry *e)
 	struct prepare_args a;
 	const char *pairs;
 	uint64_t gen;
-	int last, n;
+	int last;
 
-	if (!migr_pserve_read_prepare(e->entry, e->args, &a) ||
-	    sscanf(e->args, "%*u %*u %*d %*x %*x %*u %*x %*u %" SCNu64 " %d %n",
-		   &gen, &last, &n) != 2 ||
-	    !gen || (last != 0 && last != 1)) {
+	if (!migr_pserve_read_give(e->entry, e->args, &a, &gen, &last,
+				   &pairs)) {
 		FAILED(e, "bad give request");
 		return;
 	}
@@ -229,7 +203,6 @@ static void give_one(struct serve_entry *e)
 		       e->qpn, a.peer_id);
 		return;
 	}
-	pairs = e->args + n;
 	if (strcmp(pairs, "-") && set_keys(e->ctx, mqp->remote, pairs)) {
 		FAILED(e, "bad give request");
 		return;

@@ -70,17 +70,6 @@ bool migr_pserve_faces_other(struct serve_entry *e, uint32_t peer_qpn,
 	return true;
 }
 
-bool migr_pserve_read_prepare(const char *entry, const char *args,
-			      struct prepare_args *a)
-{
-	/* PARTNER_PHYS as migrd reads it (it asks that QP's holder only) */
-	return sscanf(args, "%u %u %d %x %" SCNx64 " %u %" SCNx64, &a->peer_qpn,
-		      &a->lease, &a->access, &a->mkey, &a->maddr, &a->peer_phys,
-		      &a->peer_id) == 7 &&
-	       !pline_word(entry, PLINE_PARTNER_PHYS_WORD, &a->partner_phys) &&
-	       a->partner_phys;
-}
-
 /*
  * Which QP its QP faces, as the kernel numbers it, and on which GID: migrd
  * checks that the process asking for a switch owns that QP before it
@@ -145,22 +134,17 @@ bool migr_ctl_lock_briefly(struct migr_context *ctx)
 static unsigned int split(const struct pline *pl, char *copy, const char *line,
 			  struct serve_entry *v, char **pairs)
 {
-	int i;
+	struct pserve_cut c;
+	unsigned int i, n = migr_pserve_cut(pl, copy, line, &c);
 
-	if (pl->pairs) {
-		*pairs = copy + (pl->pairs - line);
-		(*pairs)[pl->pairs_len] = 0;
-	}
-	for (i = 0; i < pl->nqp; i++) {
-		char *at = copy + (pl->at[i] - line), *dot = strstr(at, " . ");
-
-		if (dot)
-			*dot = 0;
+	if (c.pairs)
+		*pairs = c.pairs;
+	for (i = 0; i < n; i++) {
 		v[i].qpn = pl->qpn[i];
-		v[i].entry = at;
-		v[i].args = at + strcspn(at, " ");
+		v[i].entry = c.entry[i];
+		v[i].args = c.args[i];
 	}
-	return pl->nqp;
+	return n;
 }
 
 /* Lock the control path of every context the entries are in, once */

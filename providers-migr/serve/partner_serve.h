@@ -4,7 +4,8 @@
  * names up to PLINE_QPS_MAX QPs, each an entry with its own result; the
  * steps are served by partner_follow.c (a mover's switch: prepare,
  * suspend, recvs, reconnect, resume, abort), partner_keys.c (rkeys: keys,
- * fetch, give) and partner_serve.c (faces, the dispatch and the reply).
+ * fetch, give) and partner_serve.c (faces, the dispatch and the reply);
+ * each step's arguments are read by partner_args.c.
  */
 #ifndef MIGR_PARTNER_SERVE_H
 #define MIGR_PARTNER_SERVE_H
@@ -12,6 +13,7 @@
 #include <stdio.h>
 
 #include "migr.h"
+#include "partner_args.h"
 #include "partner_session.h"
 
 /* One QP of a request and what it answers */
@@ -43,15 +45,6 @@ migr_pserve_error(struct serve_entry *e, bool notmine, const char *fmt, ...);
  */
 #define NOT_MINE(e, fmt, ...) migr_pserve_error(e, true, fmt, ##__VA_ARGS__)
 
-/* A prepare's arguments (and those of faces and give, made of them) */
-struct prepare_args {
-	unsigned int peer_qpn, lease, mkey, peer_phys, partner_phys;
-	int access;
-	uint64_t maddr, peer_id;
-};
-
-bool migr_pserve_read_prepare(const char *entry, const char *args,
-			      struct prepare_args *a);
 /* Not the QP the asker's faces: answered notmine (true) */
 bool migr_pserve_faces_other(struct serve_entry *e, uint32_t peer_qpn,
 			     uint32_t peer_phys, uint32_t partner_phys);

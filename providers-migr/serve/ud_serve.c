@@ -11,7 +11,8 @@
  *                     {"ok":true,"redirected":N} (AH entries changed)
  *
  * It holds the process's list of contexts (a switch of its own answers
- * busy) and each context's control path for writing.
+ * busy) and each context's control path for writing. The words are read
+ * by ud_args.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,16 +21,12 @@
 #include "contexts.h"
 #include "migr_json.h"
 #include "partner.h"
+#include "ud_args.h"
 #include "ud_redirect.h"
 #include "ud_serve.h"
 
 #define LOCK_MS 300
 #define MAX_CTXS 64
-#define MAX_PAIRS 256
-
-struct pair {
-	uint32_t from, to, known;
-};
 
 static void probe(FILE *out, struct migr_context **v, unsigned int n)
 {
@@ -48,52 +45,23 @@ static void probe(FILE *out, struct migr_context **v, unsigned int n)
 	fprintf(out, "]}\n");
 }
 
-/* One hex number up to 24 bits at *s, ended by one of ends */
-static bool hex24(const char **s, const char *ends, uint32_t *v)
-{
-	unsigned long x;
-	char *end;
-
-	x = strtoul(*s, &end, 16);
-	if (end == *s || x > 0xffffff || !strchr(ends, *end))
-		return false;
-	*v = x;
-	*s = *end ? end + 1 : end;
-	return true;
-}
-
-/* "FROM:TO:KNOWN,..." (hex) into v; how many, or -1 */
-static int parse_pairs(const char *s, struct pair *v)
-{
-	int n = 0;
-
-	while (*s) {
-		if (n == MAX_PAIRS || !hex24(&s, ":", &v[n].from) ||
-		    !hex24(&s, ":", &v[n].to) || !hex24(&s, ",", &v[n].known))
-			return -1;
-		n++;
-	}
-	return n;
-}
-
 static void moved(FILE *out, struct migr_context **v, unsigned int n,
 		  const char *args)
 {
 	char fromhex[33], tohex[33], why[256] = "";
 	union ibv_gid from_gid, to_gid;
 	unsigned int i, changed = 0;
-	struct pair *pairs;
-	int np, k, used = 0, ret = 0;
+	struct migr_ud_pair *pairs;
+	int np, k, ret = 0;
 
-	pairs = calloc(MAX_PAIRS, sizeof(*pairs));
+	pairs = calloc(MIGR_UD_PAIRS_MAX, sizeof(*pairs));
 	if (!pairs) {
 		fprintf(out, "{\"ok\":false,\"error\":\"out of memory\"}\n");
 		return;
 	}
-	if (sscanf(args, "%32s %32s %n", fromhex, tohex, &used) != 2 || !used ||
-	    migr_gid_parse(fromhex, &from_gid) ||
-	    migr_gid_parse(tohex, &to_gid) ||
-	    (np = parse_pairs(args + used, pairs)) <= 0) {
+	np = migr_ud_read_moved(args, fromhex, tohex, pairs);
+	if (np <= 0 || migr_gid_parse(fromhex, &from_gid) ||
+	    migr_gid_parse(tohex, &to_gid)) {
 		fprintf(out,
 			"{\"ok\":false,\"error\":\"bad ud moved request\"}\n");
 		free(pairs);
@@ -132,6 +100,7 @@ static void moved(FILE *out, struct migr_context **v, unsigned int n,
 void migr_ud_serve(FILE *out, const char *line)
 {
 	struct migr_context *v[MAX_CTXS];
+	const char *args;
 	unsigned int n;
 
 	if (!migr_contexts_lock_within(LOCK_MS)) {
@@ -140,11 +109,15 @@ void migr_ud_serve(FILE *out, const char *line)
 		return;
 	}
 	n = migr_contexts_get(v, MAX_CTXS);
-	if (!strcmp(line, "probe"))
+	switch (migr_ud_op(line, &args)) {
+	case MIGR_UD_PROBE:
 		probe(out, v, n);
-	else if (!strncmp(line, "moved ", 6))
-		moved(out, v, n, line + 6);
-	else
+		break;
+	case MIGR_UD_MOVED:
+		moved(out, v, n, args);
+		break;
+	default:
 		fprintf(out, "{\"ok\":false,\"error\":\"bad ud request\"}\n");
+	}
 	migr_contexts_unlock();
 }

@@ -1,34 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * A small, bounded mutation driver for the fuzz targets, so that ctest can
- * run each one briefly with gcc's sanitizers and no libFuzzer. No coverage
- * feedback: inputs are seeds (files, the target's built-in ones) after a
- * few byte flips, inserts, deletes and splices, and mutants of mutants.
- * Deterministic for a given random seed (printed) and seed set; the time
- * limit only cuts the sequence short.
+ * run each one briefly with gcc's sanitizers and no libFuzzer. Inputs are
+ * seeds (files, the target's built-in ones, the corpus kept by earlier
+ * runs) after a few byte flips, inserts, deletes and splices, and mutants
+ * of mutants. The target's code is built with gcc's
+ * -fsanitize-coverage=trace-pc: a mutant that takes an edge no input took
+ * before is kept, mutated further and written to the corpus directory
+ * for the next runs. Each run draws a fresh random seed (printed): with
+ * the same seed, seed files and corpus the sequence is the same; the time
+ * limit only cuts it short.
  *
- *   fuzz_T [-n RUNS] [-t SECONDS] [-s SEED] [-d SEEDDIR]... [FILE]...
+ *   fuzz_T [-n RUNS] [-t SECONDS] [-s SEED] [-d SEEDDIR]... [-c DIR|-]
+ *          [FILE]...
  *   fuzz_T -w DIR    write the built-in seeds into DIR
  *
+ * -c: the corpus, read and grown (default $MIGR_CACHE/fuzz/T, MIGR_CACHE
+ * being ~/.cache/migr unless set; "-": none). Never required: one that
+ * is missing and cannot be made, or cannot be written, is only noted.
  * With FILEs, runs each once (to replay a crash). A finding aborts; the
  * input is written to crash-T in the working directory first.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "corpus.h"
 #include "fuzz.h"
 
 #define INPUT_MAX 16384
-#define SEEDS_MAX 512
+#define SEEDS_MAX 4096 /* files, built-in ones, the corpus, new ones */
 #define RING 64 /* recent mutants, mutated further */
+#define CORPUS_MAX 1000 /* files in a target's corpus directory */
+#define CORPUS_RUN_MAX 200 /* written by one run */
 
 struct input {
 	uint8_t *p;
@@ -94,26 +107,29 @@ static int visible(const struct dirent *d)
 	return d->d_name[0] != '.';
 }
 
-/* Sorted, so that the sequence does not depend on the file system */
-static void load_dir(const char *dir)
+/*
+ * Sorted, so that the sequence does not depend on the file system: how
+ * many files, or -1 if there is no directory
+ */
+static int load_dir(const char *dir)
 {
 	struct dirent **names;
 	char path[4096];
 	struct stat st;
-	int i, n;
+	int i, n, k = 0;
 
 	n = scandir(dir, &names, visible, alphasort);
-	if (n < 0) {
-		fprintf(stderr, "%s: no seed directory %s\n", prog, dir);
-		return;
-	}
+	if (n < 0)
+		return -1;
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		if (!stat(path, &st) && S_ISREG(st.st_mode))
-			read_file(path, add_seed);
+		if (!stat(path, &st) && S_ISREG(st.st_mode) &&
+		    !read_file(path, add_seed))
+			k++;
 		free(names[i]);
 	}
 	free(names);
+	return k;
 }
 
 /* From a signal handler or a sanitizer's death callback: write(2) only */
@@ -150,8 +166,11 @@ static void on_signal(int sig)
 extern void __sanitizer_set_death_callback(void (*cb)(void))
 	__attribute__((weak));
 
-/* Run one input from an exact-size heap copy: ASan sees every over-read */
-static void run(const uint8_t *buf, size_t n)
+/*
+ * Run one input from an exact-size heap copy (ASan sees every over-read):
+ * how many edges it took first
+ */
+static unsigned int run(const uint8_t *buf, size_t n)
 {
 	uint8_t *p = malloc(n ? n : 1);
 
@@ -160,9 +179,11 @@ static void run(const uint8_t *buf, size_t n)
 	memcpy(p, buf, n);
 	cur_len = n;
 	cur = p;
+	cov_begin();
 	LLVMFuzzerTestOneInput(p, n);
 	cur = NULL;
 	free(p);
+	return cov_new();
 }
 
 static void run_file(const void *buf, size_t n)
@@ -205,6 +226,19 @@ static const char *const words[] = {
 	"]]]]",
 	"20010db8000000000000000000000001",
 	"::ffff:1.2.3.4",
+	"-1",
+	"9223372036854775808",
+	"18446744073709551615",
+	"mig-put 0123456789abcdef ",
+	"mig-check ",
+	"host,-,-,-",
+	"file ",
+	"link parent ../",
+	"end ",
+	"fetch ",
+	"give ",
+	"moved ",
+	":ffffff,",
 };
 
 static void insert(uint8_t *b, size_t *n, size_t at, const void *src,
@@ -289,7 +323,7 @@ static double now(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: %s [-n RUNS] [-t SECONDS] [-s SEED] [-d SEEDDIR]... [FILE]...\n"
+		"usage: %s [-n RUNS] [-t SECONDS] [-s SEED] [-d SEEDDIR]... [-c DIR|-] [FILE]...\n"
 		"       %s -w DIR\n",
 		prog, prog);
 	exit(2);
@@ -313,73 +347,111 @@ static void write_seeds(const char *dir)
 	printf("%s: %d seeds written to %s\n", prog, nseeds, dir);
 }
 
-int main(int argc, char **argv)
-{
-	static uint8_t buf[INPUT_MAX];
-	unsigned long runs = 200000, i;
-	double secs = 10, t0;
-	uint64_t seed = 0x6d696772; /* "migr" */
-	const char *out = NULL;
-	int c, k, nfiles;
-	size_t n;
+/* The corpus directory: where, and what is in it */
+static struct {
+	char path[4096];
+	bool on; /* one to read and write */
+	int files; /* read at the start, then written */
+	int kept; /* written by this run */
+	int found; /* mutants that took new edges */
+} corpus;
 
-	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	snprintf(crash_path, sizeof(crash_path), "crash-%s", prog);
-	while ((c = getopt(argc, argv, "n:t:s:d:w:")) != -1) {
+/* The target's name: the program's without "fuzz_" */
+static const char *target(void)
+{
+	return strncmp(prog, "fuzz_", 5) ? prog : prog + 5;
+}
+
+static void open_corpus(const char *dir)
+{
+	int n;
+
+	corpus.on = corpus_dir(dir, target(), corpus.path, sizeof(corpus.path));
+	if (!corpus.on)
+		return;
+	n = load_dir(corpus.path);
+	corpus.files = n < 0 ? 0 : n;
+}
+
+/* A mutant that took new edges: mutated further, kept for the next runs */
+static void keep(const uint8_t *buf, size_t n)
+{
+	corpus.found++;
+	add_seed(buf, n);
+	if (!corpus.on || corpus.files >= CORPUS_MAX ||
+	    corpus.kept >= CORPUS_RUN_MAX)
+		return;
+	if (corpus_keep(corpus.path, buf, n)) {
+		printf("%s: cannot write the corpus %s (%s): kept in memory only\n",
+		       prog, corpus.path, strerror(errno));
+		corpus.on = false;
+		return;
+	}
+	corpus.files++;
+	corpus.kept++;
+}
+
+/* A seed of its own for each run, unless one is given (-s) */
+static uint64_t fresh_seed(void)
+{
+	uint64_t s;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != sizeof(s))
+		s = (uint64_t)time(NULL) << 20 ^ getpid();
+	return s ? s : 1;
+}
+
+struct opts {
+	unsigned long runs;
+	double secs;
+	uint64_t seed; /* 0: a fresh one */
+	const char *out, *corpus;
+};
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "n:t:s:d:c:w:")) != -1) {
 		switch (c) {
 		case 'n':
-			runs = strtoul(optarg, NULL, 0);
+			o->runs = strtoul(optarg, NULL, 0);
 			break;
 		case 't':
-			secs = strtod(optarg, NULL);
+			o->secs = strtod(optarg, NULL);
 			break;
 		case 's':
-			seed = strtoull(optarg, NULL, 0);
+			o->seed = strtoull(optarg, NULL, 0);
 			break;
 		case 'd':
-			load_dir(optarg);
+			if (load_dir(optarg) < 0)
+				fprintf(stderr, "%s: no seed directory %s\n",
+					prog, optarg);
+			break;
+		case 'c':
+			o->corpus = optarg;
 			break;
 		case 'w':
-			out = optarg;
+			o->out = optarg;
 			break;
 		default:
 			usage();
 		}
 	}
-	nfiles = argc - optind;
-	if (__sanitizer_set_death_callback)
-		__sanitizer_set_death_callback(dump_input);
-	signal(SIGABRT, on_signal);
-	signal(SIGSEGV, on_signal);
-	signal(SIGBUS, on_signal);
-	signal(SIGFPE, on_signal);
+}
 
-	if (nfiles) {
-		for (k = optind; k < argc; k++)
-			if (read_file(argv[k], run_file))
-				return 1;
-		printf("%s: %d inputs, no finding\n", prog, nfiles);
-		return 0;
-	}
-	fuzz_seeds(add_seed);
-	if (out) {
-		write_seeds(out);
-		return 0;
-	}
-	add_seed("", 0);
-	rng = seed ? seed : 1;
-	printf("%s: seed %" PRIu64 ", at most %lu runs or %g s, %d seeds\n",
-	       prog, seed, runs, secs, nseeds);
-	fflush(stdout);
+/* RUNS mutants, or as many as SECONDS from t0 allow: how many ran */
+static unsigned long fuzz(const struct opts *o, double t0)
+{
+	static uint8_t buf[INPUT_MAX];
+	const struct input *base;
+	struct input *slot;
+	unsigned long i;
+	size_t n;
+	int k;
 
-	t0 = now();
-	for (k = 0; k < nseeds; k++)
-		run(seeds[k].p, seeds[k].n);
-	for (i = 0; i < runs; i++) {
-		const struct input *base;
-		struct input *slot;
-
-		if (!(i & 255) && now() - t0 >= secs)
+	for (i = 0; i < o->runs; i++) {
+		if (!(i & 255) && now() - t0 >= o->secs)
 			break;
 		/* half from the seeds, half from recent mutants */
 		base = nring && rnd() & 1 ? &ring[below(nring)] :
@@ -388,7 +460,8 @@ int main(int argc, char **argv)
 		memcpy(buf, base->p, n);
 		for (k = 1 + below(4); k; k--)
 			mutate_once(buf, &n);
-		run(buf, n);
+		if (run(buf, n))
+			keep(buf, n);
 
 		slot = &ring[nring < RING ? nring++ : below(RING)];
 		free(slot->p);
@@ -398,7 +471,58 @@ int main(int argc, char **argv)
 		memcpy(slot->p, buf, n);
 		slot->n = n;
 	}
-	printf("%s: %lu runs in %.1f s, no finding (seed %" PRIu64 ")\n", prog,
-	       i, now() - t0, seed);
+	return i;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .runs = 200000, .secs = 10 };
+	unsigned long runs;
+	double t0, dt;
+	int k;
+
+	prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	snprintf(crash_path, sizeof(crash_path), "crash-%s", prog);
+	parse_opts(argc, argv, &o);
+	if (__sanitizer_set_death_callback)
+		__sanitizer_set_death_callback(dump_input);
+	signal(SIGABRT, on_signal);
+	signal(SIGSEGV, on_signal);
+	signal(SIGBUS, on_signal);
+	signal(SIGFPE, on_signal);
+
+	if (optind < argc) {
+		for (k = optind; k < argc; k++)
+			if (read_file(argv[k], run_file))
+				return 1;
+		printf("%s: %d inputs, no finding\n", prog, argc - optind);
+		return 0;
+	}
+	fuzz_seeds(add_seed);
+	if (o.out) {
+		write_seeds(o.out);
+		return 0;
+	}
+	add_seed("", 0);
+	k = nseeds;
+	open_corpus(o.corpus);
+	if (!o.seed)
+		o.seed = fresh_seed();
+	rng = o.seed;
+	printf("%s: seed %" PRIu64 ", at most %lu runs or %g s, %d seeds, "
+	       "corpus %s (%d inputs)\n",
+	       prog, o.seed, o.runs, o.secs, k,
+	       corpus.on ? corpus.path : "none", nseeds - k);
+	fflush(stdout);
+
+	t0 = now();
+	for (k = 0; k < nseeds; k++)
+		run(seeds[k].p, seeds[k].n);
+	runs = fuzz(&o, t0);
+	dt = now() - t0;
+	printf("%s: %lu runs in %.1f s (%.0f/s), %u edges, %d new inputs "
+	       "(%d in the corpus), no finding (seed %" PRIu64 ")\n",
+	       prog, runs, dt, dt > 0 ? runs / dt : 0.0, cov_edges(),
+	       corpus.found, corpus.kept, o.seed);
 	return 0;
 }

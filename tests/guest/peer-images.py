@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 """A peer holding the key sends a migration's image streams migrd must not
 take (migrd(8), MIGRATION): paths out of the migration, files longer than
-announced, links out of it, a count that does not add up, a directory
+announced, a size no file can have, links out of it, a count that does
+not add up, a directory
 twice, an unknown migration. One good stream lands with mode 0600, and an
 abort removes it (CRIU's logs stay). Prints "PASS name" / "FAIL name" lines; exit 1 on any
 failure.
@@ -90,6 +91,10 @@ refused("stream_count_refused", put("pre-4", "file a 3", "abc",
                                     "end 2 3"), "ended with 1 files")
 refused("stream_dot_name_refused", put("pre-5", "file .hidden 1", "x"),
         "invalid image stream")
+# 2^64 - 1 bytes: the disk-space guard once let it through (size + spare
+# wrapped past zero)
+refused("stream_huge_size_refused",
+        put("pre-7", "file a 18446744073709551615", "x"), "invalid size")
 r = put("pre-6", "file pages-1.img 3", "xyz", "link parent ../pre-4",
         "end 2 3")
 check("stream_good_taken", r["ok"] and r.get("bytes") == 3, r)

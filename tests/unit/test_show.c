@@ -140,6 +140,49 @@ static void test_numbers(void)
 	CHECK(strstr(out, "qp 0 (device qp 0) ? -> 0") != NULL);
 }
 
+static const char migrate_reply[] =
+	"{\"v\":1,\"ok\":true,\"pid\":42,\"to\":\"10.9.0.2\",\"device\":\"rxe0\","
+	"\"from\":\"rxe1\",\"phases_ms\":{\"park\":2.5},\"blackout_ms\":9,"
+	"\"partner_blackout_ms\":7.5,\"total_ms\":20,\"partners\":";
+
+/* migrate's table with "partners" as n, the rest of the reply as above */
+static void migrate_table(const char *n)
+{
+	char reply[sizeof(migrate_reply) + 32];
+
+	snprintf(reply, sizeof(reply), "%s%s}", migrate_reply, n);
+	capture(reply, show_migrate);
+}
+
+/*
+ * A count of partners out of int's range, or no integer, is none: it was
+ * cast from a double as it came, undefined past int's range (UBSan's
+ * float-cast-overflow, which this test is built with; x86 printed
+ * -2147483648)
+ */
+static void test_migrate_counts(void)
+{
+	static const char *const none[] = { "1e300", "-1e300", "2147483648",
+					    "1e10",  "-3",     "2.5",
+					    "\"3\"", "0" };
+	unsigned int i;
+
+	migrate_table("3");
+	CHECK(printable() && strstr(out, "7.5 ms (3 QPs)"));
+	migrate_table("3.0");
+	CHECK(strstr(out, "(3 QPs)"));
+	migrate_table("2147483647");
+	CHECK(strstr(out, "(2147483647 QPs)"));
+	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		migrate_table(none[i]);
+		if (!printable() || strstr(out, "seen from the partners") ||
+		    !strstr(out, "pid 42 moved")) {
+			fprintf(stderr, "partners %s: %s\n", none[i], out);
+			CHECK(!"an impossible count of partners shows none");
+		}
+	}
+}
+
 /* --json: the reply as received, on one line of printable ASCII */
 static void test_json_line(void)
 {
@@ -232,6 +275,7 @@ int main(void)
 {
 	test_tables();
 	test_numbers();
+	test_migrate_counts();
 	test_json_line();
 	test_malformed();
 	test_moved();
