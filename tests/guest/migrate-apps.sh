@@ -168,7 +168,10 @@ if wanted dead_partner; then
 		say dead.mover-listens
 		await dead.peer-up 120 || fail dead_partner_peer_up
 		NAME=dead_partner_mover_connected ok connected "$WP"
-		refused dead_partner_move_fails "is back on rxe0, but a partner was not reconnected (pid $WP: partner of QP" \
+		# the failure names the partner that could not follow: where the
+		# copy's resume met it, or where the mover's own resume here did
+		# (the mover itself may end first: its peer's FIN, back_here)
+		refused dead_partner_move_fails "partner of QP 0x[0-9a-f]* (QP 0x[0-9a-f]* at $B_IP, pid [0-9]*)" \
 			--pid "$WP" --to "$B_IP"
 		NAME=dead_partner_mover_back_here ok back_here "$WP" "$dlog-mover.log"
 		say dead.checked
