@@ -24,6 +24,25 @@ static bool res_ok(const json_t *res)
 }
 
 /*
+ * Which QP (a lower number, a GID) one result says its QP faces, as the
+ * faces step and a connected QP's fetch answer say it: true, or false if
+ * it says none that migrd can check
+ */
+static bool read_faced(const json_t *res, char gid[REQ_GID_LEN + 2],
+		       uint32_t *phys)
+{
+	double p = migr_json_num(res, "peer_phys", -1);
+
+	if (p < 1 || p > 0xffffff || p != (uint32_t)p ||
+	    !migr_json_text(res, "peer_gid", gid, REQ_GID_LEN + 2) ||
+	    strlen(gid) != REQ_GID_LEN ||
+	    strspn(gid, "0123456789abcdef") != REQ_GID_LEN)
+		return false;
+	*phys = p;
+	return true;
+}
+
+/*
  * The partner's faces results (arr, from pid ppid) for the QPs of pl:
  * each it answers for must face a QP of tgid's by the kernel, set in
  * *verified; 0, or -1 with err
@@ -34,19 +53,14 @@ static int faces_verify(const struct relay *x, const struct pline *pl, int tgid,
 {
 	char gid[REQ_GID_LEN + 2], e[256];
 	const json_t *res;
-	double phys;
+	uint32_t phys;
 	int i, n;
 
 	for (i = 0, n = 0; i < pl->nqp; i++) {
 		res = json_array_get(arr, i);
 		if (migr_json_true(res, "notmine"))
 			continue;
-		phys = migr_json_num(res, "peer_phys", -1);
-		if (!res_ok(res) || phys < 1 || phys > 0xffffff ||
-		    phys != (uint32_t)phys ||
-		    !migr_json_text(res, "peer_gid", gid, sizeof(gid)) ||
-		    strlen(gid) != REQ_GID_LEN ||
-		    strspn(gid, "0123456789abcdef") != REQ_GID_LEN) {
+		if (!res_ok(res) || !read_faced(res, gid, &phys)) {
 			snprintf(
 				err, errlen,
 				"partner pid %d on %s did not say which QP its QP 0x%x faces (does its migr library know the faces step?)",
@@ -62,13 +76,12 @@ static int faces_verify(const struct relay *x, const struct pline *pl, int tgid,
 			snprintf(
 				err, errlen,
 				"permission denied: QP 0x%x on %s faces QP 0x%x with GID %s, which pid %d does not own (%s)",
-				pl->qpn[i], x->where, (uint32_t)phys, gid, tgid,
-				e);
+				pl->qpn[i], x->where, phys, gid, tgid, e);
 			return -1;
 		default:
 			snprintf(err, errlen,
 				 "cannot tell who owns QP 0x%x with GID %s: %s",
-				 (uint32_t)phys, gid, e);
+				 phys, gid, e);
 			return -1;
 		}
 	}
@@ -283,19 +296,15 @@ static void prepare_step(const struct relay *x, bool remote,
 static int fetch_faces_asker(const json_t *res, int tgid, char *e, size_t elen)
 {
 	char gid[REQ_GID_LEN + 2];
-	double phys;
+	uint32_t phys;
 
 	if (!json_object_get(res, "peer_phys"))
 		return 1;
-	phys = migr_json_num(res, "peer_phys", -1);
-	if (phys < 1 || phys > 0xffffff || phys != (uint32_t)phys ||
-	    !migr_json_text(res, "peer_gid", gid, sizeof(gid)) ||
-	    strlen(gid) != REQ_GID_LEN ||
-	    strspn(gid, "0123456789abcdef") != REQ_GID_LEN) {
+	if (!read_faced(res, gid, &phys)) {
 		snprintf(e, elen, "it did not say which QP it is connected to");
 		return 0;
 	}
-	return asker_owns(tgid, gid, (uint32_t)phys, e, elen);
+	return asker_owns(tgid, gid, phys, e, elen);
 }
 
 /*
