@@ -47,9 +47,9 @@ enum migr_rxe_methods {
 	 * Hold numbers of a kind for this context (a destination before a
 	 * restore): no other create takes them, a create here takes one when
 	 * SET_NEXT names it. Numbers in use are skipped; each held one counts
-	 * as an object of its kind against the device's limit. Held until
-	 * taken, given back by UNRESERVE, or at the context's end (its fd's
-	 * close)
+	 * as an object of its kind against the device's limit, and against
+	 * the bounds of MIGR_RXE_HOLD_MAX below. Held until taken, given back
+	 * by UNRESERVE, or at the context's end (its fd's close)
 	 */
 	MIGR_RXE_METHOD_RESERVE,
 	MIGR_RXE_METHOD_UNRESERVE,
@@ -75,10 +75,26 @@ enum migr_rxe_caps_flags {
 	MIGR_RXE_CAP_QP_REPOINT = 1 << 1,
 	MIGR_RXE_CAP_RESERVE = 1 << 2,
 	MIGR_RXE_CAP_CLAIM = 1 << 3, /* and RESERVE's TOKEN */
+	MIGR_RXE_CAP_HOLD_BOUND = 1 << 4, /* the bounds below enforced */
 };
 
 /* at most this many values in one RESERVE or UNRESERVE call */
 #define MIGR_RXE_RESERVE_MAX 4096
+
+/*
+ * Bounds on held numbers, all kinds together. A context holds at most
+ * MIGR_RXE_HOLD_MAX of them when RESERVE's caller has CAP_NET_ADMIN over
+ * the device's network namespace (a migration's hold: migrd's), else
+ * MIGR_RXE_HOLD_MAX_UNPRIV; what such unprivileged calls hold on one
+ * device, every context's together, is at most
+ * MIGR_RXE_HOLD_MAX_DEV_UNPRIV, far below any pool's size. A RESERVE
+ * that would go beyond fails, holding none of its values: EDQUOT (the
+ * context's bound) or ENOSPC (the device's). Numbers a CLAIM takes are
+ * counted to the claimer from then on, whatever its bound.
+ */
+#define MIGR_RXE_HOLD_MAX 16384
+#define MIGR_RXE_HOLD_MAX_UNPRIV 64
+#define MIGR_RXE_HOLD_MAX_DEV_UNPRIV 1024
 
 /* ranges[2 * (kind - 1)] and [+ 1]: the lowest and highest value of kind */
 #define MIGR_RXE_RANGES (2 * MIGR_RXE_KIND_MAX)

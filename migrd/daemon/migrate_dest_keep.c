@@ -75,6 +75,10 @@ void dest_give_grants(struct dest_mig *m, int k)
 			 m->id, key.pid, given, mine);
 }
 
+/* a migration's hold fits in one holder's bound of rdma_rxe */
+_Static_assert(DEST_HOLD_MAX <= MIGR_RXE_HOLD_MAX,
+	       "DEST_HOLD_MAX above rdma_rxe's MIGR_RXE_HOLD_MAX");
+
 /*
  * n numbers of rxe's kind held for m, under the lock: how many, or -1
  * with err; err also says why none were (hold_numbers = no, too many

@@ -23,7 +23,9 @@
 #define DEST_STALE_MS (30 * 60000) /* checked, never restored: dropped */
 /*
  * Numbers one migration may have held here: a peer cannot hold a device's
- * every QP (rxe's pools count each held number as an object)
+ * every QP (rxe's pools count each held number as an object). At most what
+ * migr's rdma_rxe lets one privileged holder hold (MIGR_RXE_HOLD_MAX,
+ * checked in migrate_dest_keep.c)
  */
 #define DEST_HOLD_MAX 16384
 

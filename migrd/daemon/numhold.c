@@ -165,6 +165,28 @@ struct numhold *numhold_open(const char *dev, char *err, size_t errlen)
 	return h;
 }
 
+/*
+ * err for a RESERVE of k numbers refused with ret, in one line: the bounds
+ * of migr_rxe(7) named (a holder without CAP_NET_ADMIN over the device's
+ * network namespace has the small ones)
+ */
+static void reserve_failed(int ret, size_t k, char *err, size_t errlen)
+{
+	if (ret == EDQUOT)
+		snprintf(
+			err, errlen,
+			"holding %zu more numbers refused (EDQUOT): rdma_rxe lets one holder hold %d numbers with CAP_NET_ADMIN, %d without",
+			k, MIGR_RXE_HOLD_MAX, MIGR_RXE_HOLD_MAX_UNPRIV);
+	else if (ret == ENOSPC)
+		snprintf(
+			err, errlen,
+			"holding %zu more numbers refused (ENOSPC): holders without CAP_NET_ADMIN hold the device's %d already",
+			k, MIGR_RXE_HOLD_MAX_DEV_UNPRIV);
+	else
+		snprintf(err, errlen, "holding %zu numbers failed: %s", k,
+			 strerror(ret));
+}
+
 int numhold_reserve(struct numhold *h, int kind, const uint32_t *values,
 		    size_t n, char *err, size_t errlen)
 {
@@ -199,8 +221,7 @@ int numhold_reserve(struct numhold *h, int kind, const uint32_t *values,
 		ret = call(h->fd, MIGR_RXE_OBJECT_MIGR, MIGR_RXE_METHOD_RESERVE,
 			   a, 4);
 		if (ret) {
-			snprintf(err, errlen, "holding %zu numbers failed: %s",
-				 k, strerror(ret));
+			reserve_failed(ret, k, err, errlen);
 			return -1;
 		}
 		all += held;

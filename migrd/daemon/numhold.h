@@ -25,7 +25,8 @@ struct numhold *numhold_open(const char *dev, char *err, size_t errlen);
 /*
  * Hold n values of kind (MIGR_RXE_KIND_QPN or MIGR_RXE_KIND_MR_KEY; any n,
  * sent in batches): how many the holder holds of them (one in use here is
- * not), or -1 with err
+ * not), or -1 with err (one line; beyond the module's bounds on what a
+ * holder holds, MIGR_RXE_HOLD_MAX, it names them)
  */
 int numhold_reserve(struct numhold *h, int kind, const uint32_t *values,
 		    size_t n, char *err, size_t errlen);

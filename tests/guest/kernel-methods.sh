@@ -4,7 +4,9 @@
 # asked for are given exactly or refused, a drained RC QP re-pointed to
 # another peer (on a second address of veth0, 10.0.0.3, for the checks'
 # time) or refused, numbers reserved for a context (given back by its
-# close), a fuzz run of random calls; a process moved between devices
+# close), a migration's hold and no more, a fuzz run of random calls; an
+# ordinary user's holds bounded (rxe_methods --unprivileged, as nobody);
+# a process moved between devices
 # keeps its numbers (migrctl status); then the devices and the module go,
 # and the kernel log stays clean (no warning, oops or leak report).
 # usage: kernel-methods.sh [FUZZ_CALLS]     (default 20000)
@@ -26,6 +28,15 @@ rc=$?
 ip addr del 10.0.0.3/24 dev veth0
 sed 's/^/    /' "$LOGDIR/kernel-methods.log"
 [ $rc = 0 ] && pass methods_and_fuzz || fail methods_and_fuzz
+# An ordinary user holds 64 numbers a context, and 1024 on the device
+# with every context of unprivileged holders (migr_rxe(7)): beyond,
+# RESERVE is refused (EDQUOT, ENOSPC) holding none of its values, and
+# other creates succeed meanwhile
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$TOOL" rxe0 --unprivileged >"$LOGDIR/kernel-methods-unpriv.log" 2>&1
+rc=$?
+sed 's/^/    /' "$LOGDIR/kernel-methods-unpriv.log"
+[ $rc = 0 ] && pass unprivileged_holds_bounded || fail unprivileged_holds_bounded
 # ordinary traffic over the module, every WR and byte checked
 check traffic_over_migr_module migr-traffic -d rxe0 --loopback -D 5
 

@@ -14,9 +14,13 @@
  *                                      killed: a number taken on a device
  *                                      a process moves to ("holding" once
  *                                      it has it; exit 1 if it cannot)
+ *        rxe_methods DEVICE --unprivileged
+ *                                      as an ordinary user: the bounds on
+ *                                      what it holds (exit 2 as root)
  */
 #define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -538,6 +543,269 @@ out:
 	side_close(&h);
 	side_close(&a);
 	side_close(&b);
+}
+
+/*
+ * RESERVE of n values in calls of up to MIGR_RXE_RESERVE_MAX (under
+ * token if not NULL), or CLAIM of them (claim): 0 or the first call's
+ * -errno; *held: the sum of the calls' HELD
+ */
+static int numbers_many(int fd, bool claim, uint64_t kind,
+			const uint32_t *values, int n, uint32_t *held,
+			const uint64_t *token)
+{
+	uint32_t one;
+	int k, err;
+
+	*held = 0;
+	for (; n > 0; values += k, n -= k) {
+		k = n < MIGR_RXE_RESERVE_MAX ? n : MIGR_RXE_RESERVE_MAX;
+		one = 0;
+		err = numbers_call(fd,
+				   claim ? MIGR_RXE_METHOD_CLAIM :
+					   MIGR_RXE_METHOD_RESERVE,
+				   kind, values, k, &one, token);
+		if (err)
+			return err;
+		*held += one;
+	}
+	return 0;
+}
+
+/* count QP numbers from first: first, first + 1, ... */
+static uint32_t *qpn_run(uint32_t first, int count)
+{
+	uint32_t *v = calloc(count, sizeof(*v));
+	int i;
+
+	for (i = 0; v && i < count; i++)
+		v[i] = first + i;
+	return v;
+}
+
+/*
+ * The restored process, as an ordinary user: a child that drops root
+ * opens a context of its own and claims n numbers held under token (more
+ * than an unprivileged context may hold itself), then takes the first;
+ * its exit status says what went wrong (0: nothing)
+ */
+static int unprivileged_claim(const uint32_t *values, int n, uint64_t token)
+{
+	uint32_t held = 0;
+	struct side c = {};
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (!side_open(&c))
+			_exit(11);
+		if (numbers_many(c.ctx->cmd_fd, true, MIGR_RXE_KIND_QPN, values,
+				 n, &held, &token))
+			_exit(12);
+		if (held != (uint32_t)n)
+			_exit(13);
+		/* its own: the quota of RESERVE does not bound them */
+		if (side_qp_at(&c, values[0]) != values[0])
+			_exit(14);
+		side_close(&c);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+/*
+ * The bounds on held numbers (MIGR_RXE_HOLD_MAX): a privileged context
+ * (this one runs as root) holds a migration's numbers, MIGR_RXE_HOLD_MAX,
+ * and no more; a refused call holds none of its values; the hold is
+ * claimed by an unprivileged context, whatever its own bound, and given
+ * back at its end. The unprivileged bounds: rxe_methods --unprivileged.
+ */
+static void bound_checks(const uint32_t *ranges, uint64_t flags)
+{
+	/* far from the allocator and from every other check's numbers */
+	uint32_t base = ranges[0] + (ranges[1] - ranges[0]) / 2;
+	uint32_t *v = qpn_run(base, MIGR_RXE_HOLD_MAX + 16), held = 0, got;
+	uint64_t token = 0x6d6967722d33;
+	struct side h = {}, o = {};
+	int err, err2;
+
+	check(flags & MIGR_RXE_CAP_HOLD_BOUND, "hold_bound_offered",
+	      "flags 0x%llx", (unsigned long long)flags);
+	if (!v || !side_open(&h) || !side_open(&o)) {
+		check(false, "bound_contexts", "%s", strerror(errno));
+		goto out;
+	}
+	err = numbers_many(h.ctx->cmd_fd, false, MIGR_RXE_KIND_QPN, v,
+			   MIGR_RXE_HOLD_MAX, &held, &token);
+	check(!err && held == MIGR_RXE_HOLD_MAX, "privileged_holds_migration",
+	      "%d, held %u of %d", err, held, MIGR_RXE_HOLD_MAX);
+	err = numbers_call(h.ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, &v[MIGR_RXE_HOLD_MAX], 1, &held,
+			   &token);
+	got = side_qp_at(&o, v[MIGR_RXE_HOLD_MAX]);
+	check(err == -EDQUOT && got == v[MIGR_RXE_HOLD_MAX],
+	      "privileged_bound_refused", "one more: %s, 0x%x -> 0x%x",
+	      strerror(-err), v[MIGR_RXE_HOLD_MAX], got);
+	/* room for 10: a call of 11 (10 new) holds none of them */
+	err = numbers_call(h.ctx->cmd_fd, MIGR_RXE_METHOD_UNRESERVE,
+			   MIGR_RXE_KIND_QPN, v, 10, NULL, NULL);
+	err2 = numbers_call(h.ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			    MIGR_RXE_KIND_QPN, &v[MIGR_RXE_HOLD_MAX + 1], 11,
+			    &held, &token);
+	got = side_qp_at(&o, v[MIGR_RXE_HOLD_MAX + 1]);
+	check(!err && err2 == -EDQUOT && got == v[MIGR_RXE_HOLD_MAX + 1],
+	      "refused_call_holds_none", "%d, %s, 0x%x -> 0x%x", err,
+	      strerror(-err2), v[MIGR_RXE_HOLD_MAX + 1], got);
+	err = numbers_call(h.ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, v, 10, &held, &token);
+	check(!err && held == 10, "bound_room_again", "%d, held %u of 10", err,
+	      held);
+	err = unprivileged_claim(v, MIGR_RXE_HOLD_MAX, token);
+	got = side_qp_at(&o, v[1]);
+	check(!err && got == v[1], "unprivileged_claims_migration",
+	      "child %d (10 setuid, 11 open, 12 claim, 13 held, 14 create), 0x%x -> 0x%x",
+	      err, v[1], got);
+out:
+	side_close(&h);
+	side_close(&o);
+	free(v);
+}
+
+/*
+ * rxe_methods DEVICE --unprivileged, as an ordinary user: a context holds
+ * MIGR_RXE_HOLD_MAX_UNPRIV numbers and no more (EDQUOT, and the refused
+ * call holds none); contexts together hold MIGR_RXE_HOLD_MAX_DEV_UNPRIV
+ * on the device and no more (ENOSPC); meanwhile creates succeed, and a
+ * context's end gives its numbers back
+ */
+#define UNPRIV_CTXS                                                            \
+	(MIGR_RXE_HOLD_MAX_DEV_UNPRIV / MIGR_RXE_HOLD_MAX_UNPRIV + 1)
+
+static int unprivileged(const uint32_t *ranges)
+{
+	uint32_t base = ranges[0] + (ranges[1] - ranges[0]) / 4, held, got,
+		 total = 0, *v;
+	struct side c[UNPRIV_CTXS] = {}, o = {};
+	int err = 0, err2, i;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	static char buf[4096];
+
+	if (geteuid() == 0) {
+		fprintf(stderr,
+			"rxe_methods: --unprivileged runs as an ordinary user (setpriv --reuid=65534 ...)\n");
+		return 2;
+	}
+	v = qpn_run(base, UNPRIV_CTXS * MIGR_RXE_HOLD_MAX_UNPRIV + 1);
+	for (i = 0; i < UNPRIV_CTXS; i++)
+		if (!v || !side_open(&c[i])) {
+			check(false, "unprivileged_contexts", "%d: %s", i,
+			      strerror(errno));
+			goto out;
+		}
+	if (!side_open(&o)) {
+		check(false, "unprivileged_contexts", "%s", strerror(errno));
+		goto out;
+	}
+	err = numbers_call(c[0].ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, v, MIGR_RXE_HOLD_MAX_UNPRIV,
+			   &held, NULL);
+	check(!err && held == MIGR_RXE_HOLD_MAX_UNPRIV,
+	      "unprivileged_holds_its_quota", "%d, held %u of %d", err, held,
+	      MIGR_RXE_HOLD_MAX_UNPRIV);
+	if (!err)
+		total += held;
+	err = numbers_call(c[0].ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, &v[MIGR_RXE_HOLD_MAX_UNPRIV], 1,
+			   &held, NULL);
+	got = side_qp_at(&o, v[MIGR_RXE_HOLD_MAX_UNPRIV]);
+	check(err == -EDQUOT && got == v[MIGR_RXE_HOLD_MAX_UNPRIV],
+	      "unprivileged_quota_refused", "one more: %s, 0x%x -> 0x%x",
+	      strerror(-err), v[MIGR_RXE_HOLD_MAX_UNPRIV], got);
+	if (!err)
+		total++;
+	/* a fresh context's call of one more than the quota: none held */
+	err = numbers_call(c[1].ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+			   MIGR_RXE_KIND_QPN, &v[MIGR_RXE_HOLD_MAX_UNPRIV],
+			   MIGR_RXE_HOLD_MAX_UNPRIV + 1, &held, NULL);
+	got = side_qp_at(&o, v[MIGR_RXE_HOLD_MAX_UNPRIV + 1]);
+	check(err == -EDQUOT && got == v[MIGR_RXE_HOLD_MAX_UNPRIV + 1],
+	      "unprivileged_refused_call_holds_none", "%s, 0x%x -> 0x%x",
+	      strerror(-err), v[MIGR_RXE_HOLD_MAX_UNPRIV + 1], got);
+	if (!err)
+		total += held;
+	/* more contexts: the device's unprivileged holds fill, then refuse */
+	for (i = 1, err = 0; i < UNPRIV_CTXS - 1 && !err; i++) {
+		err = numbers_call(c[i].ctx->cmd_fd, MIGR_RXE_METHOD_RESERVE,
+				   MIGR_RXE_KIND_QPN,
+				   &v[i * MIGR_RXE_HOLD_MAX_UNPRIV],
+				   MIGR_RXE_HOLD_MAX_UNPRIV, &held, NULL);
+		if (!err)
+			total += held;
+	}
+	err2 = numbers_call(c[UNPRIV_CTXS - 1].ctx->cmd_fd,
+			    MIGR_RXE_METHOD_RESERVE, MIGR_RXE_KIND_QPN,
+			    &v[(UNPRIV_CTXS - 1) * MIGR_RXE_HOLD_MAX_UNPRIV], 1,
+			    &held, NULL);
+	check(!err && total == MIGR_RXE_HOLD_MAX_DEV_UNPRIV && err2 == -ENOSPC,
+	      "device_unprivileged_bound_refused",
+	      "%d contexts hold %u (%s), one more: %s", UNPRIV_CTXS - 1, total,
+	      strerror(-err), strerror(-err2));
+	/* every other create succeeds meanwhile */
+	qp = ibv_create_qp(o.pd, &(struct ibv_qp_init_attr){
+					 .send_cq = o.cq,
+					 .recv_cq = o.cq,
+					 .qp_type = IBV_QPT_RC,
+					 .cap = { .max_send_wr = 1,
+						  .max_recv_wr = 1,
+						  .max_send_sge = 1,
+						  .max_recv_sge = 1 } });
+	got = side_qp_at(&o, ranges[1] - 41);
+	mr = ibv_reg_mr(o.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	check(qp && got == ranges[1] - 41 && mr, "unprivileged_creates_succeed",
+	      "QP %s, QP at 0x%x -> 0x%x, MR %s", qp ? "created" : "refused",
+	      ranges[1] - 41, got, mr ? "registered" : "refused");
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	/*
+	 * The holders' end gives all back, to the device's count too: as
+	 * many contexts hold the device's whole unprivileged share again
+	 */
+	for (i = 0; i < UNPRIV_CTXS; i++)
+		side_close(&c[i]);
+	for (i = 0, total = 0, err = 0; i < UNPRIV_CTXS - 1 && !err; i++) {
+		err = side_open(&c[i]) ?
+			      numbers_call(c[i].ctx->cmd_fd,
+					   MIGR_RXE_METHOD_RESERVE,
+					   MIGR_RXE_KIND_QPN,
+					   &v[i * MIGR_RXE_HOLD_MAX_UNPRIV],
+					   MIGR_RXE_HOLD_MAX_UNPRIV, &held,
+					   NULL) :
+			      -errno;
+		if (!err)
+			total += held;
+	}
+	check(!err && total == MIGR_RXE_HOLD_MAX_DEV_UNPRIV,
+	      "unprivileged_close_gives_back", "%d contexts hold %u again (%s)",
+	      i, total, strerror(-err));
+out:
+	for (i = 0; i < UNPRIV_CTXS; i++)
+		side_close(&c[i]);
+	side_close(&o);
+	free(v);
+	printf("rxe_methods: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
 }
 
 static void mw_checks(void)
@@ -1352,10 +1620,11 @@ static const char *fuzz_results(void)
 }
 
 /*
- * Random reservations: kinds, counts and values (in a kind's range, or
- * anything), given back or not, held under one of a few tokens (0 among
- * them) or claimed with one, on this context or on a second one that is
- * closed with what it holds now and then
+ * Random reservations: kinds, counts and values (in a kind's range; in
+ * one call of four, anything too), given back or not, held under one of a
+ * few tokens (0 among them) or claimed with one, on this context or on a
+ * second one that is closed with what it holds now and then; this one
+ * fills up to its bound, MIGR_RXE_HOLD_MAX, and is refused from then on
  */
 static void fuzz_reserve(const uint32_t *ranges, struct side *o)
 {
@@ -1369,6 +1638,8 @@ static void fuzz_reserve(const uint32_t *ranges, struct side *o)
 	uint16_t method = random() % 3 ? MIGR_RXE_METHOD_RESERVE :
 			  random() % 2 ? MIGR_RXE_METHOD_UNRESERVE :
 					 MIGR_RXE_METHOD_CLAIM;
+	/* a call of values in range, or one of anything now and then */
+	bool wild = random() % 4 == 0;
 	uint32_t held;
 	int fd;
 
@@ -1379,7 +1650,7 @@ static void fuzz_reserve(const uint32_t *ranges, struct side *o)
 	fd = o->ctx && random() % 2 ? o->ctx->cmd_fd : ctx->cmd_fd;
 	for (i = 0; i < n; i++)
 		vals[i] =
-			random() % 8 ?
+			!wild || random() % 8 ?
 				ranges[2 * k] + random() % (ranges[2 * k + 1] -
 							    ranges[2 * k] + 1) :
 				(uint32_t)random();
@@ -1499,7 +1770,9 @@ int main(int argc, char **argv)
 	int i, err;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s DEVICE [--fuzz N]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s DEVICE [--fuzz N | --hold QPN | --unprivileged]\n",
+			argv[0]);
 		return 2;
 	}
 	list = ibv_get_device_list(NULL);
@@ -1532,6 +1805,8 @@ int main(int argc, char **argv)
 	      ranges[3], ranges[4], ranges[5]);
 	if (err)
 		return 1;
+	if (argc > 2 && !strcmp(argv[2], "--unprivileged"))
+		return unprivileged(ranges);
 	check(set_next(0, ranges[0]) == -EINVAL &&
 		      set_next(MIGR_RXE_KIND_MAX + 1, ranges[0]) == -EINVAL,
 	      "bad_kind_refused", NULL);
@@ -1541,6 +1816,7 @@ int main(int argc, char **argv)
 	repoint_checks(flags);
 	reserve_checks(ranges, flags);
 	claim_checks(ranges, flags);
+	bound_checks(ranges, flags);
 	/* last: the values it leaves named are for creates no check makes */
 	if (argc > 3 && !strcmp(argv[2], "--fuzz"))
 		fuzz(atol(argv[3]), ranges);
