@@ -14,7 +14,6 @@ void conf_defaults(struct conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	strcpy(c->socket, MIGRD_SOCKET);
-	strcpy(c->key_file, MIGRD_KEY);
 	/* Peers are off until an address is configured */
 	strcpy(c->listen, "none");
 	c->port = MIGRD_PORT;
@@ -24,6 +23,37 @@ void conf_defaults(struct conf *c)
 	strcpy(c->criu, MIGRD_CRIU);
 	strcpy(c->criu_plugins, MIGRD_CRIU_PLUGINS);
 	c->hold_numbers = true;
+	/* the host's name on the peer link: its host name up to the first dot */
+	if (gethostname(c->name, sizeof(c->name) - 1) || !c->name[0])
+		strcpy(c->name, "localhost");
+	c->name[strcspn(c->name, ".")] = 0;
+	/* root never arrives unless configured */
+	uid_ranges_parse("1-4294967294", &c->arrive_uids);
+}
+
+int conf_add_peer(struct conf *c, const char *val, char *err, size_t errlen)
+{
+	struct conf_peer p;
+	int i, k;
+
+	if (conf_peer_parse(val, &p, err, errlen))
+		return -1;
+	if (c->npeers == PEERS_MAX) {
+		snprintf(err, errlen, "at most %d peers", PEERS_MAX);
+		return -1;
+	}
+	/* a name or an address names one peer only */
+	for (k = -1; k < p.naddrs; k++) {
+		i = conf_peer_find(c->peers, c->npeers,
+				   k < 0 ? p.name : p.addrs[k]);
+		if (i >= 0) {
+			snprintf(err, errlen, "%s is peer %s already",
+				 k < 0 ? p.name : p.addrs[k], c->peers[i].name);
+			return -1;
+		}
+	}
+	c->peers[c->npeers++] = p;
+	return 0;
 }
 
 static char *trim(char *s)
@@ -68,16 +98,38 @@ static int set_uint(unsigned int *dst, const char *v, unsigned int min,
 	return 0;
 }
 
-/* Setting name to val: 0, 1 for an invalid value, -1 for no such setting */
-static int conf_set(struct conf *c, const char *name, const char *val)
+/*
+ * The settings of the peer link (conf_peer.h): 0, 1 for an invalid value,
+ * 2 with err written, -1 for no such setting
+ */
+static int conf_set_peer(struct conf *c, const char *name, const char *val,
+			 char *err, size_t errlen)
+{
+	if (!strcmp(name, "name"))
+		return !peer_name_ok(val) ||
+		       set_str(c->name, sizeof(c->name), val);
+	if (!strcmp(name, "peer"))
+		return conf_add_peer(c, val, err, errlen) ? 2 : 0;
+	if (!strcmp(name, "arrive_uids"))
+		return uid_ranges_parse(val, &c->arrive_uids) != 0;
+	if (!strcmp(name, "key_file")) {
+		snprintf(
+			err, errlen,
+			"key_file is gone: each peer has a key of its own (peer = NAME ADDRESS KEY_FILE, migrd(8) PEERS)");
+		return 2;
+	}
+	return -1;
+}
+
+/* Setting name to val: as conf_set_peer() */
+static int conf_set(struct conf *c, const char *name, const char *val,
+		    char *err, size_t errlen)
 {
 	int bad;
 
 	if (!strcmp(name, "socket"))
 		bad = set_str(c->socket, sizeof(c->socket), val) ||
 		      val[0] != '/';
-	else if (!strcmp(name, "key_file"))
-		bad = set_str(c->key_file, sizeof(c->key_file), val);
 	else if (!strcmp(name, "listen"))
 		bad = set_str(c->listen, sizeof(c->listen), val);
 	else if (!strcmp(name, "port"))
@@ -97,14 +149,14 @@ static int conf_set(struct conf *c, const char *name, const char *val)
 	else if (!strcmp(name, "hold_numbers"))
 		bad = set_bool(&c->hold_numbers, val);
 	else
-		return -1;
+		return conf_set_peer(c, name, val, err, errlen);
 	return bad != 0;
 }
 
 int conf_load(struct conf *c, const char *path, int required, char *err,
 	      size_t errlen)
 {
-	char line[512], *name, *val, *eq;
+	char line[512], *name, *val, *eq, why[256];
 	int lineno = 0, bad;
 	FILE *f;
 
@@ -130,10 +182,14 @@ int conf_load(struct conf *c, const char *path, int required, char *err,
 		*eq = 0;
 		name = trim(name);
 		val = trim(eq + 1);
-		bad = conf_set(c, name, val);
+		bad = conf_set(c, name, val, why, sizeof(why));
 		if (bad < 0) {
 			snprintf(err, errlen, "%s:%d: unknown setting '%s'",
 				 path, lineno, name);
+			goto fail;
+		}
+		if (bad == 2) {
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
 			goto fail;
 		}
 		if (bad) {

@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_peer.h"
 #include "wire.h"
 
 #define MIGRD_SOCKET "/run/migr/migrd.sock"
 #define MIGRD_CONFIG "/etc/migr/migrd.conf"
-#define MIGRD_KEY "/etc/migr/migrd.key"
 #define MIGRD_PORT 7475
 #define MIGRD_STATE_DIR "/var/lib/migr"
 #define MIGRD_CRIU "/usr/sbin/criu"
@@ -18,7 +18,6 @@
 
 struct conf {
 	char socket[108];
-	char key_file[256];
 	char listen[64]; /* peer listen address; "none" turns peers off */
 	unsigned int port;
 	unsigned int max_clients; /* local connections at once */
@@ -28,6 +27,12 @@ struct conf {
 	char criu_plugins[200]; /* where migr_plugin.so is (criu -L) */
 	/* a migration's destination holds the mover's numbers (numhold.h) */
 	bool hold_numbers;
+	/* the peer link (conf_peer.h): this host's name, its peers */
+	char name[PEER_NAME_MAX];
+	struct conf_peer peers[PEERS_MAX];
+	int npeers;
+	/* the users a process restored here may run as (arrival.c) */
+	struct uid_ranges arrive_uids;
 };
 
 void conf_defaults(struct conf *c);
@@ -38,8 +43,11 @@ void conf_defaults(struct conf *c);
 int conf_load(struct conf *c, const char *path, int required, char *err,
 	      size_t errlen);
 
+/* A peer line, as the config file's "peer = ..." (--peer): 0 or -1 */
+int conf_add_peer(struct conf *c, const char *val, char *err, size_t errlen);
+
 /*
- * The shared peer key: a regular file of WIRE_KEY_MIN..WIRE_KEY_MAX bytes
+ * A peer's key: a regular file of WIRE_KEY_MIN..WIRE_KEY_MAX bytes
  * (trailing newline dropped), owned by root, mode 0600, nothing looser.
  */
 /* A key's bits of secret at most, by how its bytes spread; the least taken */

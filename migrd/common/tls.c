@@ -12,6 +12,7 @@
 #include <openssl/err.h>
 #include <openssl/kdf.h>
 
+#include "conf_peer.h"
 #include "sockio.h"
 #include "tls.h"
 #include "wire.h"
@@ -28,28 +29,35 @@ static char psk_digest[] = "SHA256";
 #define TLS_SUITE "TLS_AES_128_GCM_SHA256"
 static const unsigned char suite_id[] = { 0x13, 0x01 };
 
-/* A context's key and version, its app data */
+/* A context's names, keys and version, its app data */
 struct tls_key {
-	uint8_t psk[TLS_PSK_LEN];
+	char self[TLS_NAME_MAX]; /* this host's name */
+	tls_key_fn key_of;
+	void *arg;
 	char alpn[32]; /* "" for none (tests) */
 	unsigned char proto[33]; /* alpn as ALPN's wire list */
 };
 
-/* A connection's app data: its socket, and why a callback refused */
+/* A connection's app data: its socket, its peer, why a callback refused */
 struct tls_conn {
 	int fd;
 	bool psk_offered; /* server: the client named a PSK */
+	char peer[TLS_NAME_MAX]; /* client: whom it dials; server: who came */
 	char why[200];
 };
 
-int tls_psk_derive(const uint8_t *key, size_t len, uint8_t psk[TLS_PSK_LEN])
+int tls_psk_derive(const uint8_t *key, size_t len, const char *client,
+		   const char *server, uint8_t psk[TLS_PSK_LEN])
 {
 	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
 	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	char info[sizeof(psk_info) + 2 * TLS_NAME_MAX + 2];
 	OSSL_PARAM p[5];
-	int ret = -1;
+	int ret = -1, n;
 
-	if (!kc)
+	/* both names in the key: one pair's key opens no other direction */
+	n = snprintf(info, sizeof(info), "%s %s>%s", psk_info, client, server);
+	if (!kc || n < 0 || n >= (int)sizeof(info))
 		goto out;
 	p[0] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
 						psk_digest, 0);
@@ -57,8 +65,7 @@ int tls_psk_derive(const uint8_t *key, size_t len, uint8_t psk[TLS_PSK_LEN])
 						 (void *)key, len);
 	p[2] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, psk_salt,
 						 sizeof(psk_salt) - 1);
-	p[3] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, psk_info,
-						 sizeof(psk_info) - 1);
+	p[3] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, n);
 	p[4] = OSSL_PARAM_construct_end();
 	if (EVP_KDF_derive(kc, psk, TLS_PSK_LEN, p) == 1)
 		ret = 0;
@@ -68,27 +75,47 @@ out:
 	return ret;
 }
 
-/* The session both sides resume: the PSK, the suite, TLS 1.3 */
-static SSL_SESSION *psk_session(SSL *s)
+/*
+ * The session both sides resume: the PSK of the key shared with peer,
+ * from client to server, the suite, TLS 1.3; NULL with c->why
+ */
+static SSL_SESSION *psk_session(SSL *s, const char *client, const char *server,
+				const char *peer)
 {
 	const struct tls_key *k = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
 	const SSL_CIPHER *c = SSL_CIPHER_find(s, suite_id);
-	SSL_SESSION *sess = SSL_SESSION_new();
+	struct tls_conn *tc = SSL_get_app_data(s);
+	uint8_t key[WIRE_KEY_MAX + 1], psk[TLS_PSK_LEN];
+	SSL_SESSION *sess = NULL;
+	size_t len = 0;
 
-	if (!sess || !c ||
-	    !SSL_SESSION_set1_master_key(sess, k->psk, TLS_PSK_LEN) ||
+	if (k->key_of(peer, key, &len, k->arg)) {
+		snprintf(
+			tc->why, sizeof(tc->why),
+			"%s is not a peer of this host (no peer line names it)",
+			peer);
+		goto out;
+	}
+	sess = SSL_SESSION_new();
+	if (!sess || !c || tls_psk_derive(key, len, client, server, psk) ||
+	    !SSL_SESSION_set1_master_key(sess, psk, TLS_PSK_LEN) ||
 	    !SSL_SESSION_set_cipher(sess, c) ||
 	    !SSL_SESSION_set_protocol_version(sess, TLS1_3_VERSION)) {
 		SSL_SESSION_free(sess);
-		return NULL;
+		sess = NULL;
 	}
+out:
+	OPENSSL_cleanse(key, sizeof(key));
+	OPENSSL_cleanse(psk, sizeof(psk));
 	return sess;
 }
 
 static int use_session(SSL *s, const EVP_MD *md, const unsigned char **id,
 		       size_t *idlen, SSL_SESSION **sessp)
 {
-	SSL_SESSION *sess = psk_session(s);
+	const struct tls_key *k = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
+	struct tls_conn *c = SSL_get_app_data(s);
+	SSL_SESSION *sess = psk_session(s, k->self, c->peer, c->peer);
 
 	if (!sess)
 		return 0;
@@ -98,8 +125,9 @@ static int use_session(SSL *s, const EVP_MD *md, const unsigned char **id,
 		SSL_SESSION_free(sess);
 		return 0;
 	}
-	*id = (const unsigned char *)TLS_PSK_IDENTITY;
-	*idlen = strlen(TLS_PSK_IDENTITY);
+	/* the identity is this host's name: the server picks its key by it */
+	*id = (const unsigned char *)k->self;
+	*idlen = strlen(k->self);
 	*sessp = sess;
 	return 1;
 }
@@ -107,17 +135,24 @@ static int use_session(SSL *s, const EVP_MD *md, const unsigned char **id,
 static int find_session(SSL *s, const unsigned char *id, size_t idlen,
 			SSL_SESSION **sessp)
 {
+	const struct tls_key *k = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
 	struct tls_conn *c = SSL_get_app_data(s);
+	char name[TLS_NAME_MAX];
+	size_t i;
 
 	*sessp = NULL;
 	c->psk_offered = true;
-	if (idlen != strlen(TLS_PSK_IDENTITY) ||
-	    memcmp(id, TLS_PSK_IDENTITY, idlen)) {
+	for (i = 0; i < idlen && i < sizeof(name) - 1; i++)
+		name[i] = isprint(id[i]) ? id[i] : '?';
+	name[i] = 0;
+	if (idlen >= sizeof(name) || !peer_name_ok(name)) {
 		snprintf(c->why, sizeof(c->why),
-			 "unknown PSK identity (not \"%s\")", TLS_PSK_IDENTITY);
+			 "peer named itself '%.40s', not a host name", name);
 		return 0;
 	}
-	*sessp = psk_session(s);
+	*sessp = psk_session(s, name, k->self, name);
+	if (*sessp)
+		snprintf(c->peer, sizeof(c->peer), "%s", name);
 	return *sessp != NULL;
 }
 
@@ -166,21 +201,23 @@ static int alpn_select(SSL *s, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
-SSL_CTX *tls_ctx_new(bool server, const uint8_t *key, size_t len,
-		     const char *alpn, char *err, size_t errlen)
+SSL_CTX *tls_ctx_new(bool server, const char *self, tls_key_fn key_of,
+		     void *arg, const char *alpn, char *err, size_t errlen)
 {
 	struct tls_key *k = calloc(1, sizeof(*k));
 	SSL_CTX *ctx = NULL;
 
-	if (alpn && strlen(alpn) >= sizeof(k->alpn)) {
+	if ((alpn && strlen(alpn) >= sizeof(k->alpn)) || !peer_name_ok(self)) {
 		free(k);
-		snprintf(err, errlen, "ALPN name %s too long", alpn);
+		snprintf(err, errlen, "ALPN name %s or host name %s unfit",
+			 alpn ? alpn : "", self);
 		return NULL;
 	}
 	if (!k)
 		goto fail;
-	if (tls_psk_derive(key, len, k->psk))
-		goto fail;
+	strcpy(k->self, self);
+	k->key_of = key_of;
+	k->arg = arg;
 	if (alpn) {
 		strcpy(k->alpn, alpn);
 		k->proto[0] = strlen(alpn);
@@ -352,8 +389,17 @@ static void ssl_error(SSL *s, int e, bool hs, char *err, size_t errlen)
 		 * A server whose binder check fails says illegal_parameter
 		 * (OpenSSL 3.0), or decrypt_error (newer ones, as RFC 8446)
 		 */
-		snprintf(err, errlen,
-			 "refused the TLS handshake: wrong key? (%s)", why);
+		snprintf(
+			err, errlen,
+			"refused the TLS handshake: wrong key, or this host is not its peer? (%s)",
+			why);
+	else if (hs && !SSL_is_server(s) &&
+		 ERR_GET_REASON(code) == SSL_R_TLSV1_ALERT_INTERNAL_ERROR)
+		/* its PSK callback found no key for this host's name */
+		snprintf(
+			err, errlen,
+			"refused the TLS handshake: is %s among its peers? (%s)",
+			k->self, why);
 	else if (ERR_GET_REASON(code) ==
 		 SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL)
 		snprintf(err, errlen,
@@ -432,8 +478,8 @@ static int check_alpn(SSL *s, bool server, char *err, size_t errlen)
 	return -1;
 }
 
-static SSL *tls_open(SSL_CTX *ctx, int fd, bool server, int timeout_ms,
-		     char *err, size_t errlen)
+static SSL *tls_open(SSL_CTX *ctx, int fd, char peer[TLS_NAME_MAX], bool server,
+		     int timeout_ms, char *err, size_t errlen)
 {
 	long long deadline = io_now_ms() + timeout_ms;
 	struct tls_conn *c = calloc(1, sizeof(*c));
@@ -449,6 +495,8 @@ static SSL *tls_open(SSL_CTX *ctx, int fd, bool server, int timeout_ms,
 		return NULL;
 	}
 	c->fd = fd;
+	if (!server)
+		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	SSL_set_app_data(s, c);
 	/* Our BIOs: sockio's bounded writes, never SIGPIPE (MSG_NOSIGNAL) */
 	SSL_set_bio(s, r, w);
@@ -461,17 +509,24 @@ static SSL *tls_open(SSL_CTX *ctx, int fd, bool server, int timeout_ms,
 		conn_free(s);
 		return NULL;
 	}
+	if (server)
+		snprintf(peer, TLS_NAME_MAX, "%s", c->peer);
 	return s;
 }
 
-SSL *tls_accept(SSL_CTX *ctx, int fd, int timeout_ms, char *err, size_t errlen)
+SSL *tls_accept(SSL_CTX *ctx, int fd, int timeout_ms, char peer[TLS_NAME_MAX],
+		char *err, size_t errlen)
 {
-	return tls_open(ctx, fd, true, timeout_ms, err, errlen);
+	return tls_open(ctx, fd, peer, true, timeout_ms, err, errlen);
 }
 
-SSL *tls_connect(SSL_CTX *ctx, int fd, int timeout_ms, char *err, size_t errlen)
+SSL *tls_connect(SSL_CTX *ctx, int fd, const char *peer, int timeout_ms,
+		 char *err, size_t errlen)
 {
-	return tls_open(ctx, fd, false, timeout_ms, err, errlen);
+	char name[TLS_NAME_MAX];
+
+	snprintf(name, sizeof(name), "%s", peer);
+	return tls_open(ctx, fd, name, false, timeout_ms, err, errlen);
 }
 
 int tls_write_frame(SSL *s, const void *body, size_t len, int timeout_ms,

@@ -49,7 +49,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: migrd [-f] [--debug] [--config FILE] [--socket PATH]\n"
-		"             [--port N] [--listen ADDR|none] [--key FILE]\n"
+		"             [--port N] [--listen ADDR|none] [--name NAME]\n"
+		"             [--peer 'NAME ADDRESS[,ADDRESS...] KEY_FILE']...\n"
 		"             [--test-qp-owners FILE] [--test-own-netns] [--test-hold DIR]\n");
 }
 
@@ -194,7 +195,7 @@ static int load_config(int argc, char **argv)
 /* Option o (getopt_long()'s) with optarg; 0, or -1 said on stderr */
 static int set_option(int o, bool *fg)
 {
-	char *end;
+	char *end, err[300];
 
 	switch (o) {
 	case 'f':
@@ -226,10 +227,25 @@ static int set_option(int o, bool *fg)
 		snprintf(migrd.conf.listen, sizeof(migrd.conf.listen), "%s",
 			 optarg);
 		break;
-	case 'k':
-		snprintf(migrd.conf.key_file, sizeof(migrd.conf.key_file), "%s",
-			 optarg);
+	case 'n':
+		if (!peer_name_ok(optarg)) {
+			fprintf(stderr,
+				"migrd: error: --name: '%s' is not a host name (A-Z a-z 0-9 . _ -)\n",
+				optarg);
+			return -1;
+		}
+		strcpy(migrd.conf.name, optarg);
 		break;
+	case 'P':
+		if (conf_add_peer(&migrd.conf, optarg, err, sizeof(err))) {
+			fprintf(stderr, "migrd: error: --peer: %s\n", err);
+			return -1;
+		}
+		break;
+	case 'k':
+		fprintf(stderr,
+			"migrd: error: --key is gone: each peer has a key of its own (--peer 'NAME ADDRESS KEY_FILE', migrd(8) PEERS)\n");
+		return -1;
 	case 'T':
 		migrd.test_qp_owners = optarg;
 		qpowner_stand_in(optarg);
@@ -260,6 +276,8 @@ static int parse_args(int argc, char **argv, bool *fg)
 		{ "port", required_argument, NULL, 'p' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "key", required_argument, NULL, 'k' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "peer", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "test-qp-owners", required_argument, NULL, 'T' },
 		{ "test-own-netns", no_argument, NULL, 'N' },
@@ -271,7 +289,8 @@ static int parse_args(int argc, char **argv, bool *fg)
 	/* The config first, so options given override it */
 	if (load_config(argc, argv))
 		return -1;
-	while ((o = getopt_long(argc, argv, "fdc:s:p:l:k:h", opts, NULL)) != -1)
+	while ((o = getopt_long(argc, argv, "fdc:s:p:l:k:n:h", opts, NULL)) !=
+	       -1)
 		if (set_option(o, fg))
 			return -1;
 	if (optind < argc) {
@@ -283,32 +302,30 @@ static int parse_args(int argc, char **argv, bool *fg)
 }
 
 /*
- * Peers need the key, to listen and to ask them (also with listen = none);
- * a key file that exists but is unsafe is fatal.
+ * Peers need their keys, to listen and to ask them (also with listen =
+ * none): none configured turns peers off; a configured one that is
+ * missing or unsafe is fatal.
  */
-static int load_key(void)
+static int load_keys(void)
 {
-	uint8_t psk[TLS_PSK_LEN];
+	const struct conf_peer *p;
 	char err[512];
+	int i;
 
-	if (access(migrd.conf.key_file, F_OK) && errno == ENOENT) {
-		log_info("no peer key %s: peer daemons are off",
-			 migrd.conf.key_file);
+	if (!migrd.conf.npeers) {
+		log_info(
+			"no peers configured (peer = NAME ADDRESS KEY_FILE): peer daemons are off");
 		strcpy(migrd.conf.listen, "none");
 		return 0;
 	}
-	if (key_load(migrd.conf.key_file, migrd.psk, &migrd.psk_len, err,
-		     sizeof(err))) {
-		log_err("%s", err);
-		return -1;
+	for (i = 0; i < migrd.conf.npeers; i++) {
+		p = &migrd.conf.peers[i];
+		if (key_load(p->key_file, migrd.keys[i].key, &migrd.keys[i].len,
+			     err, sizeof(err))) {
+			log_err("peer %s: %s", p->name, err);
+			return -1;
+		}
 	}
-	/* The TLS link keys with a PSK derived from it (tls.c): now, not late */
-	if (tls_psk_derive(migrd.psk, migrd.psk_len, psk)) {
-		log_err("cannot derive the peer link's key from %s (OpenSSL's HKDF)",
-			migrd.conf.key_file);
-		return -1;
-	}
-	OPENSSL_cleanse(psk, sizeof(psk));
 	return 0;
 }
 
@@ -393,7 +410,7 @@ int main(int argc, char **argv)
 	sigset_t block, orig;
 	bool fg = false;
 
-	if (parse_args(argc, argv, &fg) || load_key())
+	if (parse_args(argc, argv, &fg) || load_keys())
 		return 1;
 	img_sweep(migrate_dest_sweep);
 	signal(SIGPIPE, SIG_IGN);
@@ -418,8 +435,8 @@ int main(int argc, char **argv)
 		 pf[1].fd >= 0 ? migrd.conf.listen : "",
 		 pf[1].fd >= 0 ? "" : "");
 	if (pf[1].fd >= 0)
-		log_info("peer port %u, key %s", migrd.conf.port,
-			 migrd.conf.key_file);
+		log_info("peer port %u; this host is %s, with %d peers",
+			 migrd.conf.port, migrd.conf.name, migrd.conf.npeers);
 	serve(pf, &orig);
 	log_info("stopping (signal %d)", (int)stop);
 	unlink(migrd.conf.socket);

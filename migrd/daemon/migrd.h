@@ -17,8 +17,11 @@
 
 struct migrd {
 	struct conf conf;
-	uint8_t psk[WIRE_KEY_MAX + 1];
-	size_t psk_len; /* 0: no key, no peers */
+	/* conf.peers' keys, read at start (a restart reads them again) */
+	struct peer_key {
+		uint8_t key[WIRE_KEY_MAX + 1];
+		size_t len;
+	} keys[PEERS_MAX];
 	/* tests: "GID QPN PID ..." lines stand in for the kernel's QP owners */
 	const char *test_qp_owners;
 	/*

@@ -11,7 +11,7 @@
 #include "sbuf.h"
 
 /* peer_serve.c: serve one accepted peer connection, then close it */
-void peer_serve(int fd, const char *who);
+void peer_serve(int fd, const char *addr);
 
 /* peer_call.c: one request line to host's migrd, its JSON reply in out */
 int peer_call(const char *host, const char *line, int timeout_ms,
@@ -36,7 +36,7 @@ int peer_reply(struct peer_conn *pc, int timeout_ms, struct sbuf *out,
 /* The connection a peer's request came on (peer_serve.c makes it) */
 struct peer_link {
 	SSL *s;
-	const char *who; /* the peer's address */
+	const char *who; /* "NAME (ADDRESS)": its name is its key's */
 };
 
 /*

@@ -29,18 +29,34 @@
 
 #define PEER_CALL_MS 5000 /* a client's handshake, and sending its request */
 
-/* One context per side, keyed once from the key file (migrd.psk) */
+/* One context per side; a handshake takes its peer's key (key_of()) */
 static SSL_CTX *ctxs[2];
 static char ctx_err[160];
 static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
+
+/* The key of the peer named name, read at start (migrd.c) */
+static int key_of(const char *name, uint8_t *key, size_t *len, void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < migrd.conf.npeers; i++) {
+		if (strcmp(migrd.conf.peers[i].name, name))
+			continue;
+		memcpy(key, migrd.keys[i].key, migrd.keys[i].len);
+		*len = migrd.keys[i].len;
+		return 0;
+	}
+	return -1;
+}
 
 static void ctx_init(void)
 {
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		ctxs[i] = tls_ctx_new(i, migrd.psk, migrd.psk_len, TLS_ALPN,
-				      ctx_err, sizeof(ctx_err));
+		ctxs[i] = tls_ctx_new(i, migrd.conf.name, key_of, NULL,
+				      TLS_ALPN, ctx_err, sizeof(ctx_err));
 		if (!ctxs[i])
 			log_err("%s", ctx_err);
 	}
@@ -139,18 +155,39 @@ void peer_close(struct peer_conn *pc)
 	free(pc);
 }
 
+/*
+ * The configured peer host names or is at, and the address to dial: only
+ * those, whoever asks for another
+ */
+static const struct conf_peer *peer_of(const char *host, const char **addr,
+				       char *err, size_t errlen)
+{
+	int i = conf_peer_find(migrd.conf.peers, migrd.conf.npeers, host);
+	const struct conf_peer *p;
+
+	if (i < 0) {
+		snprintf(
+			err, errlen,
+			"%s is not a peer of this host: migrd asks only the peers its configuration names (peer = NAME ADDRESS KEY_FILE, migrd(8) PEERS)",
+			host);
+		return NULL;
+	}
+	p = &migrd.conf.peers[i];
+	*addr = strcmp(p->name, host) ? host : p->addrs[0];
+	return p;
+}
+
 struct peer_conn *peer_open(const char *host, char *err, size_t errlen)
 {
+	const struct conf_peer *p;
 	struct peer_conn *pc;
+	const char *addr;
 	SSL_CTX *ctx;
 
 	err[0] = 0;
-	if (!migrd.psk_len) {
-		snprintf(err, errlen,
-			 "cannot ask migrd on %s: no peer key loaded (%s)",
-			 host, migrd.conf.key_file);
+	p = peer_of(host, &addr, err, errlen);
+	if (!p)
 		return NULL;
-	}
 	ctx = peer_tls_ctx(false, err, errlen);
 	if (!ctx)
 		return NULL;
@@ -161,10 +198,10 @@ struct peer_conn *peer_open(const char *host, char *err, size_t errlen)
 		return NULL;
 	}
 	snprintf(pc->host, sizeof(pc->host), "%s", host);
-	pc->fd = tcp_connect(host, migrd.conf.port, PEER_CALL_MS, err, errlen);
+	pc->fd = tcp_connect(addr, migrd.conf.port, PEER_CALL_MS, err, errlen);
 	if (pc->fd < 0)
 		goto fail;
-	pc->s = tls_connect(ctx, pc->fd, PEER_CALL_MS, err, errlen);
+	pc->s = tls_connect(ctx, pc->fd, p->name, PEER_CALL_MS, err, errlen);
 	if (!pc->s) {
 		peer_err(host, err, errlen);
 		goto fail;

@@ -78,16 +78,17 @@ static void serve_requests(SSL *s, const struct client *c, uint8_t *buf,
 	sb_free(&out);
 }
 
-void peer_serve(int fd, const char *who)
+void peer_serve(int fd, const char *addr)
 {
 	uint8_t *buf = malloc(REQ_MAX);
 	struct client c = { .peer = true, .fd = -1 };
+	char err[256], name[TLS_NAME_MAX], who[TLS_NAME_MAX + 80];
 	struct peer_link link = { .who = who };
 	SSL_CTX *ctx;
 	SSL *s = NULL;
-	char err[256];
 	int one = 1;
 
+	snprintf(who, sizeof(who), "at %s", addr);
 	if (!buf)
 		goto done;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -95,9 +96,11 @@ void peer_serve(int fd, const char *who)
 	if (!ctx)
 		goto refused;
 	/* One deadline for all of the handshake, not one per message */
-	s = tls_accept(ctx, fd, PEER_HANDSHAKE_MS, err, sizeof(err));
+	s = tls_accept(ctx, fd, PEER_HANDSHAKE_MS, name, err, sizeof(err));
 	if (!s)
 		goto refused;
+	/* known by its key's name from now on; the address is for logs */
+	snprintf(who, sizeof(who), "%s (%s)", name, addr);
 	log_info("peer %s authenticated", who);
 	link.s = s;
 	c.link = &link;

@@ -460,7 +460,8 @@ def peers(tmp, sa, port, keyf, procs):
 
     # The default: no listener for peers
     port2 = free_port("127.0.0.1")
-    b, _ = start_migrd(MIGRD, tmp, "b", "--port", str(port2), "--key", keyf)
+    b, _ = start_migrd(MIGRD, tmp, "b", "--port", str(port2), "--name", "b",
+                       "--peer", f"a 127.0.0.1 {keyf}")
     procs.append(b)
     time.sleep(0.3)
     try:
@@ -484,10 +485,10 @@ def main():
     try:
         if ROOT:
             a, sa = start_migrd(MIGRD, tmp, "a", "--listen", "127.0.0.1",
-                                "--port", str(port), "--key", keyf)
+                                "--port", str(port), "--name", "a",
+                                "--peer", f"b 127.0.0.2 {keyf}")
         else:
-            a, sa = start_migrd(MIGRD, tmp, "a", "--listen", "none",
-                                "--key", keyf + ".none")
+            a, sa = start_migrd(MIGRD, tmp, "a", "--listen", "none")
         procs.append(a)
         ok1 = Standin(tmp, "ok1", "ok", NOBODY, 0, 0)
         fakes.append(ok1)

@@ -181,12 +181,14 @@ def ask(sock, line):
     return json.loads(raw)
 
 
-def peer_ask(port, keyf, line, alpn="migrd/1"):
-    """One request over migrd's peer link (TLS 1.3, PSK from keyf), as
-    another migrd would send it, by PEER_CLIENT (Python's ssl has no TLS
-    1.3 PSK here): its JSON reply, or {"client": the client's error}"""
-    p = subprocess.run([PEER_CLIENT, keyf, alpn, "127.0.0.2", str(port),
-                        line], capture_output=True, text=True, timeout=60)
+def peer_ask(port, keyf, line, alpn="migrd/1", name="a"):
+    """One request over migrd's peer link (TLS 1.3, PSK from keyf) to b,
+    as the migrd of host NAME would send it, by PEER_CLIENT (Python's ssl
+    has no TLS 1.3 PSK here): its JSON reply, or {"client": the client's
+    error}"""
+    p = subprocess.run([PEER_CLIENT, keyf, name, "b", alpn, "127.0.0.2",
+                        str(port), line], capture_output=True, text=True,
+                       timeout=60)
     if p.returncode:
         return {"client": p.stderr.strip()}
     return json.loads(p.stdout)
@@ -228,10 +230,11 @@ def main():
         # Only root's key file is accepted; without root, peers are off
         owners = os.path.join(tmp, "qp-owners")
         open(owners, "w").close()
+        # a's peers: b (127.0.0.2), d (127.0.0.3, no migrd there)
+        peers = ["--name", "a", "--peer", f"b 127.0.0.2 {keyf}",
+                 "--peer", f"d 127.0.0.3 {keyf}"] if ROOT else []
         a, sa = start_migrd(MIGRD, tmp, "a", "--listen", "none", "--port",
-                            str(port), "--key",
-                            keyf if ROOT else keyf + ".none",
-                            "--test-qp-owners", owners)
+                            str(port), "--test-qp-owners", owners, *peers)
         procs.append(a)
         run(tmp, sa, port, key, keyf, procs, fakes)
     finally:
@@ -760,7 +763,8 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
     # Another host: a second migrd on 127.0.0.2 (not one of this host's
     # addresses) serves the same stand-ins
     b, sb = start_migrd(MIGRD, tmp, "b", "--listen", "127.0.0.2", "--port",
-                        str(port), "--key", keyf, "--test-qp-owners",
+                        str(port), "--name", "b", "--peer",
+                        f"a 127.0.0.1 {keyf}", "--test-qp-owners",
                         os.path.join(tmp, "qp-owners"))
     procs.append(b)
     time.sleep(0.2)
@@ -788,6 +792,17 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
     check("unreachable", r.get("error") ==
           f"migrd on 127.0.0.3 is unreachable: connection refused "
           f"(port {port})", r)
+    # A host no peer line names: never contacted, whoever asks
+    r = asker(f"migrd/1 partner 127.0.0.4 0 17 {GID} resume {GID} 17\n")
+    check("not a peer: not contacted", r.get("error") ==
+          "127.0.0.4 is not a peer of this host: migrd asks only the peers "
+          "its configuration names (peer = NAME ADDRESS KEY_FILE, migrd(8) "
+          "PEERS)", r)
+    r = ask(sa, "migrd/1 peer-ping 127.0.0.4\n")
+    check("not a peer: no ping", "is not a peer of this host" in
+          r.get("error", ""), r)
+    r = ask(sa, "migrd/1 peer-ping b\n")
+    check("a peer by its name", r.get("ok") is True, r)
 
     # The same through the peer: grants are per partner host
     owned_by(tmp, sa, f1, f2, fakes, "127.0.0.2")
@@ -835,11 +850,22 @@ def peer_refusals(tmp, port, keyf, procs):
     with open(other, "wb") as f:
         f.write(os.urandom(32))
     os.chmod(other, 0o600)
+    # a's name, another key (a host that says it is a)
     r = peer_ask(port, other, "migrd/1 hello\n")
     check("peer: wrong key refused", r.get("client", "").startswith(
-        "refused the TLS handshake: wrong key? ("), r)
+        "refused the TLS handshake: wrong key, or this host is not its "
+        "peer? ("), r)
     check("peer: wrong key logged",
-          logged("refused: wrong key (binder does not verify)"))
+          logged("peer at 127.0.0.1 refused: wrong key (binder does not "
+                 "verify)"))
+    # the a-b key, but another name: b knows no such peer
+    r = peer_ask(port, keyf, "migrd/1 hello\n", name="mallory")
+    check("peer: unknown name refused", r.get("client", "").startswith(
+        "refused the TLS handshake: is mallory among its peers? ("), r)
+    check("peer: unknown name logged",
+          logged("refused: mallory is not a peer of this host (no peer "
+                 "line names it)"))
+    check("peer: known by name", logged("peer a (127.0.0.1) authenticated"))
     r = peer_ask(port, keyf, "migrd/1 hello\n", "migrd/2")
     check("peer: other version refused", r.get("client", "").startswith(
         "refused the TLS handshake: it does not speak migrd/2 ("), r)
@@ -852,14 +878,26 @@ def peer_refusals(tmp, port, keyf, procs):
         "migrd/1"))
     r = peer_ask(port, keyf, "migrd/1 hello\n")
     check("peer: right key and version", r.get("ok") is True, r)
-    # A migrd with another key: its error says so, in one line
+    # A migrd that says it is a, with another key: its error says so
     c, sc = start_migrd(MIGRD, tmp, "c", "--listen", "none", "--port",
-                        str(port), "--key", other)
+                        str(port), "--name", "a", "--peer",
+                        f"b 127.0.0.2 {other}")
     procs.append(c)
     r = ask(sc, "migrd/1 peer-ping 127.0.0.2\n")
     check("peer: migrd with another key refused", r.get("ok") is False and
           r.get("error", "").startswith(
-              "peer 127.0.0.2 refused the TLS handshake: wrong key? ("), r)
+              "peer 127.0.0.2 refused the TLS handshake: wrong key, or "
+              "this host is not its peer? ("), r)
+    # Host e holding the a-b key: it is not a, so b does not know it
+    e, se = start_migrd(MIGRD, tmp, "e", "--listen", "none", "--port",
+                        str(port), "--name", "e", "--peer",
+                        f"b 127.0.0.2 {keyf}")
+    procs.append(e)
+    r = ask(se, "migrd/1 peer-ping b\n")
+    check("peer: another host with the key refused", r.get("ok") is False
+          and r.get("error", "").startswith(
+              "peer b refused the TLS handshake: is e among its peers? ("),
+          r)
     # Plain bytes, not TLS: refused at once, logged
     s = socket.create_connection(("127.0.0.2", port), timeout=5)
     s.sendall(b"MGRD\1\1\0\0" + b"\0" * 40)

@@ -57,11 +57,11 @@ static void test_conf(void)
 	CHECK(!conf_load(&c,
 			 file("ok.conf",
 			      "# comment\n\nport = 9000\n  listen=10.9.0.1 \n"
-			      "socket = /run/x.sock\nkey_file = /k\n",
+			      "socket = /run/x.sock\n",
 			      0644),
 			 1, err, sizeof(err)));
 	CHECK(c.port == 9000 && !strcmp(c.listen, "10.9.0.1") &&
-	      !strcmp(c.socket, "/run/x.sock") && !strcmp(c.key_file, "/k"));
+	      !strcmp(c.socket, "/run/x.sock"));
 	CHECK(load("bogus = 1\n") &&
 	      strstr(err, ":1: unknown setting 'bogus'"));
 	CHECK(load("\nport = 0\n") &&
@@ -74,6 +74,59 @@ static void test_conf(void)
 	conf_defaults(&c);
 	CHECK(!conf_load(&c, "/nonexistent/migrd.conf", 0, err, sizeof(err)));
 	CHECK(conf_load(&c, "/nonexistent/migrd.conf", 1, err, sizeof(err)));
+}
+
+/* Per-host identities: the host's name, its peers, who may arrive */
+static void test_peers(void)
+{
+	struct conf c;
+
+	conf_defaults(&c);
+	CHECK(c.name[0] && !strchr(c.name, '.') && c.npeers == 0);
+	/* root never arrives unless configured */
+	CHECK(!uid_ranges_has(&c.arrive_uids, 0) &&
+	      uid_ranges_has(&c.arrive_uids, 1000) &&
+	      !uid_ranges_has(&c.arrive_uids, (uid_t)-1));
+	CHECK(!conf_load(&c,
+			 file("p.conf",
+			      "name = host-a\n"
+			      "peer = b 10.9.0.2,10.9.0.12 /etc/migr/b.key\n"
+			      "peer = c 10.9.0.3 /etc/migr/c.key\n"
+			      "arrive_uids = 0,1000-1999\n",
+			      0644),
+			 1, err, sizeof(err)));
+	CHECK(!strcmp(c.name, "host-a") && c.npeers == 2 &&
+	      c.peers[0].naddrs == 2 &&
+	      !strcmp(c.peers[0].addrs[1], "10.9.0.12") &&
+	      !strcmp(c.peers[1].key_file, "/etc/migr/c.key"));
+	/* a peer is found by its name or any of its addresses, only */
+	CHECK(conf_peer_find(c.peers, c.npeers, "b") == 0 &&
+	      conf_peer_find(c.peers, c.npeers, "10.9.0.12") == 0 &&
+	      conf_peer_find(c.peers, c.npeers, "10.9.0.3") == 1 &&
+	      conf_peer_find(c.peers, c.npeers, "10.9.0.4") == -1 &&
+	      conf_peer_find(c.peers, c.npeers, "10.9.0") == -1);
+	CHECK(uid_ranges_has(&c.arrive_uids, 0) &&
+	      uid_ranges_has(&c.arrive_uids, 1999) &&
+	      !uid_ranges_has(&c.arrive_uids, 2000) &&
+	      !uid_ranges_has(&c.arrive_uids, 1));
+	/* one name or address, one peer */
+	CHECK(load("peer = b 10.9.0.2 /k\npeer = b 10.9.0.3 /k\n") &&
+	      strstr(err, ":2: b is peer b already"));
+	CHECK(load("peer = b 10.9.0.2 /k\npeer = c 10.9.0.2 /k\n") &&
+	      strstr(err, ":2: 10.9.0.2 is peer b already"));
+	CHECK(load("peer = b 10.9.0.2\n") && strstr(err, ":1: expected "));
+	CHECK(load("peer = b 10.9.0.2 k\n") && strstr(err, "not absolute"));
+	CHECK(load("peer = b>c 10.9.0.2 /k\n") && strstr(err, "peer name"));
+	CHECK(load("name = a b\n") && strstr(err, "invalid value for name"));
+	CHECK(load("arrive_uids = 1-0\n") && strstr(err, "invalid value"));
+	CHECK(load("arrive_uids = -1\n") && strstr(err, "invalid value"));
+	CHECK(load("arrive_uids = 4294967295\n") &&
+	      strstr(err, "invalid value"));
+	CHECK(!load("arrive_uids = all\n") && !load("arrive_uids = none\n"));
+	/* the shared key of before: refused, saying what replaced it */
+	CHECK(load("key_file = /etc/migr/migrd.key\n") &&
+	      strstr(err, ":1: key_file is gone: each peer has a key of its "
+			  "own (peer = NAME ADDRESS KEY_FILE"));
 }
 
 static void test_key(void)
@@ -125,6 +178,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_conf();
+	test_peers();
 	test_key();
 	ret = unit_done("conf");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -26,6 +26,31 @@ static const uint8_t key[] = "a shared key of 32 bytes, really";
 static const uint8_t other[] = "another key, just as long as it!";
 static char err[256];
 
+/*
+ * The hosts: the server is "b", its one peer "a" (key); a client is "a"
+ * unless a test names another, and knows "b" by the key it is given
+ */
+#define SERVER "b"
+static const char *client_name = "a";
+
+/* A side's key ring: arg is the key, for the one peer name it knows */
+struct ring {
+	const char *peer;
+	const uint8_t *key;
+};
+static struct ring server_ring = { "a", key };
+
+static int key_of(const char *name, uint8_t *k, size_t *len, void *arg)
+{
+	const struct ring *r = arg;
+
+	if (strcmp(name, r->peer))
+		return -1;
+	memcpy(k, r->key, 32);
+	*len = 32;
+	return 0;
+}
+
 /* A server on one end of a socketpair: it echoes each frame */
 struct srv {
 	SSL_CTX *ctx;
@@ -34,6 +59,7 @@ struct srv {
 	bool ok; /* handshake done */
 	int reqs; /* frames answered */
 	long long took; /* ms to the handshake's end */
+	char peer[TLS_NAME_MAX]; /* who the client is, by its key */
 	char err[256];
 	pthread_t th;
 };
@@ -46,7 +72,8 @@ static void *serve(void *arg)
 	SSL *s;
 	long n;
 
-	s = tls_accept(v->ctx, v->fd, v->timeout_ms, v->err, sizeof(v->err));
+	s = tls_accept(v->ctx, v->fd, v->timeout_ms, v->peer, v->err,
+		       sizeof(v->err));
 	v->took = io_now_ms() - t0;
 	v->ok = s;
 	while (s) {
@@ -74,9 +101,20 @@ static void srv_start(struct srv *v, SSL_CTX *ctx, int fd, int timeout_ms)
 	pthread_create(&v->th, NULL, serve, v);
 }
 
+/* A client's rings: one per key it is given (contexts live to the end) */
+static struct ring rings[16];
+static int nrings;
+
+/* The server (its ring), or a client named client_name with key k */
 static SSL_CTX *ctx_new(bool server, const uint8_t *k, const char *alpn)
 {
-	SSL_CTX *ctx = tls_ctx_new(server, k, 32, alpn, err, sizeof(err));
+	struct ring *r = server ? &server_ring : &rings[nrings++ % 16];
+	SSL_CTX *ctx;
+
+	if (!server)
+		*r = (struct ring){ SERVER, k };
+	ctx = tls_ctx_new(server, server ? SERVER : client_name, key_of, r,
+			  alpn, err, sizeof(err));
 
 	if (!ctx)
 		fprintf(stderr, "tls_ctx_new: %s\n", err);
@@ -98,7 +136,7 @@ static int call(const uint8_t *ck, const char *alpn, SSL_CTX *sctx,
 	err[0] = 0;
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 	srv_start(v, sctx, sv[1], 3000);
-	s = tls_connect(cctx, sv[0], 3000, err, sizeof(err));
+	s = tls_connect(cctx, sv[0], SERVER, 3000, err, sizeof(err));
 	if (s &&
 	    !tls_write_frame(s, req, strlen(req), 3000, err, sizeof(err))) {
 		n = tls_read_frame(s, (uint8_t *)reply, rlen - 1, 3000, err,
@@ -134,7 +172,7 @@ static void test_round_trip(SSL_CTX *sctx)
 	/* What was agreed: TLS 1.3, the PSK, ECDHE too, our version */
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 	srv_start(&v, sctx, sv[1], 3000);
-	s = tls_connect(cctx, sv[0], 3000, err, sizeof(err));
+	s = tls_connect(cctx, sv[0], SERVER, 3000, err, sizeof(err));
 	CHECK(s);
 	if (s) {
 		const unsigned char *p;
@@ -188,7 +226,10 @@ static void test_wrong_key(SSL_CTX *sctx)
 	CHECK(io_now_ms() - t0 < 1500);
 	CHECK(!v.ok && v.reqs == 0);
 	CHECK(!strncmp(v.err, "wrong key (", 11));
-	CHECK(!strncmp(err, "refused the TLS handshake: wrong key? (", 39));
+	CHECK(!strncmp(
+		err,
+		"refused the TLS handshake: wrong key, or this host is not its peer? (",
+		68));
 	printf("wrong key: server \"%s\", client \"%s\"\n", v.err, err);
 }
 
@@ -248,7 +289,7 @@ static int raw_client(int version, const char *identity, struct srv *v,
 	SSL *s;
 
 	raw_identity = identity;
-	tls_psk_derive(key, 32, raw_psk);
+	tls_psk_derive(key, 32, identity ? identity : "", SERVER, raw_psk);
 	SSL_CTX_set_min_proto_version(ctx, version);
 	SSL_CTX_set_max_proto_version(ctx, version);
 	if (version == TLS1_2_VERSION)
@@ -279,19 +320,24 @@ static void test_raw_clients(SSL_CTX *sctx)
 {
 	struct srv v;
 
-	/* OpenSSL's plain PSK client callback (identity "migrd") works */
-	CHECK(raw_client(TLS1_3_VERSION, TLS_PSK_IDENTITY, &v, sctx) == 0);
-	CHECK(v.ok && v.reqs == 1);
-	/* another identity: refused, whatever the key */
+	/* OpenSSL's plain PSK client callback (identity: its name) works */
+	CHECK(raw_client(TLS1_3_VERSION, "a", &v, sctx) == 0);
+	CHECK(v.ok && v.reqs == 1 && !strcmp(v.peer, "a"));
+	/* a name the server has no key for: refused, whatever the key */
 	CHECK(raw_client(TLS1_3_VERSION, "mallory", &v, sctx) == -1);
-	CHECK(!v.ok && !strcmp(v.err, "unknown PSK identity (not \"migrd\")"));
+	CHECK(!v.ok && !strcmp(v.err, "mallory is not a peer of this host "
+				      "(no peer line names it)"));
+	/* not a host name at all */
+	CHECK(raw_client(TLS1_3_VERSION, "a b", &v, sctx) == -1);
+	CHECK(!v.ok && !strcmp(v.err, "peer named itself 'a b', not a host "
+				      "name"));
 	/* no PSK at all: a TLS client, but not a migrd */
 	CHECK(raw_client(TLS1_3_VERSION, NULL, &v, sctx) == -1);
 	CHECK(!v.ok &&
 	      !strcmp(v.err, "client offered no pre-shared key, not a "
 			     "migrd (no suitable signature algorithm)"));
 	/* TLS 1.2, even with the right PSK: refused */
-	CHECK(raw_client(TLS1_2_VERSION, TLS_PSK_IDENTITY, &v, sctx) == -1);
+	CHECK(raw_client(TLS1_2_VERSION, "a", &v, sctx) == -1);
 	CHECK(!v.ok && v.reqs == 0 &&
 	      !strcmp(v.err, "TLS handshake failed: unsupported protocol"));
 	printf("TLS 1.2: server \"%s\"\n", v.err);
@@ -351,7 +397,7 @@ static void test_client_deadline(void)
 	SSL *s;
 
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
-	s = tls_connect(cctx, sv[0], 300, err, sizeof(err));
+	s = tls_connect(cctx, sv[0], SERVER, 300, err, sizeof(err));
 	took = io_now_ms() - t0;
 	CHECK(!s && took >= 250 && took < 800);
 	CHECK(!strcmp(err, "timed out during the TLS handshake"));
@@ -372,7 +418,7 @@ static void test_sizes(SSL_CTX *sctx)
 	memset(big, 'x', sizeof(big));
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 	srv_start(&v, sctx, sv[1], 3000);
-	s = tls_connect(cctx, sv[0], 3000, err, sizeof(err));
+	s = tls_connect(cctx, sv[0], SERVER, 3000, err, sizeof(err));
 	CHECK(s);
 	/* over what this side ever sends: not sent */
 	CHECK(tls_write_frame(s, big, WIRE_DATA_MAX + 1, 3000, err,
@@ -391,7 +437,7 @@ static void test_sizes(SSL_CTX *sctx)
 	/* A request over the server's cap: refused, nothing answered */
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
 	srv_start(&v, sctx, sv[1], 3000);
-	s = tls_connect(cctx, sv[0], 3000, err, sizeof(err));
+	s = tls_connect(cctx, sv[0], SERVER, 3000, err, sizeof(err));
 	CHECK(!tls_write_frame(s, big, REQ_LIMIT + 1, 3000, err, sizeof(err)));
 	CHECK(tls_read_frame(s, (uint8_t *)reply, sizeof(reply), 3000, err,
 			     sizeof(err)) == -1);
@@ -465,7 +511,7 @@ static void test_replay(SSL_CTX *sctx)
 	r.s = b[0];
 	pthread_create(&th, NULL, relay, &r);
 	srv_start(&v, sctx, b[1], 3000);
-	s = tls_connect(cctx, a[0], 3000, err, sizeof(err));
+	s = tls_connect(cctx, a[0], SERVER, 3000, err, sizeof(err));
 	CHECK(s && !tls_write_frame(s, "migrd/1 hello\n", 14, 3000, err,
 				    sizeof(err)));
 	CHECK(tls_read_frame(s, (uint8_t *)reply, sizeof(reply), 3000, err,
@@ -491,12 +537,48 @@ static void test_replay(SSL_CTX *sctx)
 static void test_psk(void)
 {
 	uint8_t a[TLS_PSK_LEN], b[TLS_PSK_LEN], c[TLS_PSK_LEN];
+	uint8_t d[TLS_PSK_LEN], e[TLS_PSK_LEN];
 
-	/* derived, not the file itself; the same file, the same PSK */
-	CHECK(!tls_psk_derive(key, 32, a) && !tls_psk_derive(key, 32, b) &&
-	      !tls_psk_derive(other, 32, c));
+	/*
+	 * derived, not the file itself; the same file and names, the same
+	 * PSK; either name, or the direction, changed: another
+	 */
+	CHECK(!tls_psk_derive(key, 32, "a", "b", a) &&
+	      !tls_psk_derive(key, 32, "a", "b", b) &&
+	      !tls_psk_derive(other, 32, "a", "b", c) &&
+	      !tls_psk_derive(key, 32, "b", "a", d) &&
+	      !tls_psk_derive(key, 32, "a", "c", e));
 	CHECK(!memcmp(a, b, sizeof(a)) && memcmp(a, c, sizeof(a)) &&
-	      memcmp(a, key, sizeof(a)));
+	      memcmp(a, key, sizeof(a)) && memcmp(a, d, sizeof(a)) &&
+	      memcmp(a, e, sizeof(a)));
+}
+
+/*
+ * Identities: the server knows a client by the key it holds. A host
+ * with another pair's key, naming itself as the key's host, as a host
+ * the server knows, or dialling the server as another host: refused.
+ */
+static void test_identity(SSL_CTX *sctx)
+{
+	char reply[64];
+	struct srv v;
+
+	/* a, with a's key: the server learns its name */
+	CHECK(!call(key, TLS_ALPN, sctx, &v, "x\n", reply, sizeof(reply)));
+	CHECK(v.ok && !strcmp(v.peer, "a"));
+	/* c (unknown here), with a's key */
+	client_name = "c";
+	CHECK(call(key, TLS_ALPN, sctx, &v, "x\n", reply, sizeof(reply)));
+	CHECK(!v.ok && !strcmp(v.err, "c is not a peer of this host (no "
+				      "peer line names it)"));
+	CHECK(strstr(err, "refused the TLS handshake: is c among its peers?"));
+	printf("unknown host: client \"%s\"\n", err);
+	/* c says it is a, with its own key (c's and b's): the binder fails */
+	client_name = "a";
+	CHECK(call(other, TLS_ALPN, sctx, &v, "x\n", reply, sizeof(reply)));
+	CHECK(!v.ok && strstr(v.err, "wrong key"));
+	CHECK(strstr(err, "wrong key, or this host is not its peer?"));
+	printf("another host's identity: client \"%s\"\n", err);
 }
 
 int main(void)
@@ -510,6 +592,7 @@ int main(void)
 		return 1;
 	test_psk();
 	test_round_trip(sctx);
+	test_identity(sctx);
 	test_wrong_key(sctx);
 	test_versions(sctx);
 	test_raw_clients(sctx);
