@@ -19,6 +19,7 @@
 #include "criu_run.h"
 #include "dest_record.h"
 #include "images.h"
+#include "arrival.h"
 #include "log.h"
 #include "migr_json.h"
 #include "migrate.h"
@@ -337,7 +338,9 @@ static int adopt(struct dest_mig *m, int pid, const char *dev, char *err,
 		return -1;
 	}
 	m->start = start;
-	if (find_movers(m, pid, err, errlen))
+	/* who it would run as, before anything of it runs */
+	if (arrival_check(pid, &migrd.conf.arrive_uids, err, errlen) ||
+	    find_movers(m, pid, err, errlen))
 		return -1;
 	/*
 	 * Migr processes of this host's from now on, on dev's twin: their

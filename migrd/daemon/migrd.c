@@ -51,6 +51,7 @@ static void usage(FILE *f)
 		"usage: migrd [-f] [--debug] [--config FILE] [--socket PATH]\n"
 		"             [--port N] [--listen ADDR|none] [--name NAME]\n"
 		"             [--peer 'NAME ADDRESS[,ADDRESS...] KEY_FILE']...\n"
+		"             [--arrive-uids all|none|LO[-HI],...]\n"
 		"             [--test-qp-owners FILE] [--test-own-netns] [--test-hold DIR]\n");
 }
 
@@ -242,6 +243,14 @@ static int set_option(int o, bool *fg)
 			return -1;
 		}
 		break;
+	case 'U':
+		if (uid_ranges_parse(optarg, &migrd.conf.arrive_uids)) {
+			fprintf(stderr,
+				"migrd: error: --arrive-uids: '%s' is not all, none or LO[-HI],...\n",
+				optarg);
+			return -1;
+		}
+		break;
 	case 'k':
 		fprintf(stderr,
 			"migrd: error: --key is gone: each peer has a key of its own (--peer 'NAME ADDRESS KEY_FILE', migrd(8) PEERS)\n");
@@ -278,6 +287,7 @@ static int parse_args(int argc, char **argv, bool *fg)
 		{ "key", required_argument, NULL, 'k' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "peer", required_argument, NULL, 'P' },
+		{ "arrive-uids", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "test-qp-owners", required_argument, NULL, 'T' },
 		{ "test-own-netns", no_argument, NULL, 'N' },
