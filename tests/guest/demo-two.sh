@@ -22,11 +22,14 @@ export MIGRD_SOCKET=$RUN/migrd.sock
 TRAFFIC="-d migr_rxe0 --qps 4 --depth 8 --size 512 --api mixed --mode event -D 600 --stall-timeout 60"
 WL_LOG=$LOGDIR/demo-two-migrated.log # on the share: the same path in both
 mkdir -p "$RUN"
-printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" >"$RUN/migrd.conf"
+# The demonstration's program runs as root: root may arrive (migrd(8) TRUST)
+printf '%s\n' "criu_plugins = $MIGR_BUILD_DIR/lib/criu" "state_dir = $RUN/state" "arrive_uids = all" >"$RUN/migrd.conf"
 
-# The same key on both hosts (a demonstration key, root's, 0600)
+# Each host named (a, b), the other its one peer; the pair's key on both
+# (a demonstration key, root's, 0600)
 test_key "$RUN/key" "migr demonstration key"
-migrd -f --config "$RUN/migrd.conf" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >"$LOGDIR/demo-two-migrd-$role.log" 2>&1 &
+migrd -f --config "$RUN/migrd.conf" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 \
+	--name "$role" --peer "$(other_peer "$RUN/key")" >"$LOGDIR/demo-two-migrd-$role.log" 2>&1 &
 MIGRD=$!
 for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 ensure_rxe1 || { echo "rxe1 is not up"; exit 1; }

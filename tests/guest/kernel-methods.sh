@@ -119,7 +119,8 @@ import json, subprocess, sys
 client, key, criu = sys.argv[1:4]
 mid = "feedface00c0ffee"
 def ask(line):
-    p = subprocess.run([client, key, "migrd/1", "127.0.0.1", "7475", line + "\n"],
+    # as host b, the peer of this guest's migrd (a: start_test_migrd)
+    p = subprocess.run([client, key, "b", "a", "migrd/1", "127.0.0.1", "7475", line + "\n"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)

@@ -163,10 +163,23 @@ test_key() {
 	printf '%s' "$2" | sha256sum | cut -d' ' -f1 >"$1"
 }
 
+# other_peer KEY: migrd's --peer for the other guest of a pair, sharing
+# KEY: named after its role (a or b; a single guest is a), reached at both
+# its addresses (eth0, and eth1 with run.sh --nics 2)
+other_peer() {
+	if [ "${role:-a}" = a ]; then
+		echo "b 10.9.0.2,10.9.0.12 $1"
+	else
+		echo "a 10.9.0.1,10.9.0.11 $1"
+	fi
+}
+
 # start_test_migrd NAME LOG: a migrd of this test's own on $MIGRD_SOCKET,
-# its key in $RUN/key (the same NAME in both guests: the same key), peers
-# on every address (not migrd's default); sets MIGRD and returns once the
-# socket is there. MIGRD_CONF: a migrd.conf of the test's (default none);
+# named after this guest's role, its one peer the other guest (other_peer),
+# their key in $RUN/key (the same NAME in both guests: the same key), peers
+# on every address (not migrd's default), root allowed to arrive (the
+# tests' programs run as root); sets MIGRD and returns once the socket is
+# there. MIGRD_CONF: a migrd.conf of the test's (default none);
 # MIGRD_ARGS: options of the test's (default none)
 start_test_migrd() {
 	test_key "$RUN/key" "migr $1 test key"
@@ -174,7 +187,8 @@ start_test_migrd() {
 	# would return before this migrd has started
 	rm -f "$MIGRD_SOCKET"
 	# shellcheck disable=SC2086 # MIGRD_ARGS: a test's own options, split
-	migrd -f --debug --config "${MIGRD_CONF:-/dev/null}" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" $MIGRD_ARGS >"$2" 2>&1 &
+	migrd -f --debug --config "${MIGRD_CONF:-/dev/null}" --socket "$MIGRD_SOCKET" --listen 0.0.0.0 \
+		--name "${role:-a}" --peer "$(other_peer "$RUN/key")" --arrive-uids all $MIGRD_ARGS >"$2" 2>&1 &
 	MIGRD=$!
 	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && break; sleep 0.1; done
 }

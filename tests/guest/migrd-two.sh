@@ -1,8 +1,10 @@
 #!/bin/bash
 # In two guests (buildlib/testbed/run.sh --two): the migrd of each host
-# authenticate each other over TLS 1.3 (PSK from the shared key file); B
-# asks A's migrd which process owns a QP on A; plain bytes (not TLS) and a
-# daemon with another key are refused, and A logs why.
+# authenticate each other over TLS 1.3 (a PSK from the key the pair a-b
+# shares, bound to both names); B asks A's migrd which process owns a QP
+# on A; plain bytes (not TLS), a daemon that says it is b with another key,
+# and one with the pair's key under another host's name (c) are refused,
+# A logs why, and B's migrd contacts no host that is not its peer.
 # usage: migrd-two.sh a|b    (a: 10.9.0.1, b: 10.9.0.2)
 . "$(dirname "$0")/lib.sh"
 role=${1:?a or b}
@@ -16,10 +18,10 @@ MLOG=$LOGDIR/migrd-two-$role.log
 export MIGRD_SOCKET=$SOCK VERBS_LOG_LEVEL=3
 mkdir -p "$RUN"
 
-# The same key on both hosts (a test key, not a secret); root's, 0600
+# The pair's key on both hosts (a test key, not a secret); root's, 0600
 test_key "$RUN/key" "migr two-guest test key $(date +%Y)"
 : >"$MLOG"
-migrd -f --debug --config /dev/null --socket "$SOCK" --listen 0.0.0.0 --key "$RUN/key" >>"$MLOG" 2>&1 &
+migrd -f --debug --config /dev/null --socket "$SOCK" --listen 0.0.0.0 --name "$role" --peer "$(other_peer "$RUN/key")" >>"$MLOG" 2>&1 &
 MIGRD=$!
 for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] && pass "migrd_starts_$role" || fail "migrd_starts_$role" "$MLOG"
@@ -32,9 +34,10 @@ if [ "$role" = a ]; then
 	qpn=$(migrctl status --pid "$SP" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["status"]["contexts"][0]["qps"][0]["phys"])')
 	echo "$SP $qpn" >"$INFO.tmp" && mv "$INFO.tmp" "$INFO"
 	check a_waits_for_b sh -c "for i in \$(seq 110); do [ -f $DONE ] && exit 0; sleep 1; done; exit 1"
-	check a_authenticated_b grep -q "peer 10.9.0.2 authenticated" "$MLOG"
-	check a_refused_plain_bytes grep -Eq "peer 10.9.0.2 refused: (not TLS 1.3|TLS handshake failed)" "$MLOG"
-	check a_refused_wrong_key grep -q "peer 10.9.0.2 refused: wrong key (binder does not verify)" "$MLOG"
+	check a_authenticated_b grep -q "peer b (10.9.0.2) authenticated" "$MLOG"
+	check a_refused_plain_bytes grep -Eq "peer at 10.9.0.2 refused: (not TLS 1.3|TLS handshake failed)" "$MLOG"
+	check a_refused_wrong_key grep -q "peer at 10.9.0.2 refused: wrong key (binder does not verify)" "$MLOG"
+	check a_refused_other_name grep -q "peer at 10.9.0.2 refused: c is not a peer of this host (no peer line names it)" "$MLOG"
 	kill -TERM "$SP"; wait "$SP"
 	check a_selfpair_ok grep -q 'selfpair: OK' "$LOGDIR/migrd-two-selfpair.log"
 else
@@ -54,13 +57,23 @@ try:
 except ConnectionResetError:
     pass
 PY
-	# A second migrd here with another key: A refuses it
+	# A host no peer line names: B's migrd does not contact it
+	check b_not_a_peer_not_contacted sh -c "! migrctl peer-ping 10.9.0.77 2>$LOGDIR/migrd-two-notpeer.txt && grep -q '10.9.0.77 is not a peer of this host: migrd asks only the peers' $LOGDIR/migrd-two-notpeer.txt"
+	# A second migrd here that says it is b, with another key: A refuses it
 	test_key "$RUN/key2" "another key, not A's $(date +%s)"
-	migrd -f --config /dev/null --socket "$RUN/other.sock" --listen none --key "$RUN/key2" >>"$MLOG" 2>&1 &
-	OTHER=$!
-	for _ in $(seq 50); do [ -S "$RUN/other.sock" ] && break; sleep 0.1; done
-	check b_wrong_key_refused sh -c "! MIGRD_SOCKET=$RUN/other.sock migrctl peer-ping $A_IP 2>$LOGDIR/migrd-two-wrongkey.txt && grep -q 'peer $A_IP refused the TLS handshake: wrong key?' $LOGDIR/migrd-two-wrongkey.txt"
+	other_migrd() { # other_migrd NAME KEY
+		migrd -f --config /dev/null --socket "$RUN/other.sock" --listen none --name "$1" --peer "a $A_IP $2" >>"$MLOG" 2>&1 &
+		OTHER=$!
+		for _ in $(seq 50); do [ -S "$RUN/other.sock" ] && break; sleep 0.1; done
+	}
+	other_migrd b "$RUN/key2"
+	check b_wrong_key_refused sh -c "! MIGRD_SOCKET=$RUN/other.sock migrctl peer-ping $A_IP 2>$LOGDIR/migrd-two-wrongkey.txt && grep -q 'peer $A_IP refused the TLS handshake: wrong key, or this host is not its peer?' $LOGDIR/migrd-two-wrongkey.txt"
 	sed 's/^/    /' "$LOGDIR/migrd-two-wrongkey.txt"
+	kill -TERM "$OTHER"; wait "$OTHER"
+	# ... and one with the pair's key that is another host (c)
+	other_migrd c "$RUN/key"
+	check b_other_host_refused sh -c "! MIGRD_SOCKET=$RUN/other.sock migrctl peer-ping a 2>$LOGDIR/migrd-two-othername.txt && grep -q 'peer a refused the TLS handshake: is c among its peers?' $LOGDIR/migrd-two-othername.txt"
+	sed 's/^/    /' "$LOGDIR/migrd-two-othername.txt"
 	kill -TERM "$OTHER"; wait "$OTHER"
 	touch "$DONE"
 fi

@@ -19,11 +19,12 @@ rm -f "$RUN"/*
 
 ensure_rxe1 && pass rxe1_active || fail rxe1_active
 
-# The shared key and config (under $RUN, not /run/migr: the test leaves a
-# real migrd's place alone); the key must be root's and 0600.
+# The key and config (under $RUN, not /run/migr: the test leaves a real
+# migrd's place alone); the key must be root's and 0600. This host is
+# "self", and its own one peer, at 127.0.0.1.
 install -m 0600 /dev/null "$RUN/key"
 head -c 32 /dev/urandom | base64 >"$RUN/key"
-printf 'socket = %s\nlisten = 127.0.0.1\nport = %s\nkey_file = %s\n' \
+printf 'socket = %s\nlisten = 127.0.0.1\nport = %s\nname = self\npeer = self 127.0.0.1 %s\n' \
 	"$SOCK" "$PORT" "$RUN/key" >"$RUN/migrd.conf"
 printf 'state_dir = %s\ncriu_plugins = %s\n' "$RUN/state" \
 	"$MIGR_BUILD_DIR/lib/criu" >>"$RUN/migrd.conf"
@@ -169,12 +170,13 @@ qpn=$(migrctl status --pid "$SP" --json | python3 -c 'import json,sys; print(jso
 check qpn_owner_local sh -c "migrctl qpn-owner rxe0 $qpn | tee $LOGDIR/migrd-qpn.txt | grep -q 'pid $SP (migr, selfpair)'"
 one_line_error qpn_owner_unknown "no QP 16777215 on rxe0" migrctl qpn-owner rxe0 16777215
 
-# Peers: authenticated to itself over TLS 1.3 (PSK from the key file);
-# plain bytes, another key and another version are refused and logged
+# Peers: authenticated to itself over TLS 1.3 (PSK from the key file and
+# the names); plain bytes, another key, a name it does not know and
+# another version are refused and logged
 PEERTLS=$MIGR_TOP/tests/guest/peer-tls.py
 check peer_ping_self sh -c "migrctl peer-ping 127.0.0.1 | tee $LOGDIR/migrd-ping.txt | grep -q 'authenticated'"
 check qpn_owner_via_peer sh -c "migrctl qpn-owner --host 127.0.0.1 rxe0 $qpn | grep -q 'pid $SP'"
-check peer_tls_python sh -c "python3 $PEERTLS $RUN/key 127.0.0.1 $PORT | grep -q '\"ok\":true'"
+check peer_tls_python sh -c "python3 $PEERTLS $RUN/key self self 127.0.0.1 $PORT | grep -q '\"ok\":true'"
 check plain_bytes_refused python3 - "$PORT" <<'PY'
 import socket, struct, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
@@ -185,15 +187,17 @@ try:
 except ConnectionResetError:
     pass
 PY
-check plain_bytes_logged grep -Eq 'peer 127.0.0.1 refused: (not TLS 1.3|TLS handshake failed)' "$LOGDIR/migrd.log"
+check plain_bytes_logged grep -Eq 'peer at 127.0.0.1 refused: (not TLS 1.3|TLS handshake failed)' "$LOGDIR/migrd.log"
 install -m 0600 /dev/null "$RUN/key2"
 head -c 32 /dev/urandom | base64 >"$RUN/key2"
-check wrong_key_refused sh -c "! python3 $PEERTLS $RUN/key2 127.0.0.1 $PORT >$LOGDIR/migrd-wrongkey.txt && grep -q '^error: .*alert' $LOGDIR/migrd-wrongkey.txt"
-check wrong_key_logged grep -q 'peer 127.0.0.1 refused: wrong key (binder does not verify)' "$LOGDIR/migrd.log"
-check wrong_peer_version_refused sh -c "! python3 $PEERTLS $RUN/key 127.0.0.1 $PORT migrd/2 >$LOGDIR/migrd-version.txt && grep -qi '^error: .*no.application.protocol' $LOGDIR/migrd-version.txt"
+check wrong_key_refused sh -c "! python3 $PEERTLS $RUN/key2 self self 127.0.0.1 $PORT >$LOGDIR/migrd-wrongkey.txt && grep -q '^error: .*alert' $LOGDIR/migrd-wrongkey.txt"
+check wrong_key_logged grep -q 'peer at 127.0.0.1 refused: wrong key (binder does not verify)' "$LOGDIR/migrd.log"
+check unknown_name_refused sh -c "! python3 $PEERTLS $RUN/key mallory self 127.0.0.1 $PORT >$LOGDIR/migrd-unknown-name.txt && grep -q '^error: .*alert' $LOGDIR/migrd-unknown-name.txt"
+check unknown_name_logged grep -q 'peer at 127.0.0.1 refused: mallory is not a peer of this host' "$LOGDIR/migrd.log"
+check wrong_peer_version_refused sh -c "! python3 $PEERTLS $RUN/key self self 127.0.0.1 $PORT migrd/2 >$LOGDIR/migrd-version.txt && grep -qi '^error: .*no.application.protocol' $LOGDIR/migrd-version.txt"
 check wrong_peer_version_logged grep -q 'peer speaks protocol migrd/2, this migrd speaks migrd/1' "$LOGDIR/migrd.log"
 install -m 0644 "$RUN/key" "$RUN/key644"
-check loose_key_refused sh -c "! migrd -f --config $RUN/migrd.conf --socket $RUN/x.sock --port 7476 --key $RUN/key644 2>$LOGDIR/migrd-key.err && grep -q 'must be owned by root with mode 0600' $LOGDIR/migrd-key.err"
+check loose_key_refused sh -c "! migrd -f --config $RUN/migrd.conf --socket $RUN/x.sock --port 7476 --peer 'loose 127.0.0.9 $RUN/key644' 2>$LOGDIR/migrd-key.err && grep -q 'must be owned by root with mode 0600' $LOGDIR/migrd-key.err"
 
 # Migrations (migrd(8), MIGRATION): what a peer holding the key may send
 # is checked; locally only root may migrate, and only peers speak mig-*

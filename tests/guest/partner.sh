@@ -26,7 +26,7 @@ SIDE="--mode event --rate 50"
 TRAFFIC="-d migr_rxe0 --qps 4 --srq --depth 8 --size 512 --api mixed --mode event --rate 200 -D 1200 --stall-timeout 60"
 
 start_migrd() {
-	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --key "$RUN/key" >>"$MLOG" 2>&1 &
+	migrd -f --debug --config /dev/null --socket "$MIGRD_SOCKET" --listen 0.0.0.0 --name "$role" --peer "$(other_peer "$RUN/key")" >>"$MLOG" 2>&1 &
 	MIGRD=$!
 	for _ in $(seq 50); do [ -S "$MIGRD_SOCKET" ] && return 0; sleep 0.1; done
 	return 1

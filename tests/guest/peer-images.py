@@ -43,8 +43,9 @@ def session(frames):
     ctx.verify_mode = ssl.CERT_NONE
     ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_3
     ctx.set_alpn_protocols(["migrd/1"])
-    key = peer_tls.psk(KEYFILE)
-    ctx.set_psk_client_callback(lambda hint: ("migrd", key))
+    # as host "self", the peer of the guest's migrd that is itself
+    key = peer_tls.psk(KEYFILE, "self", "self")
+    ctx.set_psk_client_callback(lambda hint: ("self", key))
     with socket.create_connection(("127.0.0.1", PORT), timeout=40) as raw:
         with ctx.wrap_socket(raw) as s:
             for f in frames:

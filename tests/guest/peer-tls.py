@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 """One request over migrd's peer link, as another migrd sends it: TLS 1.3
-with the PSK migrd derives from its key file (HKDF-SHA256, tls.c), identity
-"migrd", ALPN "migrd/1"; the request and the reply are frames of a 4-byte
+with the PSK migrd derives from the key file a pair of hosts shares and
+both their names (HKDF-SHA256, tls.c), the client's name as its identity,
+ALPN "migrd/1"; the request and the reply are frames of a 4-byte
 big-endian length. Needs Python 3.13's ssl (TLS-PSK), as the guest has.
-usage: peer-tls.py KEYFILE HOST PORT [ALPN [LINE]]
+usage: peer-tls.py KEYFILE NAME PEER HOST PORT [ALPN [LINE]]
+(NAME: the client's host name; PEER: the server's)
 Prints the reply, or "error: ..." (exit 1).
 """
 import hashlib
@@ -14,14 +16,15 @@ import ssl
 import sys
 
 
-def psk(keyfile):
+def psk(keyfile, client, server):
     """tls_psk_derive(): HKDF-SHA256 of the file's bytes (at most 256,
-    trailing newlines dropped), salt and label fixed, 32 bytes"""
+    trailing newlines dropped), salt fixed, the label with both names, 32
+    bytes"""
     with open(keyfile, "rb") as f:
         ikm = f.read(257).rstrip(b"\r\n")
     prk = hmac.new(b"migrd peer link", ikm, hashlib.sha256).digest()
-    return hmac.new(prk, b"migrd/1 tls13 external psk\x01",
-                    hashlib.sha256).digest()
+    info = f"migrd/1 tls13 external psk {client}>{server}".encode()
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
 
 
 def read_full(s, n):
@@ -35,16 +38,17 @@ def read_full(s, n):
 
 
 def main():
-    keyfile, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    alpn = sys.argv[4] if len(sys.argv) > 4 else "migrd/1"
-    line = sys.argv[5] if len(sys.argv) > 5 else "migrd/1 hello\n"
-    key = psk(keyfile)
+    keyfile, name, peer = sys.argv[1:4]
+    host, port = sys.argv[4], int(sys.argv[5])
+    alpn = sys.argv[6] if len(sys.argv) > 6 else "migrd/1"
+    line = sys.argv[7] if len(sys.argv) > 7 else "migrd/1 hello\n"
+    key = psk(keyfile, name, peer)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE  # no certificates: the PSK is the proof
     ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_3
     ctx.set_alpn_protocols([alpn])
-    ctx.set_psk_client_callback(lambda hint: ("migrd", key))
+    ctx.set_psk_client_callback(lambda hint: (name, key))
     try:
         with socket.create_connection((host, port), timeout=10) as raw:
             with ctx.wrap_socket(raw) as s:
