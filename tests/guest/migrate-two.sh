@@ -173,6 +173,18 @@ if [ "$role" = a ]; then
 	NAME=after_destination_died_runs_on ok progressing
 	NAME=after_destination_died_on_rxe0 ok runs_here "$SP"
 
+	# B lets no root process arrive (arrive_uids' default): the copy CRIU
+	# restored there is killed before it runs, the move fails saying so,
+	# and the process is back to work here (issue 34, item 6)
+	say no-root
+	await no-root-b 60 || fail a_saw_no_root_b
+	refused root_may_not_arrive "would run as uid 0 here, which arrive_uids does not allow" --pid "$SP" --to "$B_IP"
+	logged root_refused_runs_here_again "pid $SP runs here again on rxe0" "$LOGDIR/root_may_not_arrive.out"
+	NAME=after_root_refused_runs_on ok progressing
+	NAME=after_root_refused_on_rxe0 ok runs_here "$SP"
+	say root-back
+	await root-back-b 60 || fail a_saw_root_back_b
+
 	# A restore that fails there: back to work here, on rxe0
 	say fail-restore
 	await restore-fails 60 || fail a_saw_restore_fails
@@ -252,6 +264,18 @@ else
 	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b3.log"
 	check b_restarted_migrd_swept_images sh -c "[ ! -e $LEFT/final/pages-1.img ] && [ -e $LEFT/final/restore.log ]"
 	say migrd-restarted
+
+	# a destination that lets no root process arrive (the default)
+	await no-root 300 || fail b_saw_no_root
+	kill -TERM "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	MIGRD_ARGS="--arrive-uids 1-4294967294" start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b-noroot.log"
+	say no-root-b
+	await root-back 300 || fail b_saw_root_back
+	NAME=b_root_copy_killed ok gone_soon "$SP"
+	logged b_root_refused_logged "would run as uid 0 here, which arrive_uids does not allow" "$LOGDIR/migrate-two-migrd-b-noroot.log"
+	kill -TERM "$MIGRD"; wait "$MIGRD" 2>/dev/null
+	start_test_migrd migrate-two "$LOGDIR/migrate-two-migrd-b3.log"
+	say root-back-b
 
 	await fail-restore 300 || fail b_saw_fail_restore
 	touch "$FAIL_FLAG"
