@@ -29,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -1619,15 +1621,35 @@ static const char *fuzz_results(void)
 	return buf;
 }
 
+#define FUZZ_SIDES 6 /* contexts at once besides this one */
+
+/*
+ * The fuzz's seed: MIGR_FUZZ_SEED to replay a run, else a new one each
+ * run (printed), so that runs do not replay the same inputs forever
+ */
+static unsigned int fuzz_seed(void)
+{
+	const char *e = getenv("MIGR_FUZZ_SEED");
+	unsigned int seed;
+
+	if (e && *e)
+		return strtoul(e, NULL, 0);
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = time(NULL) ^ getpid();
+	return seed;
+}
+
 /*
  * Random reservations: kinds, counts and values (in a kind's range; in
  * one call of four, anything too), given back or not, held under one of a
- * few tokens (0 among them) or claimed with one, on this context or on a
- * second one that is closed with what it holds now and then; this one
+ * few tokens (0 among them) or claimed with one, on this context or on one
+ * of FUZZ_SIDES others, each closed with what it holds now and then; this one
  * fills up to its bound, MIGR_RXE_HOLD_MAX, and is refused from then on
  */
-static void fuzz_reserve(const uint32_t *ranges, struct side *o)
+static void fuzz_reserve(const uint32_t *ranges, struct side *sides)
 {
+	/* one of a few other contexts, each opened and closed at random */
+	struct side *o = &sides[random() % FUZZ_SIDES];
 	static uint32_t vals[MIGR_RXE_RESERVE_MAX + 2];
 	uint64_t kind = random() % 5;
 	int i, n = random() % 4 ? random() % 9 :
@@ -1668,12 +1690,14 @@ static void fuzz(long n, const uint32_t *ranges)
 	struct rc rts = {}, reset = {}, ud = {};
 	uint32_t abi, big[64];
 	uint64_t flags, handles[5] = { 0, 1, 0x7fffffff };
+	unsigned int seed = fuzz_seed();
+	struct side o[FUZZ_SIDES] = {};
 	long i, nrepoint = 0;
-	struct side o = {};
 	const char *r = "no QPs";
 	pthread_t th;
 
-	srandom(n);
+	printf("fuzz: seed %u (MIGR_FUZZ_SEED=%u replays it)\n", seed, seed);
+	srandom(seed);
 	/* for the re-point calls: an RC QP in RTS, its own peer, and others */
 	if (gid_idx >= 0 && rc_new(&rts, IBV_QPT_RC) &&
 	    rc_new(&reset, IBV_QPT_RC) && rc_new(&ud, IBV_QPT_UD) &&
@@ -1694,7 +1718,7 @@ static void fuzz(long n, const uint32_t *ranges)
 		int k = random() % 6;
 
 		if (random() % 5 == 0) {
-			fuzz_reserve(ranges, &o);
+			fuzz_reserve(ranges, o);
 			continue;
 		}
 
@@ -1728,10 +1752,11 @@ static void fuzz(long n, const uint32_t *ranges)
 		pthread_join(th, NULL);
 		nrepoint += fuzz_thread_calls;
 	}
-	side_close(&o);
+	for (i = 0; i < FUZZ_SIDES; i++)
+		side_close(&o[i]);
 	check(!query_caps(&abi, &flags, big), "fuzz_survived",
-	      "%ld calls, %ld of them re-point (%ld from a second thread): %s",
-	      n + nrepoint, nrepoint, fuzz_thread_calls, fuzz_results());
+	      "%ld calls, %ld of them re-point (%ld from a second thread), seed %u: %s",
+	      n + nrepoint, nrepoint, fuzz_thread_calls, seed, fuzz_results());
 	/* the RC QP, re-pointed to itself again, still carries traffic */
 	if (!*r) {
 		int err = repoint(rts.qp->handle, &gid, rts.qp->qp_num, 0x60,
