@@ -148,6 +148,9 @@ def serve():
         with open(logf, "a") as f:
             f.write(line)
         w = line.split()
+        if w and w[0] == "ud" and "udsilent" in owned:
+            c.close()  # it never answers
+            continue
         if w and w[0] == "switch":
             r = switch(w[1])
         elif w == ["status"]:
@@ -715,6 +718,29 @@ def udpeers(tmp, sa, f1, fakes, host):
           replies(r).get(f4.pid, {}).get("ok") is True, r)
     f5.stop()
     fakes.remove(f5)
+    # One that never answers fails it only if the kernel says it holds a
+    # UD QP (or a QP of a type it does not say): one that holds none
+    # cannot be a peer, and is skipped
+    f7 = Fake(tmp, "f7" + host, "udsilent", NOBODY, sa)
+    fakes.append(f7)
+    mine = [(GID, 0x11, f1.pid), (GID, 0x12, f1.pid),
+            (PEER_GID, 42, f1.pid), (PEER_GID, 43, f1.pid)]
+    for qps, fails in (([], False), ([(GID, 0x71, f7.pid, "type", 2)], False),
+                       ([(GID, 0x71, f7.pid, "type", 4)], True),
+                       ([(GID, 0x71, f7.pid)], True)):
+        table(tmp, *mine, *qps)
+        r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
+        what = f"silent, holding {qps[0][3:] if qps else 'no QP'}"
+        if fails:
+            check(tag + what + ": fails it", r.get("ok") is False and
+                  r.get("error", "").startswith(f"pid {f7.pid} ("), r)
+        else:
+            check(tag + what + ": skipped", r.get("ok") is True and
+                  {"pid": f7.pid, "skipped": "did not answer; holds no UD "
+                   "QP"} in r.get("procs", []) and
+                  replies(r).get(f4.pid, {}).get("ok") is True, r)
+    f7.stop()
+    fakes.remove(f7)
     table(tmp)
 
 
