@@ -12,6 +12,7 @@ usage: migrd_partner.py MIGRD PEER_CLIENT
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -626,6 +627,13 @@ def bindings(tmp, asker, fakes, sa):
           f"pid {fS.pid} claimed QP 0x29 on this host as its QP 0x13b1, "
           f"which the kernel says it does not hold (no such QP) (with GID "
           f"{MOVED_GID})" and fA.lines() == before, r)
+    # Its owner does not answer: refused, the holder still not asked
+    os.kill(fS.pid, signal.SIGSTOP)
+    r = asker(fetch)
+    os.kill(fS.pid, signal.SIGCONT)
+    check("bind: a silent owner, refused", r.get("error", "").startswith(
+        f"QP 0x29 on this host is pid {fS.pid}'s, which did not answer: ")
+        and fA.lines() == before, r)
     # Its owner ended: the number is the device's again
     fS.stop()
     fakes.remove(fS)
