@@ -592,6 +592,16 @@ def kernel_word(tmp, asker, f2):
     check("kernel: held again", r.get("ok") is True, r)
 
 
+def stopped(pid):
+    """Has every thread of pid taken its SIGSTOP?"""
+    tasks = f"/proc/{pid}/task"
+    for t in os.listdir(tasks):
+        with open(f"{tasks}/{t}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                return False
+    return True
+
+
 def bindings(tmp, asker, fakes, sa):
     """Issue 34: a virtual number migrd saw move is answered for by its
     owner only. fS's QP 41 (lower 5041) switches from GID's device to
@@ -629,6 +639,9 @@ def bindings(tmp, asker, fakes, sa):
           f"{MOVED_GID})" and fA.lines() == before, r)
     # Its owner does not answer: refused, the holder still not asked
     os.kill(fS.pid, signal.SIGSTOP)
+    stopped_by = time.time() + 5
+    while time.time() < stopped_by and not stopped(fS.pid):
+        time.sleep(0.01)  # a stop is taken when its threads next run
     r = asker(fetch)
     os.kill(fS.pid, signal.SIGCONT)
     check("bind: a silent owner, refused", r.get("error", "").startswith(
