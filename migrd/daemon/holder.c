@@ -51,6 +51,18 @@ static int holder_on(char (*devs)[LOCATE_NAME_MAX], int ndev, uint32_t qpn,
 	return ret;
 }
 
+int holder_devices(const char *gid, char (*devs)[LOCATE_NAME_MAX])
+{
+	int n;
+
+	if (migrd.test_qp_owners) {
+		snprintf(devs[0], LOCATE_NAME_MAX, "%s", gid);
+		return 1;
+	}
+	n = gid_devices(LOCATE_SYSFS, gid, devs, LOCATE_DEV_MAX);
+	return n > 0 ? n : 0;
+}
+
 int kernel_holder(const char *gid, uint32_t qpn, int *pid, char *kern,
 		  size_t kernlen, char *err, size_t errlen)
 {

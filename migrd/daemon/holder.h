@@ -6,6 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "locate.h"
+
+/*
+ * The devices of this host with GID gid (the test stand-in's: gid
+ * itself), at most LOCATE_DEV_MAX: how many, 0 if none or unreadable
+ */
+int holder_devices(const char *gid, char (*devs)[LOCATE_NAME_MAX]);
+
 /*
  * Who the kernel's RDMA resource tracking (or the test table standing in
  * for it) says holds QP qpn on a device of this host with GID gid: 0 with

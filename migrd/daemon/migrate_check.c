@@ -308,6 +308,9 @@ static int movers_check(struct mig *m)
 		json_decref(j);
 		if (!i)
 			snprintf(m->from, sizeof(m->from), "%s", from);
+		if (!i &&
+		    !migr_json_text(ctx, "device", m->twin, sizeof(m->twin)))
+			m->twin[0] = 0;
 	}
 	if (nqps)
 		ret = partners_within(m, qps, nqps);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bindings.h"
 #include "images.h"
 #include "log.h"
 #include "migrate_src.h"
@@ -142,7 +143,15 @@ int mig_restore_commit(struct mig *m)
 /* The tree here goes: its copy there runs */
 void mig_committed_here(struct mig *m)
 {
+	/* twin migr_<dev>: the device whose numbers its peers were given */
+	const char *devs[] = { m->from, strncmp(m->twin, "migr_", 5) ?
+						"" :
+						m->twin + 5 };
+
 	ptree_signal(m->pids, m->npids, SIGKILL);
+	/* whoever takes its numbers here must not answer for them */
+	bind_left(devs, 2, m->hold[REQ_HOLD_QPN], m->nhold[REQ_HOLD_QPN],
+		  m->id);
 	release_net(m);
 	img_remove(m->id, true);
 }

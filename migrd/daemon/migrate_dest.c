@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bindings.h"
 #include "criu_run.h"
 #include "dest_record.h"
 #include "images.h"
@@ -412,7 +413,7 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 				 "-o",	      "restore.log",
 				 "-v4",	      "--leave-stopped",
 				 NULL };
-	int n = 12, pid = 0;
+	int n = 12, pid = 0, k;
 	long long t0 = io_now_ms();
 
 	if (img_path(m->id, NULL, false, dir, sizeof(dir), err, errlen))
@@ -430,9 +431,13 @@ static int restore(struct dest_mig *m, const char *dev, long long deadline,
 		return -1;
 	*ms = io_now_ms() - t0;
 	if (restored_pid(m, pidfile, &pid, err, errlen) ||
-	    adopt(m, pid, dev, err, errlen))
+	    adopt(m, pid, dev, err, errlen) ||
+	    run_copy(m, pid, dev, deadline, report, err, errlen))
 		return -1;
-	return run_copy(m, pid, dev, deadline, report, err, errlen);
+	/* its numbers here are its own, whoever the device gave them since */
+	for (k = 0; k < m->nmovers; k++)
+		bind_resumed(m->hpids[k], m->hstarts[k]);
+	return 0;
 }
 
 /* The resumed copy written down (dest_record.h), before the source hears */

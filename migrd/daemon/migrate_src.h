@@ -36,6 +36,7 @@ struct mig {
 	char dir[512]; /* <state_dir>/migrations/<id> */
 	char dev[REQ_NAME_MAX]; /* where it resumes on the destination */
 	char from[REQ_NAME_MAX]; /* the device it runs on here */
+	char twin[REQ_NAME_MAX]; /* the device its numbers were given on */
 	char criu_ver[REQ_NAME_MAX];
 	int pids[MIG_TREE_MAX], npids, tids[MIG_TREE_MAX], ntids;
 	/* its migr processes: host pids, and as its pid namespace numbers them */

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bindings.h"
 #include "ctl_reply.h"
 #include "log.h"
 #include "migrate.h"
@@ -173,6 +174,8 @@ static void do_switch(const struct req *r, const struct client *c,
 	ok = ctl_reply_ok(reply);
 	if (ok) {
 		log_info("pid %d switched to %s", p.pid, r->dev);
+		/* its numbers are its own wherever the device gives them */
+		bind_switched(p.pid, p.start, reply);
 		sb_printf(out, "{\"v\":%d,\"ok\":true,\"pid\":%d,\"reply\":%s}",
 			  REQ_VERSION, p.pid, reply);
 	} else {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bindings.h"
 #include "holder.h"
 #include "locate.h"
 #include "log.h"
@@ -382,32 +383,82 @@ out:
 }
 
 /*
- * A fetch's number held by migr process pid, asked first: true if its
- * reply settles the request (a claim the kernel backs, an answer of the
- * process as a whole, or a forged claim, refused)
+ * A fetch's number held by (or bound to) migr process pid, asked first:
+ * 1 if its reply settles the request (a claim the kernel backs, an answer
+ * of the process as a whole, or a forged claim, refused); 0 if it does
+ * not claim the number; -1 with err if it did not answer
  */
-static bool holder_settles(const struct relay *x, struct sbuf *out, int pid)
+static int holder_settles(const struct relay *x, struct sbuf *out, int pid,
+			  char *err, size_t errlen)
 {
 	struct verdict v;
 	struct claims c;
-	char *reply, e[256];
+	char *reply;
 
-	if (ask(x, pid, SEARCH_PROC_MS, &reply, &v, e, sizeof(e)))
-		return false;
+	if (ask(x, pid, SEARCH_PROC_MS, &reply, &v, err, errlen))
+		return -1;
 	check_claims(x, pid, reply, &c);
 	if (c.forged) {
 		free(reply);
 		log_warn("partner %.*s: %s; refused", x->op_len, x->r->line,
 			 c.why);
 		relay_refuse(x, out, c.why);
-		return true;
+		return 1;
 	}
 	if (c.backed || c.whole) {
 		answered(x, out, pid, reply, &v);
-		return true;
+		return 1;
 	}
 	free(reply);
-	return false;
+	return 0;
+}
+
+/*
+ * A virtual number migrd saw move (bindings.h) is answered for by its
+ * owner only, or refused if it left this host with its process: never by
+ * whoever the kernel says holds it now (anyone may take a freed number).
+ * An owner that answers notmine has let its QP go: the number is the
+ * device's again. true if this settled the request.
+ */
+static bool bound(const struct relay *x, struct sbuf *out)
+{
+	char devs[LOCATE_DEV_MAX][LOCATE_NAME_MAX], err[512], e[256];
+	struct binding b;
+	int n, i, rc;
+
+	n = holder_devices(x->r->gid, devs);
+	for (i = 0; i < n; i++)
+		if (bind_find(devs[i], x->r->qpn, &b, io_now_ms()))
+			break;
+	if (i >= n)
+		return false;
+	if (b.moved) {
+		snprintf(
+			err, sizeof(err),
+			"QP 0x%x with GID %s moved to another host with its process (migration %s); it is not on %s any more",
+			x->r->qpn, x->r->gid, b.id, x->where);
+		relay_refuse(x, out, err);
+		return true;
+	}
+	rlog(x, "bound to pid %d (%lld ms)", b.pid, io_now_ms() - x->t0);
+	rc = b.pid == x->asker ? -1 :
+				 holder_settles(x, out, b.pid, e, sizeof(e));
+	if (rc > 0)
+		return true;
+	if (!rc) {
+		bind_drop(devs[i], x->r->qpn);
+		return false;
+	}
+	if (b.pid == x->asker)
+		snprintf(err, sizeof(err),
+			 "QP 0x%x on %s is the asking process's own", x->r->qpn,
+			 x->where);
+	else
+		snprintf(err, sizeof(err),
+			 "QP 0x%x on %s is pid %d's, which did not answer: %s",
+			 x->r->qpn, x->where, b.pid, e);
+	relay_refuse(x, out, err);
+	return true;
 }
 
 /*
@@ -415,8 +466,10 @@ static bool holder_settles(const struct relay *x, struct sbuf *out, int pid)
  * the asker's QP is connected to, and only it. The other steps (a fetch):
  * the number asked for is a virtual one, its process's own name for a QP
  * that may have moved since (and whose number the device gave another QP
- * since: rxe reuses them). Its holder is asked first if it is a migr
- * process and keeps its claim if the kernel backs it. A holder without
+ * since: rxe reuses them). A number migrd saw move is its owner's, or
+ * refused if it left this host (bound()). Otherwise its holder is asked
+ * first if it is a migr process and keeps its claim if the kernel backs
+ * it. A holder without
  * migr (or the kernel) ends it: the error says who holds the number, and
  * no other process is asked (one that claimed it would take a connection
  * meant for that holder's QP). Only a number nobody holds, or one its migr
@@ -444,6 +497,8 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 			"partner prepare line does not say which QP it faces");
 		return;
 	}
+	if (!key && bound(x, out))
+		return;
 	if (!key)
 		key = x->r->qpn;
 	rc = kernel_holder(x->r->gid, key, &pid, kern, sizeof(kern), e,
@@ -468,7 +523,7 @@ static void find_owner(const struct relay *x, struct sbuf *out)
 			 x->where, key);
 	if (prepare || (!rc && !holder_migr))
 		relay_refuse(x, out, err);
-	else if (!holder_migr || !holder_settles(x, out, pid))
+	else if (!holder_migr || holder_settles(x, out, pid, e, sizeof(e)) <= 0)
 		search_all(x, out, holder_migr ? pid : 0, err);
 }
 

@@ -32,7 +32,7 @@ struct qp_lookup {
 	int dumps; /* issued for this lookup (the stand-in counts them) */
 };
 
-/* Tests: "GID QPN PID [fail ERRNO|intr N]" lines, a device per GID */
+/* Tests: "GID QPN PID [fail ERRNO|intr N|type T]" lines, a device per GID */
 static const char *stand_in;
 
 void qpowner_stand_in(const char *path)
@@ -109,6 +109,9 @@ static int dump_cb(struct nl_msg *msg, void *arg)
 			a = e[RDMA_NLDEV_ATTR_RES_PID];
 			q->list[q->n].pid =
 				a && nla_len(a) >= 4 ? (int)nla_get_u32(a) : 0;
+			a = e[RDMA_NLDEV_ATTR_RES_TYPE];
+			q->list[q->n].type =
+				a && nla_len(a) >= 1 ? nla_get_u8(a) : -1;
 			q->n++;
 			continue;
 		}
@@ -224,7 +227,10 @@ static int stand_in_dump(struct qp_lookup *q, int *kerr)
 		if (n == 5 && !strcmp(word, "fail"))
 			*kerr = v;
 		else if (q->list && q->n < q->max)
-			q->list[q->n++] = (struct qp_holder){ qpn, pid };
+			q->list[q->n++] = (struct qp_holder){
+				qpn, pid,
+				n == 5 && !strcmp(word, "type") ? v : -1
+			};
 		else if (!q->list)
 			q->found = 1, q->pid = pid;
 	}

@@ -17,10 +17,14 @@
 int qpn_owner(const char *ibdev, uint32_t qpn, int *pid, char *kern,
 	      size_t kernlen, char *err, size_t errlen);
 
+/* The kernel's ib_qp_type for UD, as netlink reports a QP's type */
+#define QPOWNER_TYPE_UD 4
+
 /* One QP of a device and the thread the kernel says created it */
 struct qp_holder {
 	uint32_t qpn;
 	int pid; /* 0: a kernel QP */
+	int type; /* the kernel's ib_qp_type; -1 if it did not say */
 };
 
 /*
@@ -33,7 +37,8 @@ int qpn_list(const char *ibdev, struct qp_holder *out, int max, char *err,
 
 /*
  * Tests only (migrd --test-qp-owners FILE): FILE's lines stand in for the
- * kernel's answers, each GID a device (migrd(8)); NULL: the kernel's.
+ * kernel's answers, each GID a device (migrd(8)): "GID QPN PID", then
+ * optionally "fail ERRNO", "intr N" or "type T"; NULL: the kernel's.
  */
 void qpowner_stand_in(const char *path);
 

@@ -9,7 +9,9 @@
  *   {"v":1,"ok":true,"procs":[{"pid":P,"reply":{...}},...]}
  *
  * "ok" is false, with the first "error", when a process did not answer or
- * refused: the mover cannot know that process was not its peer.
+ * refused: the mover cannot know that process was not its peer. One that
+ * did not answer and holds no UD QP, by the kernel, could not be: it is
+ * listed as "skipped" instead.
  *
  * LINE is "probe" (which UD QPs are there) or "moved FROMGID TOGID
  * FROM:TO:KNOWN,..." (the mover's UD QPs FROM on FROMGID are now TO on
@@ -40,6 +42,7 @@
 #include "registry.h"
 #include "reply.h"
 #include "sockio.h"
+#include "ud_holds.h"
 
 #define UDPEERS_TIMEOUT_MS 10000 /* all processes, at once */
 #define UDPEERS_PROC_MS 5000 /* one process applies a few AHs */
@@ -96,6 +99,28 @@ static void add_proc(const struct req *r, struct proc_ask *v, const char *comm,
 }
 
 /*
+ * v did not answer: if the kernel says it holds no UD QP it cannot be the
+ * mover's peer (one silent process must not fail every fan-out), so it is
+ * skipped, and said so in procs: true. One that holds a UD QP, or that
+ * the kernel cannot tell about, fails it still.
+ */
+static bool silent_skipped(const struct req *r, const struct proc_ask *v,
+			   const char *comm, bool more, struct sbuf *procs)
+{
+	char e[256];
+
+	if (!v->rc || ud_holds(v->pid, e, sizeof(e)))
+		return false;
+	log_info(
+		"udpeers %.16s: pid %d (%s) did not answer (%s) but holds no UD QP: skipped",
+		r->line, v->pid, comm, v->err);
+	sb_printf(procs, "%s{\"pid\":%d,\"skipped\":", more ? "," : "", v->pid);
+	sb_json_str(procs, "did not answer; holds no UD QP");
+	sb_add(procs, "}", 1);
+	return true;
+}
+
+/*
  * LINE to every migr process of this host but asker, all at once and all
  * within UDPEERS_TIMEOUT_MS, their replies within UDPEERS_REPLIES_MAX
  */
@@ -124,8 +149,9 @@ static void to_all(const struct req *r, int asker, struct sbuf *out)
 	proc_ask_all(v, k, line, UDPEERS_PROC_MS,
 		     io_now_ms() + UDPEERS_TIMEOUT_MS, UDPEERS_REPLY_MAX);
 	for (i = 0; i < k; i++)
-		add_proc(r, &v[i], all[i].comm, i, &procs, first,
-			 sizeof(first));
+		if (!silent_skipped(r, &v[i], all[i].comm, i, &procs))
+			add_proc(r, &v[i], all[i].comm, i, &procs, first,
+				 sizeof(first));
 	sb_printf(out, "{\"v\":%d,\"ok\":%s", REQ_VERSION,
 		  first[0] ? "false" : "true");
 	if (first[0]) {

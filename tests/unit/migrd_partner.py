@@ -12,6 +12,7 @@ usage: migrd_partner.py MIGRD PEER_CLIENT
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -40,6 +41,13 @@ FAKE = r"""
 import json, os, socket, sys, threading
 owned, uid, logf, sock = sys.argv[1].split(","), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 forge = "forge" in owned
+# "N:P": QP N is lower QP P (not 5000 + N)
+phys_of = dict(o.split(":") for o in owned if ":" in o)
+owned = [o.split(":")[0] for o in owned]
+# its device (a GID: the kernel stand-in's devices are GIDs), where a
+# switch ("switch DEV") takes it; its status lists its QPs there
+HOME = "20010db8000000000000000000000001"
+lower = HOME
 if uid >= 0 and os.geteuid() == 0:
     os.setgid(uid)
     os.setuid(uid)
@@ -61,7 +69,7 @@ def real(op, rest):
     for e in rest.split(" . "):
         w = e.split()
         q = w[0]
-        phys = (6000 if forge else 5000) + int(q)
+        phys = int(phys_of.get(q, (6000 if forge else 5000) + int(q)))
         if not forge and q not in owned:
             res.append({"ok": False, "notmine": True})
         elif (not forge and op in ("prepare", "faces", "give") and
@@ -100,6 +108,10 @@ def real(op, rest):
             # moved to another device: its GID now is MOVED_GID
             res.append({"phys": phys, "ok": True, "op": op,
                         "gid": "20010db8000000000000000000000023"})
+        elif lower != HOME:
+            # switched: its QP is on the device it went to
+            res.append({"phys": phys, "ok": True, "op": op, "echo": e,
+                        "gid": lower})
         else:
             res.append({"phys": phys, "ok": True, "op": op, "echo": e})
     r = {"ok": all(x["ok"] for x in res)}
@@ -120,6 +132,16 @@ def ud(rest):
     if "udfail" in owned:
         return {"ok": False, "error": "cannot redirect"}
     return {"ok": True, "redirected": 1, "echo": rest}
+def switch(dev):
+    global lower
+    left, lower = lower, dev
+    return {"pid": os.getpid(), "ok": True, "switch": [
+        {"device": "migr_" + HOME, "from": left, "to": dev, "ok": True}]}
+def status():
+    qps = [{"qpn": int(q), "phys": int(phys_of.get(q, 5000 + int(q)))}
+           for q in owned if q.isdigit()]
+    return {"pid": os.getpid(), "contexts": [
+        {"device": "migr_" + HOME, "lower": lower, "qps": qps}]}
 def serve():
     while True:
         c, _ = srv.accept()
@@ -127,7 +149,14 @@ def serve():
         with open(logf, "a") as f:
             f.write(line)
         w = line.split()
-        if w and w[0] == "ud":
+        if w and w[0] == "ud" and "udsilent" in owned:
+            c.close()  # it never answers
+            continue
+        if w and w[0] == "switch":
+            r = switch(w[1])
+        elif w == ["status"]:
+            r = status()
+        elif w and w[0] == "ud":
             r = ud(line[3:-1])
         elif len(w) >= 4 and w[0] == "partner" and len(w[2]) == 32:
             r = real(w[1], line[len("partner ") + len(w[1]) + 34:-1])
@@ -566,6 +595,72 @@ def kernel_word(tmp, asker, f2):
     check("kernel: held again", r.get("ok") is True, r)
 
 
+def stopped(pid):
+    """Has every thread of pid taken its SIGSTOP?"""
+    tasks = f"/proc/{pid}/task"
+    for t in os.listdir(tasks):
+        with open(f"{tasks}/{t}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                return False
+    return True
+
+
+def bindings(tmp, asker, fakes, sa):
+    """Issue 34: a virtual number migrd saw move is answered for by its
+    owner only. fS's QP 41 (lower 5041) switches from GID's device to
+    MOVED_GID's; fA then takes number 41 on GID's device (SET_NEXT, or
+    churning creates) and claims it with a QP the kernel says it holds"""
+    fS = Fake(tmp, "fS", "41", NOBODY, sa)
+    fA = Fake(tmp, "fA", "41:41", NOBODY, sa)
+    fakes += [fS, fA]
+    fetch = (f"migrd/1 partner - 0 41 {GID} fetch {GID} 41 77 1077 "
+             f"00000000000000aa 0 -\n")
+    # No move recorded: the kernel's holder answers (the number is its)
+    table(tmp, (GID, 41, fA.pid))
+    r = asker(fetch)
+    check("bind: unbound number, the kernel's holder answers",
+          r.get("ok") is True and r.get("pid") == fA.pid, r)
+    # fS switches, relayed by migrd: its numbers are bound to it
+    table(tmp, (GID, 5041, fS.pid))
+    r = ask(sa, f"migrd/1 switch {fS.pid} {MOVED_GID} 1000\n")
+    check("bind: switch relayed", r.get("ok") is True and
+          r.get("pid") == fS.pid, r)
+    table(tmp, (GID, 41, fA.pid), (MOVED_GID, 5041, fS.pid))
+    before = fA.lines()
+    r = asker(fetch)
+    check("bind: the bound owner answers, not the number's holder",
+          r.get("ok") is True and r.get("pid") == fS.pid and
+          r["reply"]["results"][0].get("gid") == MOVED_GID, r)
+    check("bind: the number's holder never asked", fA.lines() == before,
+          fA.lines()[len(before):])
+    # The bound owner's claim is still the kernel's to back
+    table(tmp, (GID, 41, fA.pid))
+    r = asker(fetch)
+    check("bind: the bound owner's claim checked", r.get("error") ==
+          f"pid {fS.pid} claimed QP 0x29 on this host as its QP 0x13b1, "
+          f"which the kernel says it does not hold (no such QP) (with GID "
+          f"{MOVED_GID})" and fA.lines() == before, r)
+    # Its owner does not answer: refused, the holder still not asked
+    os.kill(fS.pid, signal.SIGSTOP)
+    stopped_by = time.time() + 5
+    while time.time() < stopped_by and not stopped(fS.pid):
+        time.sleep(0.01)  # a stop is taken when its threads next run
+    r = asker(fetch)
+    os.kill(fS.pid, signal.SIGCONT)
+    check("bind: a silent owner, refused", r.get("error", "").startswith(
+        f"QP 0x29 on this host is pid {fS.pid}'s, which did not answer: ")
+        and fA.lines() == before, r)
+    # Its owner ended: the number is the device's again
+    fS.stop()
+    fakes.remove(fS)
+    r = asker(fetch)
+    check("bind: owner gone, unbound", r.get("ok") is True and
+          r.get("pid") == fA.pid, r)
+    fA.stop()
+    fakes.remove(fA)
+    table(tmp)
+
+
 def udpeers(tmp, sa, f1, fakes, host):
     """The UD relay: a line to every migr process of a host (but the asker,
     on its own host); f1, not root, may only announce moves to QPs it
@@ -647,6 +742,29 @@ def udpeers(tmp, sa, f1, fakes, host):
           replies(r).get(f4.pid, {}).get("ok") is True, r)
     f5.stop()
     fakes.remove(f5)
+    # One that never answers fails it only if the kernel says it holds a
+    # UD QP (or a QP of a type it does not say): one that holds none
+    # cannot be a peer, and is skipped
+    f7 = Fake(tmp, "f7" + host, "udsilent", NOBODY, sa)
+    fakes.append(f7)
+    mine = [(GID, 0x11, f1.pid), (GID, 0x12, f1.pid),
+            (PEER_GID, 42, f1.pid), (PEER_GID, 43, f1.pid)]
+    for qps, fails in (([], False), ([(GID, 0x71, f7.pid, "type", 2)], False),
+                       ([(GID, 0x71, f7.pid, "type", 4)], True),
+                       ([(GID, 0x71, f7.pid)], True)):
+        table(tmp, *mine, *qps)
+        r = f1.ask(f"migrd/1 udpeers {host} {moved}\n")
+        what = f"silent, holding {qps[0][3:] if qps else 'no QP'}"
+        if fails:
+            check(tag + what + ": fails it", r.get("ok") is False and
+                  r.get("error", "").startswith(f"pid {f7.pid} ("), r)
+        else:
+            check(tag + what + ": skipped", r.get("ok") is True and
+                  {"pid": f7.pid, "skipped": "did not answer; holds no UD "
+                   "QP"} in r.get("procs", []) and
+                  replies(r).get(f4.pid, {}).get("ok") is True, r)
+    f7.stop()
+    fakes.remove(f7)
     table(tmp)
 
 
@@ -743,6 +861,7 @@ def run(tmp, sa, port, key, keyf, procs, fakes):
               "partner line names another GID than the request", r)
         claims(tmp, asker, f2, fakes, sa)
         kernel_word(tmp, asker, f2)
+        bindings(tmp, asker, fakes, sa)
     else:
         print("not root: root's relaying of any line not checked")
         f2 = Fake(tmp, "f2", "17,18,20,21,22", NOBODY, sa)
