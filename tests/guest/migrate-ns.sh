@@ -85,7 +85,7 @@ if [ "$role" = a ]; then
 	goes a
 
 	# Refusals before anything is touched: it runs on, connected
-	refused refused_unreachable "unreachable" --pid "$WP" --to 10.9.0.3
+	refused refused_not_a_peer "10.9.0.3 is not a peer of this host" --pid "$WP" --to 10.9.0.3
 	ip -n wl addr add 10.9.0.51/24 dev eth0
 	refused refused_two_addresses "more than one IPv4 address" --pid "$WP" --to "$B_IP"
 	ip -n wl addr del 10.9.0.51/24 dev eth0
