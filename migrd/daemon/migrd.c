@@ -194,9 +194,49 @@ static int load_config(int argc, char **argv)
 }
 
 /* Option o (getopt_long()'s) with optarg; 0, or -1 said on stderr */
+/* The peer link's options (conf_peer.h): 0, or -1 having said why */
+static int set_peer_option(int o)
+{
+	char err[300];
+
+	switch (o) {
+	case 'n':
+		if (!peer_name_ok(optarg)) {
+			fprintf(stderr,
+				"migrd: error: --name: '%s' is not a host name (A-Z a-z 0-9 . _ -)\n",
+				optarg);
+			return -1;
+		}
+		strcpy(migrd.conf.name, optarg);
+		break;
+	case 'P':
+		if (conf_add_peer(&migrd.conf, optarg, err, sizeof(err))) {
+			fprintf(stderr, "migrd: error: --peer: %s\n", err);
+			return -1;
+		}
+		break;
+	case 'U':
+		if (uid_ranges_parse(optarg, &migrd.conf.arrive_uids)) {
+			fprintf(stderr,
+				"migrd: error: --arrive-uids: '%s' is not all, none or LO[-HI],...\n",
+				optarg);
+			return -1;
+		}
+		break;
+	case 'k':
+		fprintf(stderr,
+			"migrd: error: --key is gone: each peer has a key of its own (--peer 'NAME ADDRESS KEY_FILE', migrd(8) PEERS)\n");
+		return -1;
+	default:
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
 static int set_option(int o, bool *fg)
 {
-	char *end, err[300];
+	char *end;
 
 	switch (o) {
 	case 'f':
@@ -228,33 +268,6 @@ static int set_option(int o, bool *fg)
 		snprintf(migrd.conf.listen, sizeof(migrd.conf.listen), "%s",
 			 optarg);
 		break;
-	case 'n':
-		if (!peer_name_ok(optarg)) {
-			fprintf(stderr,
-				"migrd: error: --name: '%s' is not a host name (A-Z a-z 0-9 . _ -)\n",
-				optarg);
-			return -1;
-		}
-		strcpy(migrd.conf.name, optarg);
-		break;
-	case 'P':
-		if (conf_add_peer(&migrd.conf, optarg, err, sizeof(err))) {
-			fprintf(stderr, "migrd: error: --peer: %s\n", err);
-			return -1;
-		}
-		break;
-	case 'U':
-		if (uid_ranges_parse(optarg, &migrd.conf.arrive_uids)) {
-			fprintf(stderr,
-				"migrd: error: --arrive-uids: '%s' is not all, none or LO[-HI],...\n",
-				optarg);
-			return -1;
-		}
-		break;
-	case 'k':
-		fprintf(stderr,
-			"migrd: error: --key is gone: each peer has a key of its own (--peer 'NAME ADDRESS KEY_FILE', migrd(8) PEERS)\n");
-		return -1;
 	case 'T':
 		migrd.test_qp_owners = optarg;
 		qpowner_stand_in(optarg);
@@ -269,8 +282,7 @@ static int set_option(int o, bool *fg)
 		usage(stdout);
 		exit(0);
 	default:
-		usage(stderr);
-		return -1;
+		return set_peer_option(o);
 	}
 	return 0;
 }
