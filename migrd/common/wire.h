@@ -23,7 +23,7 @@
 #define WIRE_BODY_MAX 8192
 /* A stream's frames (a migration's images, after their request) */
 #define WIRE_DATA_MAX 65536
-/* The shared key file's size (conf.c); tls.c derives the PSK from it */
+/* A peer's key file's size (conf.c); tls.c derives the PSK from it */
 #define WIRE_KEY_MIN 16
 #define WIRE_KEY_MAX 256
 
