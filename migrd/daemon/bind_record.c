@@ -10,13 +10,13 @@
 #include <string.h>
 
 #include "bindings.h"
+#include "locate.h"
 #include "log.h"
 #include "migr_json.h"
 #include "migrd.h"
 #include "sockio.h"
 
 #define BIND_STATUS_MS 5000
-#define TWIN_PREFIX "migr_" /* a twin is named migr_<its device> */
 
 /* The QPs of one context of a status bound to pid on dev */
 static int bind_qps(const json_t *ctx, const char *dev, int pid,
@@ -64,9 +64,7 @@ static int bind_status(int pid, unsigned long long start, const char *from)
 			twin[0] = 0;
 		if (!migr_json_text(ctx, "lower", lower, sizeof(lower)))
 			lower[0] = 0;
-		if (!strncmp(twin, TWIN_PREFIX, strlen(TWIN_PREFIX)))
-			n += bind_qps(ctx, twin + strlen(TWIN_PREFIX), pid,
-				      start, now);
+		n += bind_qps(ctx, twin_device(twin), pid, start, now);
 		n += bind_qps(ctx, lower, pid, start, now);
 		if (from && strcmp(from, lower))
 			n += bind_qps(ctx, from, pid, start, now);

@@ -94,6 +94,13 @@ static bool read_gid(const char *path, char hex[GID_HEX + 1])
 	return k == GID_HEX;
 }
 
+const char *twin_device(const char *name)
+{
+	size_t n = strlen(TWIN_PREFIX);
+
+	return strncmp(name, TWIN_PREFIX, n) ? "" : name + n;
+}
+
 /* Does test(path of an entry, gid) hold for any entry of dir? */
 static bool any_entry(const char *dir, const char *gid,
 		      bool (*test)(const char *path, const char *gid))

@@ -11,6 +11,10 @@
 #define LOCATE_SYSFS "/sys/class/infiniband"
 #define LOCATE_DEV_MAX 16
 #define LOCATE_NAME_MAX 64
+#define TWIN_PREFIX "migr_" /* migr's twin of device D is migr_D */
+
+/* The device a twin (migr_D) stands for: D, or "" if name is no twin's */
+const char *twin_device(const char *name);
 
 /*
  * Is addr (an IPv4 or IPv6 literal) an address of one of this host's

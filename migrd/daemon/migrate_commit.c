@@ -11,6 +11,7 @@
 
 #include "bindings.h"
 #include "images.h"
+#include "locate.h"
 #include "log.h"
 #include "migrate_src.h"
 #include "ptree.h"
@@ -143,10 +144,8 @@ int mig_restore_commit(struct mig *m)
 /* The tree here goes: its copy there runs */
 void mig_committed_here(struct mig *m)
 {
-	/* twin migr_<dev>: the device whose numbers its peers were given */
-	const char *devs[] = { m->from, strncmp(m->twin, "migr_", 5) ?
-						"" :
-						m->twin + 5 };
+	/* its twin's device: the one whose numbers its peers were given */
+	const char *devs[] = { m->from, twin_device(m->twin) };
 
 	ptree_signal(m->pids, m->npids, SIGKILL);
 	/* whoever takes its numbers here must not answer for them */

@@ -16,11 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arrival.h"
 #include "bindings.h"
 #include "criu_run.h"
 #include "dest_record.h"
 #include "images.h"
-#include "arrival.h"
+#include "locate.h"
 #include "log.h"
 #include "migr_json.h"
 #include "migrate.h"
@@ -347,7 +348,7 @@ static int adopt(struct dest_mig *m, int pid, const char *dev, char *err,
 	 * Migr processes of this host's from now on, on dev's twin: their
 	 * partner steps at the resume come before they register themselves
 	 */
-	snprintf(twin, sizeof(twin), "migr_%s", dev);
+	snprintf(twin, sizeof(twin), TWIN_PREFIX "%s", dev);
 	for (k = 0; k < m->nmovers; k++) {
 		dest_give_grants(m, k);
 		registry_add(m->hpids[k], twin);
