@@ -3,7 +3,8 @@
  * The partner relay (req.h): a migr process moving its connections to
  * another device asks for the process at the other end of one of its QPs.
  * migrd finds that process on this host, or has HOST's migrd find it, and
- * hands it the line on its control socket ("partner LINE").
+ * hands it the line on its control socket ("partner LINE"). Who may ask
+ * what is partner_asker.c's, above this file.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,7 +33,6 @@
 #define SEARCH_PROC_MS 2000
 /* a partner's reply: up to 64 results of about 2 KiB (a fetch's keys) */
 #define SEARCH_REPLY_MAX (256 << 10)
-#define OP_LOG_MAX 32 /* only the line's first word is logged */
 
 /* What a process's reply says about itself */
 struct verdict {
@@ -571,60 +571,4 @@ const json_t *relay_results(const struct sbuf *out, json_t **j, int *pid)
 	*j = migr_json_parse(s, strlen(s));
 	*pid = migr_json_int(*j, "pid", 0, INT_MAX, 0);
 	return json_object_get(json_object_get(*j, "reply"), "results");
-}
-
-/*
- * Only migr processes (and root) ask, for the partners of their own QPs;
- * a peer daemon only for this host's processes.
- */
-static bool may_ask(const struct req *r, const struct client *c)
-{
-	struct proc_info p;
-
-	if (c->peer)
-		return !r->host[0];
-	if (c->uid == 0)
-		return true;
-	return c->pid > 0 && registry_find(proc_tgid(c->pid), &p);
-}
-
-void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
-{
-	struct relay x = { .r = r,
-			   .where = r->host[0] ? r->host : "this host",
-			   .t0 = io_now_ms() };
-	size_t op = strcspn(r->line, " ");
-	bool remote = r->host[0] && !addr_is_local(r->host);
-
-	x.op_len = op > OP_LOG_MAX ? OP_LOG_MAX : op;
-	if (c->peer)
-		snprintf(x.who, sizeof(x.who), "a peer");
-	else
-		snprintf(x.who, sizeof(x.who), "pid %d uid %u", (int)c->pid,
-			 (unsigned int)c->uid);
-	if (!c->peer && c->pid > 0)
-		x.asker = proc_tgid(c->pid);
-	if (!may_ask(r, c)) {
-		relay_refuse(
-			&x, out,
-			c->peer ?
-				"request not allowed from a peer" :
-				"permission denied: partner requests come from migr processes");
-		return;
-	}
-	/*
-	 * Root and peer daemons (which checked their own askers) as asked,
-	 * but only lines migrd reads as the library does: every claim in the
-	 * answer is checked against the kernel whoever asked
-	 */
-	if (c->peer || c->uid == 0) {
-		struct pline pl;
-		char err[256];
-
-		if (pline_parse(r->line, r->gid, &pl, err, sizeof(err)))
-			relay_refuse(&x, out, err);
-		else
-			relay_to(&x, remote, out);
-	} else
-		partner_checked(&x, c, remote, out);
 }

@@ -4,19 +4,24 @@
  * "partner"): a prepare only for partner QPs that face a QP of its own,
  * by the kernel (the faces step), which grants them to it; every later
  * step only for QPs so granted; a give checked as a prepare; a fetch's
- * answer only from a QP unconnected or facing the asker's.
+ * answer only from a QP unconnected or facing the asker's. The entry of
+ * every partner request (partner_run()); partner.c relays what passes.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "holder.h"
+#include "locate.h"
 #include "migr_json.h"
 #include "migrd.h"
+#include "partner_line.h"
 #include "partner_relay.h"
 #include "pauth.h"
 #include "registry.h"
 #include "sockio.h"
+
+#define OP_LOG_MAX 32 /* only the line's first word is logged */
 
 static bool res_ok(const json_t *res)
 {
@@ -353,8 +358,8 @@ static void fetch_step(const struct relay *x, bool remote, int tgid,
  * prepare is, and grants nothing; a fetch's answer is checked against the
  * kernel (fetch_step()).
  */
-void partner_checked(const struct relay *x, const struct client *c, bool remote,
-		     struct sbuf *out)
+static void partner_checked(const struct relay *x, const struct client *c,
+			    bool remote, struct sbuf *out)
 {
 	const struct req *r = x->r;
 	struct pauth_key k = {};
@@ -386,4 +391,60 @@ void partner_checked(const struct relay *x, const struct client *c, bool remote,
 		session_step(x, remote, &pl, &k, out);
 	else
 		prepare_step(x, remote, &pl, &k, out);
+}
+
+/*
+ * Only migr processes (and root) ask, for the partners of their own QPs;
+ * a peer daemon only for this host's processes.
+ */
+static bool may_ask(const struct req *r, const struct client *c)
+{
+	struct proc_info p;
+
+	if (c->peer)
+		return !r->host[0];
+	if (c->uid == 0)
+		return true;
+	return c->pid > 0 && registry_find(proc_tgid(c->pid), &p);
+}
+
+void partner_run(const struct req *r, const struct client *c, struct sbuf *out)
+{
+	struct relay x = { .r = r,
+			   .where = r->host[0] ? r->host : "this host",
+			   .t0 = io_now_ms() };
+	size_t op = strcspn(r->line, " ");
+	bool remote = r->host[0] && !addr_is_local(r->host);
+
+	x.op_len = op > OP_LOG_MAX ? OP_LOG_MAX : op;
+	if (c->peer)
+		snprintf(x.who, sizeof(x.who), "a peer");
+	else
+		snprintf(x.who, sizeof(x.who), "pid %d uid %u", (int)c->pid,
+			 (unsigned int)c->uid);
+	if (!c->peer && c->pid > 0)
+		x.asker = proc_tgid(c->pid);
+	if (!may_ask(r, c)) {
+		relay_refuse(
+			&x, out,
+			c->peer ?
+				"request not allowed from a peer" :
+				"permission denied: partner requests come from migr processes");
+		return;
+	}
+	/*
+	 * Root and peer daemons (which checked their own askers) as asked,
+	 * but only lines migrd reads as the library does: every claim in the
+	 * answer is checked against the kernel whoever asked
+	 */
+	if (c->peer || c->uid == 0) {
+		struct pline pl;
+		char err[256];
+
+		if (pline_parse(r->line, r->gid, &pl, err, sizeof(err)))
+			relay_refuse(&x, out, err);
+		else
+			relay_to(&x, remote, out);
+	} else
+		partner_checked(&x, c, remote, out);
 }

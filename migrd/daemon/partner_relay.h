@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * Inside the partner relay: partner.c finds the process a request is for
- * and relays it; partner_asker.c checks what a migr process that is not
- * root may ask (its partners' QPs only, by the kernel's word).
+ * Inside the partner relay: partner_asker.c takes every request and checks
+ * what a migr process that is not root may ask (its partners' QPs only,
+ * by the kernel's word); partner.c, below it, finds the process a request
+ * is for and relays it.
  */
 #ifndef MIGRD_PARTNER_RELAY_H
 #define MIGRD_PARTNER_RELAY_H
@@ -37,9 +38,5 @@ void relay_refuse(const struct relay *x, struct sbuf *out, const char *err);
 void relay_to(const struct relay *x, bool remote, struct sbuf *out);
 /* The results of a relayed reply (*j to be freed), its process in *pid */
 const json_t *relay_results(const struct sbuf *out, json_t **j, int *pid);
-
-/* partner_asker.c: a request from a migr process that is not root */
-void partner_checked(const struct relay *x, const struct client *c, bool remote,
-		     struct sbuf *out);
 
 #endif /* MIGRD_PARTNER_RELAY_H */
